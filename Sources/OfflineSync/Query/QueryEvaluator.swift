@@ -1,0 +1,143 @@
+/// The reference implementation of query semantics: filter, order, page, count and select.
+///
+/// ``InMemoryStore`` answers every query with it, the conformance suite compares every backend
+/// with it, and a backend that cannot translate a predicate (LMDB, for one) may scan and call it,
+/// so results are identical everywhere. The rules are written on ``Expression`` and ``Query``.
+public struct QueryEvaluator: Sendable {
+    /// The validated query.
+    public let query: Query
+
+    /// Validates `query` against `schema` and prepares to evaluate it.
+    public init(query: Query, schema: TableSchema) throws {
+        try query.validate(against: schema)
+        self.query = query
+    }
+
+    /// `true` when the item satisfies the query's filter (always, without a filter).
+    public func matches(_ item: Item) -> Bool {
+        guard let filter = query.filter else { return true }
+        return QueryEvaluator.isTrue(QueryEvaluator.evaluate(filter, on: item))
+    }
+
+    /// `true` when `lhs` sorts before `rhs` under the query's ordering (then `id` ascending).
+    public func precedes(_ lhs: Item, _ rhs: Item) -> Bool {
+        for key in query.orderBy {
+            let order = ValueSemantics.compare(lhs[key.column], rhs[key.column])
+            if order != 0 { return key.descending ? order > 0 : order < 0 }
+        }
+        return ValueSemantics.compareBytes(lhs.id, rhs.id) < 0
+    }
+
+    /// Runs the whole query over the rows of its table.
+    public func run(over rows: some Sequence<Item>) -> QueryResult {
+        var matching = rows.filter(matches)
+        matching.sort(by: precedes)
+        let total = query.includeTotalCount ? matching.count : nil
+        let start = min(query.skip, matching.count)
+        let end = query.top.map { min(matching.count, start + $0) } ?? matching.count
+        let page = matching[start..<end].map(select)
+        return QueryResult(items: page, totalCount: total)
+    }
+
+    /// The item reduced to the query's selection (`id` always kept).
+    public func select(_ item: Item) -> Item {
+        guard let selection = query.selection else { return item }
+        var values: [String: Value] = [:]
+        for column in selection where column != "id" {
+            if let value = item.values[column], !value.isNull { values[column] = value }
+        }
+        return Item(id: item.id, values: values)
+    }
+
+    /// A null or a non-boolean counts as false in a boolean position.
+    public static func isTrue(_ value: Value) -> Bool {
+        if case .bool(true) = value { return true }
+        return false
+    }
+
+    /// The value of an expression on one item.
+    public static func evaluate(_ expression: Expression, on item: Item) -> Value {
+        switch expression {
+        case .literal(let value):
+            return value
+        case .column(let name):
+            return item[name]
+        case .not(let operand):
+            return .bool(!isTrue(evaluate(operand, on: item)))
+        case .and(let lhs, let rhs):
+            return .bool(isTrue(evaluate(lhs, on: item)) && isTrue(evaluate(rhs, on: item)))
+        case .or(let lhs, let rhs):
+            return .bool(isTrue(evaluate(lhs, on: item)) || isTrue(evaluate(rhs, on: item)))
+        case .comparison(let lhs, let op, let rhs):
+            return .bool(compare(evaluate(lhs, on: item), op, evaluate(rhs, on: item)))
+        case .isIn(let operand, let values):
+            let value = evaluate(operand, on: item)
+            return .bool(values.contains { ValueSemantics.equal(value, $0) })
+        case .function(let function, let arguments):
+            return apply(function, arguments.map { evaluate($0, on: item) })
+        }
+    }
+
+    /// Applies a comparison operator with the null rules of ``Expression``.
+    public static func compare(_ lhs: Value, _ op: ComparisonOperator, _ rhs: Value) -> Bool {
+        switch op {
+        case .eq: return ValueSemantics.equal(lhs, rhs)
+        case .ne: return !ValueSemantics.equal(lhs, rhs)
+        default:
+            if lhs.isNull || rhs.isNull { return false }
+            let order = ValueSemantics.compare(lhs, rhs)
+            switch op {
+            case .gt: return order > 0
+            case .ge: return order >= 0
+            case .lt: return order < 0
+            default: return order <= 0
+            }
+        }
+    }
+
+    /// Applies a built-in function; a null argument gives null.
+    public static func apply(_ function: Function, _ arguments: [Value]) -> Value {
+        if arguments.contains(where: \.isNull) { return .null }
+        func text(_ index: Int) -> String {
+            switch arguments[index] {
+            case .string(let value), .json(let value): return value
+            default: return ""
+            }
+        }
+        switch function {
+        case .startsWith:
+            return .bool(Array(text(0).utf8).starts(with: text(1).utf8))
+        case .endsWith:
+            return .bool(Array(text(0).utf8).reversed().starts(with: Array(text(1).utf8).reversed()))
+        case .contains:
+            return .bool(containsBytes(Array(text(0).utf8), Array(text(1).utf8)))
+        case .toLower:
+            return .string(mapASCII(text(0), from: 65...90, offset: 32))
+        case .toUpper:
+            return .string(mapASCII(text(0), from: 97...122, offset: -32))
+        case .length:
+            return .int(Int64(text(0).unicodeScalars.count))
+        case .year, .month, .day:
+            guard case .date(let date) = arguments[0] else { return .null }
+            let parts = date.components
+            switch function {
+            case .year: return .int(Int64(parts.year))
+            case .month: return .int(Int64(parts.month))
+            default: return .int(Int64(parts.day))
+            }
+        }
+    }
+
+    private static func containsBytes(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        if needle.isEmpty { return true }
+        if needle.count > haystack.count { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<start + needle.count].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+
+    private static func mapASCII(_ text: String, from range: ClosedRange<UInt8>, offset: Int) -> String {
+        String(decoding: text.utf8.map { range.contains($0) ? UInt8(Int($0) + offset) : $0 }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,144 @@
+import Synchronization
+
+/// The reference store: every table in memory, every query answered by ``QueryEvaluator``.
+///
+/// It defines the semantics that the conformance suite holds every other backend to, and it is a
+/// real store for tests and for apps that need no persistence. Data lives as long as the instance:
+/// closing and reopening the same instance keeps it (as a file would), a new instance starts empty.
+/// Transactions apply writes in place and keep an undo log, so a throwing transaction is rolled
+/// back without copying the tables.
+public final class InMemoryStore: LocalStore {
+    private struct State {
+        var isOpen = false
+        var schema = StoreSchema([])
+        var tables: [String: [String: Item]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store; call ``open(schema:)`` before use.
+    public init() {}
+
+    public var info: StoreInfo { StoreInfo(backend: "memory") }
+
+    public var schema: StoreSchema {
+        get throws {
+            try state.withLock { state in
+                try InMemoryStore.requireOpen(state)
+                return state.schema
+            }
+        }
+    }
+
+    public func open(schema: StoreSchema) throws {
+        try schema.validate()
+        try state.withLock { state in
+            guard !state.isOpen else {
+                throw OfflineSyncError(.invalidOperation, "the in-memory store is already open; close it before opening it again")
+            }
+            let merged = try state.schema.merged(with: schema)
+            try merged.validate()
+            state.schema = merged
+            for table in merged.tables where state.tables[table.name] == nil {
+                state.tables[table.name] = [:]
+            }
+            state.isOpen = true
+        }
+    }
+
+    public func read(_ query: Query) throws -> QueryResult {
+        try state.withLock { state in
+            try InMemoryStore.requireOpen(state)
+            return try InMemoryStore.read(query, in: state)
+        }
+    }
+
+    public func lookup(table: String, id: String) throws -> Item? {
+        try state.withLock { state in
+            try InMemoryStore.requireOpen(state)
+            _ = try state.schema.requireTable(table)
+            return state.tables[table]?[id]
+        }
+    }
+
+    public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
+        try state.withLock { state in
+            try InMemoryStore.requireOpen(state)
+            let transaction = Transaction(state: state)
+            defer { state = transaction.state }
+            do {
+                return try body(transaction)
+            } catch {
+                transaction.rollBack()
+                throw error
+            }
+        }
+    }
+
+    public func close() throws {
+        state.withLock { $0.isOpen = false }
+    }
+
+    private static func requireOpen(_ state: State) throws {
+        guard state.isOpen else {
+            throw OfflineSyncError(.notOpen, "the in-memory store is not open; call open(schema:) first")
+        }
+    }
+
+    private static func read(_ query: Query, in state: State) throws -> QueryResult {
+        let table = try state.schema.requireTable(query.table)
+        let evaluator = try QueryEvaluator(query: query, schema: table)
+        return evaluator.run(over: (state.tables[query.table] ?? [:]).values)
+    }
+
+    /// A transaction over the store's state, with an undo log of the rows it replaced.
+    private final class Transaction: StoreTransaction {
+        var state: State
+        private var undo: [(table: String, id: String, previous: Item?)] = []
+
+        init(state: State) {
+            self.state = state
+        }
+
+        func rollBack() {
+            for entry in undo.reversed() {
+                state.tables[entry.table]?[entry.id] = entry.previous
+            }
+            undo.removeAll()
+        }
+
+        func read(_ query: Query) throws -> QueryResult {
+            try InMemoryStore.read(query, in: state)
+        }
+
+        func lookup(table: String, id: String) throws -> Item? {
+            _ = try state.schema.requireTable(table)
+            return state.tables[table]?[id]
+        }
+
+        func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
+            let schema = try state.schema.requireTable(table)
+            let normalized = try items.map { try schema.normalize($0, origin: origin) }
+            for item in normalized {
+                let previous = state.tables[table]?.updateValue(item, forKey: item.id)
+                undo.append((table, item.id, previous))
+            }
+        }
+
+        func delete(ids: [String], from table: String) throws {
+            _ = try state.schema.requireTable(table)
+            for id in ids {
+                if let previous = state.tables[table]?.removeValue(forKey: id) {
+                    undo.append((table, id, previous))
+                }
+            }
+        }
+
+        func delete(matching query: Query) throws -> Int {
+            let ids = try InMemoryStore.read(Query(table: query.table, filter: query.filter, orderBy: query.orderBy,
+                                                   skip: query.skip, top: query.top, selection: []), in: state).items.map(\.id)
+            try delete(ids: ids, from: query.table)
+            return ids.count
+        }
+    }
+}

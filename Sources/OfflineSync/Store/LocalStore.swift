@@ -1,0 +1,148 @@
+/// A local table store: the one thing a backend implements.
+///
+/// OfflineSync keeps every byte of app data and every piece of sync state (the operation queue,
+/// operation errors, delta tokens) in a `LocalStore`. The sync logic is written once in the core
+/// against this protocol, so a backend only stores tables. It is the counterpart of Azure Mobile
+/// Apps' `MSSyncContextDataSource` (iOS) and `IMobileServiceLocalStore` (.NET).
+///
+/// ## Rules every backend must follow
+///
+/// 1. **Declare before use.** ``open(schema:)`` receives every table the caller will use. Using an
+///    undeclared table throws ``OfflineSyncError/Code-swift.struct/unknownTable``. Reopening with a
+///    schema that adds columns, indexes or tables widens the stored schema (existing rows read the
+///    new columns as null); tables and columns not mentioned on reopen are kept; a column never
+///    changes type. ``schema`` answers the stored, widened schema.
+/// 2. **Values are checked by the core.** Every upsert passes each item through
+///    ``TableSchema/normalize(_:origin:)`` and stores exactly what it returns, so value conversions
+///    and unknown-column handling (an error for local writes, dropped for server writes) are the
+///    same on every backend. An upsert **replaces** the whole row: a column absent from the item
+///    reads back as null.
+/// 3. **Values round-trip exactly**: `-0.0` keeps its sign, Int64 extremes, 1 MiB strings,
+///    any Unicode (compared by bytes), dates at millisecond precision before and after 1970.
+/// 4. **Queries mean what ``QueryEvaluator`` says.** Filter semantics, null handling, ordering
+///    (nulls first ascending, ties broken by `id` ascending), `skip`/`top` and total counts must
+///    agree with the reference evaluator row for row. A query is validated with
+///    ``Query/validate(against:)`` before it runs.
+/// 5. **Missing ids are not errors**: ``lookup(table:id:)`` returns `nil`; deleting a missing id
+///    does nothing.
+/// 6. **Writes are atomic transactions across tables.** Everything done through the
+///    ``StoreTransaction`` handed to ``write(_:)`` commits together when the closure returns, and
+///    nothing of it remains when the closure throws (the error is rethrown). Reads inside the
+///    closure see the transaction's own writes. Transactions are serialised: two concurrent
+///    `write` calls never interleave, so read-modify-write inside one closure is safe. An
+///    acknowledged (returned) write survives a crash of the process unless the backend was
+///    configured for relaxed durability.
+/// 7. **Errors, not crashes.** Bad names, bad values, unknown tables and storage failures throw
+///    ``OfflineSyncError`` (or a backend error type conforming to `Error`) with a message naming
+///    the table, column or id at fault. No input may crash the process.
+/// 8. **Thread safety.** A store is `Sendable`: any method may be called from any thread or task.
+///    Do not call the store itself from inside a ``write(_:)`` closure; use the transaction.
+///
+/// ## Why synchronous
+///
+/// Store calls take microseconds (a lookup, a page of upserts) and run on the caller's thread
+/// without suspending; making them `async` would add an executor hop and an allocation per call,
+/// which costs more than the work itself on the hot pull path, and would let a transaction span a
+/// suspension point, holding the single writer lock across network waits. The sync engine is
+/// `async` where it waits for the network and calls the store synchronously in between.
+public protocol LocalStore: AnyObject, Sendable {
+    /// The backend's name and the versions and settings worth showing to a person.
+    var info: StoreInfo { get }
+
+    /// The stored schema (every table ever declared, widened by each open).
+    /// Throws ``OfflineSyncError/Code-swift.struct/notOpen`` when the store is closed.
+    var schema: StoreSchema { get throws }
+
+    /// Opens the store, creating it if needed, and declares or widens `schema` (rule 1).
+    /// Opening a store that is already open throws.
+    func open(schema: StoreSchema) throws
+
+    /// Answers a query (rule 4).
+    func read(_ query: Query) throws -> QueryResult
+
+    /// The row with this id, or `nil` when there is none (rule 5).
+    func lookup(table: String, id: String) throws -> Item?
+
+    /// Runs `body` as one atomic, serialised transaction (rule 6) and returns its result.
+    func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result
+
+    /// Closes the store, releasing files and handles. Closing a closed store does nothing.
+    /// The same instance can be opened again.
+    func close() throws
+}
+
+/// The operations available inside ``LocalStore/write(_:)``.
+///
+/// A transaction is valid only during the closure it was handed to; keep no reference to it.
+public protocol StoreTransaction {
+    /// Answers a query, seeing this transaction's own writes.
+    func read(_ query: Query) throws -> QueryResult
+
+    /// The row with this id as this transaction sees it, or `nil`.
+    func lookup(table: String, id: String) throws -> Item?
+
+    /// Inserts or replaces rows (normalised by ``TableSchema/normalize(_:origin:)``).
+    func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws
+
+    /// Deletes the rows with these ids; missing ids are ignored.
+    func delete(ids: [String], from table: String) throws
+
+    /// Deletes the rows the query would return (filter, ordering, `skip` and `top` all apply)
+    /// and returns how many were deleted.
+    @discardableResult
+    func delete(matching query: Query) throws -> Int
+}
+
+extension LocalStore {
+    /// Upserts rows in a transaction of their own.
+    public func upsert(_ items: [Item], into table: String, origin: WriteOrigin = .local) throws {
+        try write { try $0.upsert(items, into: table, origin: origin) }
+    }
+
+    /// Deletes rows by id in a transaction of their own.
+    public func delete(ids: [String], from table: String) throws {
+        try write { try $0.delete(ids: ids, from: table) }
+    }
+
+    /// Deletes the rows a query returns in a transaction of their own.
+    @discardableResult
+    public func delete(matching query: Query) throws -> Int {
+        try write { try $0.delete(matching: query) }
+    }
+
+    /// The number of rows in a table.
+    public func count(_ table: String, filter: Expression? = nil) throws -> Int {
+        try read(Query(table: table, filter: filter, top: 0, includeTotalCount: true)).totalCount ?? 0
+    }
+}
+
+/// What a store tells about itself: backend, location, library versions, settings.
+public struct StoreInfo: Sendable, Hashable {
+    /// One named fact, e.g. `("SQLite version", "3.40.1")`.
+    public struct Property: Sendable, Hashable {
+        /// What the fact is.
+        public var name: String
+        /// Its value as text.
+        public var value: String
+
+        /// Creates a property.
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The backend's scheme name, e.g. `sqlite`.
+    public var backend: String
+    /// Where the data lives (a path), or `nil` for memory.
+    public var location: String?
+    /// Versions and settings, in display order.
+    public var properties: [Property]
+
+    /// Creates store information.
+    public init(backend: String, location: String? = nil, properties: [Property] = []) {
+        self.backend = backend
+        self.location = location
+        self.properties = properties
+    }
+}

@@ -1,0 +1,25 @@
+import Testing
+@testable import OfflineSync
+
+@Suite struct TimestampTests {
+    @Test func formatsWithMillisecondsAndZ() {
+        #expect(Timestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5, millisecond: 678)!.iso8601 == "2026-01-02T03:04:05.678Z")
+    }
+
+    @Test func roundTripsBefore1970() {
+        let date = Timestamp(millisecondsSince1970: -1)
+        #expect(date.iso8601 == "1969-12-31T23:59:59.999Z")
+        #expect(Timestamp(iso8601: date.iso8601) == date)
+    }
+
+    @Test func parsesOffsetsAndTruncatesFractions() {
+        #expect(Timestamp(iso8601: "2026-01-02T03:04:05.6789+01:00")?.iso8601 == "2026-01-02T02:04:05.678Z")
+        #expect(Timestamp(iso8601: "2026-01-02")?.iso8601 == "2026-01-02T00:00:00.000Z")
+    }
+
+    @Test func rejectsMalformedText() {
+        #expect(Timestamp(iso8601: "2026-13-02T00:00:00Z") == nil)
+        #expect(Timestamp(iso8601: "2026-02-30T00:00:00Z") == nil)
+        #expect(Timestamp(iso8601: "yesterday") == nil)
+    }
+}
