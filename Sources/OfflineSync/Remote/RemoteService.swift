@@ -1,0 +1,82 @@
+/// A remote table service: the server side of sync, seen from the client.
+///
+/// ``InMemoryRemote`` implements it in process (tests, benchmarks, fault injection) and
+/// `HTTPRemote` speaks the Azure Mobile Apps table protocol 2.0.0. Items carry the system
+/// properties the server assigns (`createdAt`, `updatedAt`, `version`, `deleted`). Failures are
+/// thrown as ``RemoteError`` so the sync engine can tell which ones abort a push (network,
+/// authentication) from which ones are recorded per operation (conflicts, other statuses).
+public protocol RemoteService: Sendable {
+    /// Reads one page of a table.
+    ///
+    /// The query's filter, ordering, `skip`, `top`, selection and total count apply as in the
+    /// protocol's `$filter`, `$orderby`, `$skip`, `$top`, `$select`, `$inlinecount=allpages`.
+    /// A server may return fewer rows than `top` (its page size cap). Soft-deleted rows are
+    /// included only when `includeDeleted` is `true`.
+    func readPage(_ query: Query, includeDeleted: Bool) async throws -> QueryResult
+
+    /// Inserts an item (`POST /tables/{table}`) and returns the server's copy.
+    /// An existing id fails with ``RemoteError`` `.conflict` (409) carrying the server's item.
+    func insert(_ item: Item, into table: String) async throws -> Item
+
+    /// Replaces an item (`PATCH /tables/{table}/{id}`) and returns the server's copy. With a
+    /// `version`, the server applies it only if its version matches (`If-Match`), otherwise it
+    /// fails with ``RemoteError`` `.conflict` (412) carrying the server's item.
+    func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item
+
+    /// Deletes an item (`DELETE /tables/{table}/{id}`), with the same `If-Match` rule as update.
+    /// A missing item fails with ``RemoteError`` `.notFound`.
+    func delete(id: String, from table: String, ifMatch version: String?) async throws
+
+    /// Reads one item (`GET /tables/{table}/{id}`), `nil` when it does not exist or is deleted.
+    func lookup(id: String, in table: String) async throws -> Item?
+}
+
+/// A failure reported by a ``RemoteService``.
+public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The class of failure; it decides what push does with it.
+    public enum Kind: Sendable, Hashable {
+        /// The server could not be reached, the connection broke, or the request timed out.
+        /// Push aborts and keeps the queue.
+        case network
+        /// The server answered 401. Push aborts and keeps the queue.
+        case authentication
+        /// The server answered 409 (insert of an existing id) or 412 (version mismatch).
+        case conflict
+        /// The item does not exist on the server (404).
+        case notFound
+        /// Any other non-success answer (400, 500 …), or a response the client could not read.
+        case server
+        /// The caller cancelled the request.
+        case cancelled
+    }
+
+    /// The class of failure.
+    public var kind: Kind
+    /// The HTTP status, when there was a response.
+    public var status: Int?
+    /// The server's copy of the item, for conflicts.
+    public var serverItem: Item?
+    /// A sentence naming what failed.
+    public var message: String
+
+    /// Creates a remote error.
+    public init(_ kind: Kind, status: Int? = nil, serverItem: Item? = nil, message: String) {
+        self.kind = kind
+        self.status = status
+        self.serverItem = serverItem
+        self.message = message
+    }
+
+    /// `true` for failures that abort a push and keep the queue untouched (network,
+    /// authentication, cancellation).
+    public var abortsPush: Bool {
+        switch kind {
+        case .network, .authentication, .cancelled: return true
+        default: return false
+        }
+    }
+
+    public var description: String {
+        status.map { "\(message) (HTTP \($0))" } ?? message
+    }
+}
