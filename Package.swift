@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
+        .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
+        .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -15,6 +17,17 @@ let package = Package(
     targets: [
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
+        .target(name: "OfflineSyncStores", dependencies: ["OfflineSync"]),
+        .executableTarget(
+            name: "offline-sync",
+            dependencies: [
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
+        .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync"]),
     ]
 )

@@ -92,16 +92,26 @@ public final class StoreRegistry: Sendable {
     /// factory in this process (the message names the module that provides it), or when the
     /// factory fails.
     public func makeStore(_ configuration: StoreConfiguration) throws -> any LocalStore {
-        let entry = entries.withLock { entries in entries.first { $0.scheme.name == configuration.scheme } }
-        guard let entry else {
-            throw unknownScheme(configuration.scheme)
-        }
-        guard let factory = entry.factory else {
-            let module = entry.provider.map { " (module \($0); import OfflineSyncStores and call StoreRegistry.registerBuiltInBackends() to register every built-in backend)" } ?? ""
-            throw OfflineSyncError(.unsupported, "the \(configuration.scheme): store is not available in this build: no backend is registered for it\(module); available: \(availableSchemes.map { $0 + ":" }.joined(separator: ", "))")
-        }
-        try entry.scheme.validate(configuration)
+        let (scheme, factory) = try available(configuration.scheme)
+        try scheme.validate(configuration)
         return try factory(configuration)
+    }
+
+    /// Throws unless stores of `scheme` can be opened in this process: the message says whether the
+    /// scheme is unknown (listing the known ones) or known but without a backend (naming the module
+    /// that provides it).
+    public func requireAvailable(_ scheme: String) throws {
+        _ = try available(scheme)
+    }
+
+    private func available(_ name: String) throws -> (StoreScheme, Factory) {
+        let entry = entries.withLock { entries in entries.first { $0.scheme.name == name.lowercased() } }
+        guard let entry else { throw unknownScheme(name) }
+        guard let factory = entry.factory else {
+            let module = entry.provider.map { " (module \($0); import OfflineSyncStores and call BuiltInStores.register() to register every built-in backend)" } ?? ""
+            throw OfflineSyncError(.unsupported, "the \(entry.scheme.name): store is not available in this build: no backend is registered for it\(module); available: \(availableSchemes.map { $0 + ":" }.joined(separator: ", "))")
+        }
+        return (entry.scheme, factory)
     }
 
     /// Parses `text` and makes an unopened store for it.

@@ -1,0 +1,42 @@
+import OfflineSync
+
+/// The built-in backends, registered in one call, and the default store of the command-line tool.
+///
+/// ```swift
+/// import OfflineSyncStores
+///
+/// BuiltInStores.register()
+/// let store = try StoreRegistry.shared.makeStore(BuiltInStores.defaultStore())
+/// ```
+public enum BuiltInStores {
+    /// The environment variable that overrides ``defaultStore(environment:)``.
+    public static let environmentVariable = "OFFLINE_SYNC_STORE"
+
+    /// The schemes this module registers, in the order they are registered.
+    public static var schemes: [StoreScheme] { backends.map(\.scheme) }
+
+    /// Registers every built-in backend linked into this build with `registry`. Safe to call more
+    /// than once (a registration replaces the previous one).
+    public static func register(in registry: StoreRegistry = .shared) {
+        for backend in backends {
+            registry.register(backend.scheme, factory: backend.factory)
+        }
+    }
+
+    /// The store used when none is named: `OFFLINE_SYNC_STORE` when set and not empty, otherwise
+    /// an SQLite file in `./.offline-sync/` when the SQLite backend is built in, otherwise `memory:`.
+    public static func defaultStore(environment: [String: String]) -> String {
+        if let configured = environment[environmentVariable], !configured.isEmpty { return configured }
+        return fallbackStore
+    }
+
+    private static var fallbackStore: String {
+        backends.contains { $0.scheme.name == StoreScheme.sqlite.name } ? "sqlite:./.offline-sync/store.sqlite" : "memory:"
+    }
+
+    private static var backends: [(scheme: StoreScheme, factory: StoreRegistry.Factory)] {
+        [
+            (.memory, { _ in InMemoryStore() }),
+        ]
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import OfflineSync
+
+/// `offline-sync export`: a table as JSON lines.
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write every item of a table to standard output, one JSON object per line, in id order.",
+        discussion: """
+        Each line holds "id" first, then the table's columns in declaration order; null values are
+        left out and dates are ISO 8601 strings, so the same items export to the same bytes on
+        every backend. A progress bar is drawn on standard error when it is a terminal.
+
+        Examples:
+          offline-sync export --store sqlite:./app.sqlite --table todoitem > todoitem.jsonl
+          offline-sync export --store lmdb:./data/store.lmdb --table todoitem --format jsonl
+        """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case jsonl
+    }
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var selection: StoreSelection
+    @Option(help: "The table to export.") var table: String
+    @Option(help: "The output format.") var format: Format = .jsonl
+
+    func run() async throws {
+        let logger = global.start("export")
+        let configuration = try selection.configuration()
+        let (store, schema) = try StoreAccess.openExisting(configuration, logger: logger)
+        defer { try? store.close() }
+        let declaration = try StoreAccess.table(table, in: schema, configuration: configuration)
+        let total = try store.count(table)
+        var progress = ProgressBar("exporting \(table)", total: total)
+        var written = 0
+        var output = StandardOutput()
+        try StoreAccess.forEachPage(of: table, in: store) { page in
+            for item in page {
+                output.write(JSONLine.encode(item, columns: declaration.columns))
+                output.write("\n")
+            }
+            written += page.count
+            progress.update(written)
+        }
+        output.flush()
+        progress.finish()
+        logger.debug("exported \(written) items from \(table)")
+    }
+}
+
+/// Buffered writes to standard output.
+struct StandardOutput {
+    private var buffer = ""
+
+    mutating func write(_ text: String) {
+        buffer += text
+        if buffer.utf8.count >= 1 << 16 { flush() }
+    }
+
+    mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(buffer.utf8))
+        buffer = ""
+    }
+}
