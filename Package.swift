@@ -28,6 +28,6 @@ let package = Package(
         ),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
-        .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync"]),
+        .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
     ]
 )

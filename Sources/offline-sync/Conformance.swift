@@ -7,15 +7,17 @@ struct Conformance: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the conformance suite on a store backend; exit code 1 when a case fails.",
         discussion: """
-        Every case gets a new, empty store at a fresh location derived from the URL: a new
-        directory next to the given path (removed afterwards), with the same options. The given
-        path itself is never touched. Prints one line per group of cases, failures below it, and
+        Every case gets a new, empty store at a fresh location derived from the URL: a new \
+        directory next to the given path (removed afterwards), with the same options. The given \
+        path itself is never touched. Prints one line per group of cases, failures below it, and \
         ends with 'N passed, N failed, N skipped'.
 
         Examples:
           offline-sync conformance --store sqlite:/tmp/conformance.sqlite
-          offline-sync conformance --store lmdb:/tmp/c.lmdb?map-size=64MiB --tier store --filter query
-          OFFLINE_SYNC_KEY=$(openssl rand -hex 32) offline-sync conformance --store sqlcipher:/tmp/c.db?key-env=OFFLINE_SYNC_KEY
+          offline-sync conformance --store "lmdb:/tmp/c.lmdb?map-size=64MiB" \\
+            --tier store --filter query
+          OFFLINE_SYNC_KEY=$(openssl rand -hex 32) offline-sync conformance \\
+            --store "sqlcipher:/tmp/c.db?key-env=OFFLINE_SYNC_KEY"
         """)
 
     @OptionGroup var global: GlobalOptions

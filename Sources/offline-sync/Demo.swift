@@ -6,9 +6,9 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Walk through offline sync step by step with an in-process remote service.",
         discussion: """
-        Declares a todoitem table, pulls from an in-process remote, goes offline, adds and
-        completes items, closes and reopens the store, shows the pending queue, comes back
-        online, pushes, meets a conflict made by another device and resolves it, pulls, and
+        Declares a todoitem table, pulls from an in-process remote, goes offline, adds and \
+        completes items, closes and reopens the store, shows the pending queue, comes back \
+        online, pushes, meets a conflict made by another device and resolves it, pulls, and \
         shows the final state on both sides.
 
         Examples:

@@ -7,13 +7,15 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write every item of a table to standard output, one JSON object per line, in id order.",
         discussion: """
-        Each line holds "id" first, then the table's columns in declaration order; null values are
-        left out and dates are ISO 8601 strings, so the same items export to the same bytes on
+        Each line holds "id" first, then the table's columns in declaration order; null values are \
+        left out and dates are ISO 8601 strings, so the same items export to the same bytes on \
         every backend. A progress bar is drawn on standard error when it is a terminal.
 
         Examples:
-          offline-sync export --store sqlite:./app.sqlite --table todoitem > todoitem.jsonl
-          offline-sync export --store lmdb:./data/store.lmdb --table todoitem --format jsonl
+          offline-sync export --store sqlite:./app.sqlite --table todoitem \\
+            > todoitem.jsonl
+          offline-sync export --store lmdb:./data/store.lmdb --table todoitem \\
+            --format jsonl
         """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {

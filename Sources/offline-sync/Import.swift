@@ -7,25 +7,27 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load a JSON-lines file into a table in one transaction: every line or none.",
         discussion: """
-        Each line is one JSON object with a string "id" (blank lines are ignored). Every line is
-        read and checked against the table's schema before anything is written; a malformed line,
-        a value that does not fit its column, an unknown column or a repeated id stops the import
-        with the line number, and the store is left as it was. Items are written as they are
+        Each line is one JSON object with a string "id" (blank lines are ignored). Every line is \
+        read and checked against the table's schema before anything is written; a malformed line, \
+        a value that does not fit its column, an unknown column or a repeated id stops the import \
+        with the line number, and the store is left as it was. Items are written as they are \
         (upserted by id) without queueing sync operations.
 
         The table must be declared in the store, or in the schema file given with --schema:
-          { "tables": [ { "name": "todoitem",
-                          "columns": [ { "name": "text", "type": "string" },
-                                       { "name": "complete", "type": "bool" } ],
-                          "indexes": [ { "name": "todoitem_complete", "columns": ["complete"] } ],
-                          "synced": true } ] }
-        Column types: bool, integer, double, string, date, json. "id" is implicit; "synced"
-        (default true) adds createdAt, updatedAt, version and deleted. A single table object
+          {"tables": [{"name": "todoitem",
+            "columns": [{"name": "text", "type": "string"},
+                        {"name": "complete", "type": "bool"}],
+            "indexes": [{"name": "by_complete", "columns": ["complete"]}],
+            "synced": true}]}
+        Column types: bool, integer, double, string, date, json. "id" is implicit; "synced" \
+        (default true) adds createdAt, updatedAt, version and deleted. A single table object \
         without the "tables" wrapper is accepted too. The schema widens what the store holds.
 
         Examples:
-          offline-sync import --store sqlite:./app.sqlite --table todoitem --file todoitem.jsonl --schema schema.json
-          offline-sync import --store lmdb:./data/store.lmdb --table todoitem --file more.jsonl
+          offline-sync import --store sqlite:./app.sqlite --table todoitem \\
+            --file todoitem.jsonl --schema schema.json
+          offline-sync import --store lmdb:./data/store.lmdb --table todoitem \\
+            --file more.jsonl
         """)
 
     @OptionGroup var global: GlobalOptions

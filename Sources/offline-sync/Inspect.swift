@@ -6,12 +6,12 @@ struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a store's backend, library versions, tables with row counts, and sync state.",
         discussion: """
-        Prints the backend and its versions and settings, every table with its row count, the
+        Prints the backend and its versions and settings, every table with its row count, the \
         pending operations per table, operation errors and delta tokens. Item contents are not shown.
 
         Examples:
           offline-sync inspect --store sqlite:./.offline-sync/store.sqlite
-          offline-sync inspect --store sqlcipher:./secret.db?key-env=STORE_KEY
+          offline-sync inspect --store "sqlcipher:./secret.db?key-env=STORE_KEY"
           offline-sync inspect --store lmdb:./data/store.lmdb
         """)
 
@@ -28,10 +28,9 @@ struct Inspect: AsyncParsableCommand {
 
     static func report(store: any LocalStore, schema: StoreSchema, configuration: StoreConfiguration) throws -> String {
         let info = store.info
-        var facts = TextTable(headers: ["store", configuration.description])
-        facts.rows.append(["backend", info.backend])
-        if let location = info.location { facts.rows.append(["location", location]) }
-        for property in info.properties { facts.rows.append([property.name, property.value]) }
+        var facts = [("store", configuration.description), ("backend", info.backend)]
+        if let location = info.location { facts.append(("location", location)) }
+        facts += info.properties.map { ($0.name, $0.value) }
 
         var tables = TextTable(headers: ["table", "rows", "columns"])
         for table in StoreAccess.userTables(schema) {
@@ -41,7 +40,7 @@ struct Inspect: AsyncParsableCommand {
         for table in schema.tables where table.isSystem {
             system.rows.append([table.name, String(try store.count(table.name))])
         }
-        var sections = [facts.rendered]
+        var sections = [TextTable.pairs(facts)]
         sections.append(tables.rows.isEmpty ? "no tables" : tables.rendered)
         if !system.rows.isEmpty { sections.append(system.rendered) }
         return sections.joined(separator: "\n\n")

@@ -8,15 +8,17 @@ struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy a whole store to a new store, possibly of another backend.",
         discussion: """
-        Copies the schema, every item, the operation queue (in order), operation errors and delta
-        tokens, then checks that every table has the same number of rows on both sides. The new
-        store is built in a temporary location next to the destination and moved into place only
-        when everything was copied and verified, so a failure leaves the destination untouched.
+        Copies the schema, every item, the operation queue (in order), operation errors and delta \
+        tokens, then checks that every table has the same number of rows on both sides. The new \
+        store is built in a temporary location next to the destination and moved into place only \
+        when everything was copied and verified, so a failure leaves the destination untouched. \
         The destination must not exist yet.
 
         Examples:
-          offline-sync migrate --from sqlite:./app.sqlite --to lmdb:./app.lmdb?map-size=1GiB
-          STORE_KEY=$(cat key.hex) offline-sync migrate --from lmdb:./app.lmdb --to sqlcipher:./app.db?key-env=STORE_KEY
+          offline-sync migrate --from sqlite:./app.sqlite \\
+            --to "lmdb:./app.lmdb?map-size=1GiB"
+          STORE_KEY=$(cat key.hex) offline-sync migrate --from lmdb:./app.lmdb \\
+            --to "sqlcipher:./app.db?key-env=STORE_KEY"
         """)
 
     @OptionGroup var global: GlobalOptions

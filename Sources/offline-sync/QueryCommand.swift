@@ -8,15 +8,18 @@ struct QueryCommand: AsyncParsableCommand {
         commandName: "query",
         abstract: "Read items of a table, filtered, ordered and paged with OData expressions.",
         discussion: """
-        With --count, the table format adds the total to its footer, json wraps the items as
-        {"count": N, "items": [...]}, and jsonl prints the total on standard error.
-        --filter takes an OData $filter expression and --orderby an OData $orderby list; results
-        follow the reference semantics of every backend (nulls first ascending, ties by id).
+        With --count, the table format adds the total to its footer, json wraps the items as \
+        {"count": N, "items": [...]}, and jsonl prints the total on standard error. \
+        --filter takes an OData $filter expression and --orderby an OData $orderby list; results \
+        follow the reference semantics of every backend (nulls first ascending, ties by id). \
         A malformed expression is reported with its position.
 
         Examples:
-          offline-sync query --store sqlite:./app.sqlite --table todoitem --filter "complete eq false and startswith(text, 'Buy')" --orderby "text desc" --top 10
-          offline-sync query --store lmdb:./data/store.lmdb --table todoitem --count --top 0
+          offline-sync query --store sqlite:./app.sqlite --table todoitem \\
+            --filter "complete eq false and startswith(text, 'Buy')" \\
+            --orderby "text desc" --top 10
+          offline-sync query --store lmdb:./data/store.lmdb --table todoitem \\
+            --count --top 0
           offline-sync query --store memory: --table todoitem --format jsonl
         """)
 

@@ -6,12 +6,13 @@ struct Rekey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change the key of an SQLCipher store.",
         discussion: """
-        Opens the store with its current key (from the URL's key-env or key-file) and re-encrypts
-        it with the key held in the environment variable named by --new-key-env (64 hex digits
+        Opens the store with its current key (from the URL's key-env or key-file) and re-encrypts \
+        it with the key held in the environment variable named by --new-key-env (64 hex digits \
         for a raw key, anything else is a passphrase). Keys are never printed or logged.
 
         Example:
-          OLD_KEY=... NEW_KEY=... offline-sync rekey --store "sqlcipher:./app.db?key-env=OLD_KEY" --new-key-env NEW_KEY
+          OLD_KEY=... NEW_KEY=... offline-sync rekey --store \\
+            "sqlcipher:./app.db?key-env=OLD_KEY" --new-key-env NEW_KEY
         """)
 
     @OptionGroup var global: GlobalOptions

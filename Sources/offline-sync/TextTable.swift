@@ -25,6 +25,13 @@ struct TextTable {
         return lines.joined(separator: "\n")
     }
 
+    /// `name  value` lines with the values aligned.
+    static func pairs(_ pairs: [(String, String)]) -> String {
+        let width = pairs.map(\.0.count).max() ?? 0
+        return pairs.map { $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }
+            .joined(separator: "\n")
+    }
+
     /// How a value shows in a cell: text as is, `null` as empty.
     static func cell(_ value: Value) -> String {
         switch value {
