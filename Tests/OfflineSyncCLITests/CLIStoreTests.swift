@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+/// Fixtures: a todo table with one column of every type.
+enum Todo {
+    static let schema = """
+    {"tables": [{"name": "todoitem",
+      "columns": [{"name": "text", "type": "string"}, {"name": "complete", "type": "bool"},
+                  {"name": "priority", "type": "integer"}, {"name": "score", "type": "double"},
+                  {"name": "due", "type": "date"}, {"name": "tags", "type": "json"}],
+      "indexes": [{"name": "todoitem_complete", "columns": ["complete"]}]}]}
+    """
+
+    static let lines = """
+    {"id":"b","text":"Walk the dog","complete":true,"priority":1,"score":-0.5}
+    {"id":"a","text":"Buy milk \\"2%\\"","complete":false,"priority":3,"due":"2026-01-02T03:04:05.678+01:00","tags":["shop", {"aisle": 4}]}
+
+    {"id":"c","text":"Écrire \\u00e0 Zoë","complete":false,"score":2,"due":"1969-12-31T23:59:59.999Z"}
+    """
+
+    /// What `export` prints for ``lines``: id order, declaration order, nulls left out, dates in UTC.
+    static let exported = """
+    {"id":"a","text":"Buy milk \\"2%\\"","complete":false,"priority":3,"due":"2026-01-02T02:04:05.678Z","tags":["shop", {"aisle": 4}]}
+    {"id":"b","text":"Walk the dog","complete":true,"priority":1,"score":-0.5}
+    {"id":"c","text":"Écrire à Zoë","complete":false,"score":2.0,"due":"1969-12-31T23:59:59.999Z"}
+
+    """
+
+    /// Imports the fixtures into a new store at `url`.
+    static func importFixtures(into url: String, in directory: TemporaryDirectory) throws {
+        let schema = try directory.write("schema.json", Todo.schema)
+        let file = try directory.write("todo.jsonl", Todo.lines)
+        let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", file, "--schema", schema])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "imported 3 items into todoitem\n", "\(result)")
+    }
+}
+
+@Suite("offline-sync on each persistent backend")
+struct CLIStoreTests {
+    @Test(arguments: Backend.available)
+    func importThenExportGivesTheCanonicalLines(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let export = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+        #expect(export.status == 0, "\(export)")
+        #expect(export.stdout == Todo.exported, "\(export)")
+    }
+
+    @Test(arguments: Backend.available)
+    func malformedLineIsNamedAndNothingIsImported(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let bad = try directory.write("bad.jsonl", """
+            {"id":"d","text":"first"}
+            {"id":"e","text":"second"}
+            {"id":"f","text": oops}
+            {"id":"g","text":"fourth"}
+            """)
+        let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("bad.jsonl line 3: expected a value at column 19"), "\(result)")
+        #expect(result.stderr.contains("nothing was imported"), "\(result)")
+        let export = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+        #expect(export.stdout == Todo.exported, "\(export)")
+    }
+
+    @Test(arguments: Backend.available)
+    func valueThatDoesNotFitItsColumnIsNamedWithItsLine(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let bad = try directory.write("bad.jsonl", "{\"id\":\"d\",\"complete\":\"yes\"}\n{\"id\":\"e\",\"colour\":\"red\"}\n")
+        let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("bad.jsonl line 1: table 'todoitem' column 'complete' is bool"), "\(result)")
+        let count = try CLI.run(["query", "--store", url, "--table", "todoitem", "--count", "--top", "0"])
+        #expect(count.stdout.contains("(3 matching in all)"), "\(count)")
+    }
+
+    @Test(arguments: Backend.available)
+    func malformedImportIntoANewStoreCreatesNothing(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("fresh", in: directory)
+        let schema = try directory.write("schema.json", Todo.schema)
+        let bad = try directory.write("bad.jsonl", "{\"id\":\"d\"}\n[1,2]\n")
+        let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad, "--schema", schema])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("line 2: expected a JSON object"), "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["bad.jsonl", "schema.json"])
+    }
+
+    @Test(arguments: Backend.available)
+    func missingStoreIsReportedNotCreated(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("absent", in: directory)
+        for arguments in [["inspect"], ["export", "--table", "todoitem"], ["query", "--table", "todoitem"]] {
+            let result = try CLI.run(arguments + ["--store", url])
+            #expect(result.status == 1, "\(arguments): \(result)")
+            #expect(result.stderr.contains("no store at \(directory.url.path)/absent"), "\(arguments): \(result)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+
+    @Test(arguments: Backend.available)
+    func inspectShowsBackendAndRowCounts(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let result = try CLI.run(["inspect", "--store", url])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.hasRow("backend", backend.rawValue), "\(result)")
+        #expect(result.rows.contains { $0.first == "todoitem" && $0.dropFirst().first == "3" }, "\(result)")
+    }
+
+    @Test(arguments: Backend.available)
+    func queryPrintsJSONLinesAndCounts(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--skip", "1", "--top", "1", "--count", "--format", "jsonl"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == Todo.exported.split(separator: "\n")[1] + "\n", "\(result)")
+        #expect(result.stderr.contains("3 matching in all"), "\(result)")
+    }
+
+    @Test(arguments: Backend.available)
+    func queryPrintsAnAlignedTable(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--top", "2"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.rows.first?.prefix(3) == ["id", "text", "complete"], "\(result)")
+        #expect(result.stdout.hasSuffix("2 items\n"), "\(result)")
+    }
+
+    @Test(arguments: Backend.available)
+    func conformanceStoreTierPassesAndLeavesNothingBehind(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("conformance", in: directory)
+        let result = try CLI.run(["conformance", "--store", url, "--tier", "store"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains(" 0 failed, "), "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
+    }
+}
