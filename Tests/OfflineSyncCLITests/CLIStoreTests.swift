@@ -147,3 +147,21 @@ struct CLIStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 }
+
+@Suite("offline-sync logging")
+struct CLILoggingTests {
+    @Test(arguments: Backend.available)
+    func verboseLogsStepsButNeverItemContents(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        for arguments in [["export", "--table", "todoitem"], ["query", "--table", "todoitem"], ["inspect"]] {
+            let result = try CLI.run(arguments + ["--store", url, "--verbose"])
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stderr.contains("opening \(backend.rawValue):"), "\(arguments): \(result)")
+            for secret in ["Buy milk", "Walk the dog", CLI.key] {
+                #expect(!result.stderr.contains(secret), "\(arguments) logged '\(secret)': \(result.stderr)")
+            }
+        }
+    }
+}
