@@ -47,7 +47,7 @@ struct QueryCommand: AsyncParsableCommand {
                           orderBy: try orderby.map { try ODataText.orderBy($0) } ?? [],
                           skip: skip, top: top, includeTotalCount: count)
         try query.validate(against: declaration)
-        logger.debug("query \(query)")
+        logger.debug("querying \(table)", metadata: ["filter": "\(filter != nil)", "top": "\(top.map(String.init) ?? "all")", "skip": "\(skip)"])
         let result = try store.read(query)
         print(QueryCommand.render(result, columns: declaration.columns, format: format))
         if format == .jsonl, let total = result.totalCount {
