@@ -22,6 +22,12 @@ public struct ConformanceSuite: Sendable {
     public let capabilities: StoreCapabilities
     /// Makes a new, empty, unopened store at a fresh location.
     public let makeStore: @Sendable () throws -> any LocalStore
+    /// The seed of the generated corpus and queries of the `query` group; a failure message quotes
+    /// it, and setting it back reproduces the failing run exactly.
+    public var seed: UInt64 = ConformanceSuite.defaultSeed
+
+    /// The seed used unless ``seed`` is set.
+    public static let defaultSeed: UInt64 = 0x0FF1_5EED
 
     /// Creates a suite for one backend.
     public init(storeName: String, capabilities: StoreCapabilities = .all,
@@ -73,6 +79,14 @@ public struct StoreCapabilities: OptionSet, Sendable, Hashable {
     public static let largeValues = StoreCapabilities(rawValue: 1 << 1)
     /// Everything.
     public static let all: StoreCapabilities = [.persistent, .largeValues]
+
+    /// The names of the capabilities in this set, e.g. `persistent, largeValues`.
+    public var names: String {
+        var names: [String] = []
+        if contains(.persistent) { names.append("persistent") }
+        if contains(.largeValues) { names.append("largeValues") }
+        return names.joined(separator: ", ")
+    }
 }
 
 /// The two tiers of the suite.
@@ -123,7 +137,7 @@ struct ConformanceCase: Sendable {
     func run(_ suite: ConformanceSuite) async -> CaseResult {
         let missing = requires.subtracting(suite.capabilities)
         guard missing.isEmpty else {
-            return CaseResult(name: name, outcome: .skipped("\(suite.storeName) lacks capability \(missing.rawValue) (\(StoreCapabilities.describe(missing)))"))
+            return CaseResult(name: name, outcome: .skipped("\(suite.storeName) does not declare the capability \(missing.names)"))
         }
         let context = CaseContext(suite: suite, caseName: name)
         do {
@@ -134,15 +148,6 @@ struct ConformanceCase: Sendable {
         context.closeStores()
         let failures = context.failures
         return CaseResult(name: name, outcome: failures.isEmpty ? .passed : .failed(failures))
-    }
-}
-
-extension StoreCapabilities {
-    static func describe(_ set: StoreCapabilities) -> String {
-        var names: [String] = []
-        if set.contains(.persistent) { names.append("persistent") }
-        if set.contains(.largeValues) { names.append("largeValues") }
-        return names.joined(separator: ", ")
     }
 }
 

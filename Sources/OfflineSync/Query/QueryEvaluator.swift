@@ -34,7 +34,7 @@ public struct QueryEvaluator: Sendable {
         matching.sort(by: precedes)
         let total = query.includeTotalCount ? matching.count : nil
         let start = min(query.skip, matching.count)
-        let end = query.top.map { min(matching.count, start + $0) } ?? matching.count
+        let end = query.top.map { start + min(matching.count - start, $0) } ?? matching.count
         let page = matching[start..<end].map(select)
         return QueryResult(items: page, totalCount: total)
     }
