@@ -60,6 +60,13 @@ final class CaseContext: Sendable {
         expect(actual == expected, "\(what()): expected \(expected), got \(actual)")
     }
 
+    /// Records a failure when an operation that answered `nil` (it failed, and said so already) or
+    /// a value other than `expected`.
+    @discardableResult
+    func expectEqual<T: Equatable>(_ actual: T?, _ expected: T, _ what: @autoclosure () -> String) -> Bool {
+        expect(actual == expected, "\(what()): expected \(expected), got \(actual.map { "\($0)" } ?? "nothing")")
+    }
+
     /// Runs `body`; when it throws, records `what` with the error and returns `nil`.
     func attempt<T>(_ what: @autoclosure () -> String, _ body: () throws -> T) -> T? {
         do {
