@@ -143,7 +143,7 @@ struct ConformanceCase: Sendable {
         do {
             try await body(context)
         } catch {
-            context.fail("threw \(error)")
+            context.fail("stopped by an error: \(CaseContext.describe(error))")
         }
         context.closeStores()
         let failures = context.failures

@@ -24,9 +24,7 @@ extension StoreTierGroups {
             expectDeletion(context, Query(table: "notes"))
         },
         ConformanceCase("deleting by an invalid query deletes nothing") { context in
-            let store = try context.openStore(Fixtures.schema)
-            let rows = pagingRows()
-            try store.upsert(rows, into: "notes")
+            let (store, rows) = try openWithPagingRows(context)
             let query = Query(table: "notes", filter: .comparison(.column("nope"), .eq, .literal(1)))
             context.expectThrows("delete(matching: \(query))", code: .unknownColumn, mentioning: ["notes", "nope"]) {
                 try store.delete(matching: query)
