@@ -70,7 +70,9 @@ public struct ConformanceSuite: Sendable {
 
 /// What a store can do; a case needing a missing capability is reported as skipped.
 public struct StoreCapabilities: OptionSet, Sendable, Hashable {
+    /// The bits of the set.
     public let rawValue: Int
+    /// Creates a set from its bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Data survives closing and reopening the store instance.

@@ -24,8 +24,10 @@ struct Backend: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 }
 
-/// Every backend the conformance tests cover. A backend joins by appending one line, e.g.
-/// `Backend("sqlite", .all) { try SQLiteStore(path: TemporaryPath.make()) }`.
+/// Every backend the conformance tests cover. A backend joins by appending one line with its name,
+/// its capabilities and a factory returning a new, unopened store at a fresh location, e.g.
+/// `Backend("sqlite", .all) { try SQLiteStore(path: <a new temporary file>) }`; every group's test
+/// then runs on it too.
 enum Backends {
     static let all: [Backend] = [
         Backend("memory", .all) { InMemoryStore() },
