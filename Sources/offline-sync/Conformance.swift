@@ -25,6 +25,7 @@ struct Conformance: AsyncParsableCommand {
     @Option(help: "Which tier: store (the store contract), sync (the sync logic over the store) or all.")
     var tier: ConformanceTier = .all
     @Option(help: "Run only the groups whose name contains this text.") var filter: String?
+    @Option(help: "The seed of the generated query corpus (default: the suite's fixed seed).") var seed: UInt64?
 
     func run() async throws {
         let logger = global.start("conformance")
@@ -37,9 +38,10 @@ struct Conformance: AsyncParsableCommand {
         let scratch = try ScratchDirectory(near: configuration.path, purpose: "conformance")
         defer { scratch.remove() }
         logger.debug("conformance scratch directory \(scratch.url.path)")
-        let suite = ConformanceSuite(storeName: configuration.scheme) {
+        var suite = ConformanceSuite(storeName: configuration.scheme) {
             try StoreRegistry.shared.makeStore(scratch.freshLocation(for: configuration))
         }
+        if let seed { suite.seed = seed }
         let summary = await suite.run(tier: tier, filter: filter) { print($0) }
         print(summary)
         if summary.failed > 0 { throw ExitCode.failure }
