@@ -1,0 +1,63 @@
+import OfflineSync
+
+extension SQLTableStore {
+    /// The operations of one `write` transaction, valid only while its closure runs.
+    final class Transaction: StoreTransaction {
+        private let connection: Connection
+        private let schema: StoreSchema
+        private let layouts: [String: TableLayout]
+        /// Cleared when the closure ends; a kept reference then throws instead of touching the
+        /// connection outside the store's lock.
+        var isActive = true
+
+        init(connection: Connection, schema: StoreSchema, layouts: [String: TableLayout]) {
+            self.connection = connection
+            self.schema = schema
+            self.layouts = layouts
+        }
+
+        private func layout(_ table: String) throws -> TableLayout {
+            guard isActive else {
+                throw OfflineSyncError(.invalidOperation, "a transaction was used after its write closure returned; use the transaction only inside the closure")
+            }
+            return try SQLTableStore.layout(table, in: schema, layouts)
+        }
+
+        func read(_ query: Query) throws -> QueryResult {
+            try SQLTableStore.read(query, on: layout(query.table), connection)
+        }
+
+        func lookup(table: String, id: String) throws -> Item? {
+            try SQLTableStore.lookup(id, on: layout(table), connection)
+        }
+
+        /// One prepared `INSERT OR REPLACE`, bound and stepped per row; the table layout is looked
+        /// up once per call, not per row.
+        func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
+            let layout = try layout(table)
+            let statement = try connection.statement(layout.upsertSQL)
+            defer { statement.reset() }
+            for item in items {
+                let row = try layout.schema.normalize(item, origin: origin)
+                try layout.bindUpsert(row, to: statement)
+                _ = try statement.step(arguments: [.string(row.id)] + layout.schema.columns.map { row[$0.name] })
+                statement.reset()
+            }
+        }
+
+        func delete(ids: [String], from table: String) throws {
+            let statement = try connection.statement(layout(table).deleteSQL)
+            for id in ids {
+                try statement.run([.string(id)])
+            }
+        }
+
+        func delete(matching query: Query) throws -> Int {
+            let layout = try layout(query.table)
+            try query.validate(against: layout.schema)
+            let delete = SQLQuery.delete(query, on: layout)
+            try connection.execute(delete.sql, delete.arguments)
+            return connection.changes
+        }
+    }
+}
