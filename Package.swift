@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
+        .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -20,10 +21,13 @@ let package = Package(
         // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "OfflineSyncSQLite", dependencies: ["OfflineSync", "CSQLite"]),
-        .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "CSQLite"]),
+        // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
+        // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
+        .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
+        .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
-            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "CSQLite",
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
         ]),
     ]
 )

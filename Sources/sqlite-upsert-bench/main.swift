@@ -9,6 +9,7 @@
 import CSQLite
 import Foundation
 import OfflineSync
+import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
 let arguments = CommandLine.arguments
@@ -46,10 +47,10 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 }
 
 /// The raw C inserts, through a function table so that SQLite and SQLCipher run the same code.
-func rawInsert(api: SQLiteAPI, path: String, prepare: (OpaquePointer) -> Void = { _ in }) -> Double {
+func rawInsert(api: SQLiteAPI, path: String, prepare: (OpaquePointer) throws -> Void = { _ in }) throws -> Double {
     var db: OpaquePointer?
     _ = api.open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-    prepare(db!)
+    try prepare(db!)
     func exec(_ sql: String) {
         var statement: OpaquePointer?
         _ = api.prepare_v2(db, sql, -1, &statement, nil)
@@ -99,7 +100,17 @@ func report(_ name: String, store: [Double], raw: [Double]) {
 
 var storeTimes: [Double] = [], rawTimes: [Double] = []
 for _ in 0..<runs {
-    rawTimes.append(rawInsert(api: .system, path: freshPath()))
+    rawTimes.append(try rawInsert(api: .system, path: freshPath()))
     storeTimes.append(try storeUpsert(SQLiteStore(path: freshPath())))
 }
 report("SQLiteStore \(SQLiteAPI.system.version)", store: storeTimes, raw: rawTimes)
+
+let key = SQLCipherKey.raw(Array(repeating: 0x42, count: 32))
+let cipher = try SQLCipherLibrary.load()
+storeTimes = []
+rawTimes = []
+for _ in 0..<runs {
+    rawTimes.append(try rawInsert(api: cipher.api, path: freshPath()) { try cipher.applyKey(key, to: $0) })
+    storeTimes.append(try storeUpsert(SQLCipherStore(path: freshPath(), key: key)))
+}
+report("SQLCipherStore \(cipher.api.version)", store: storeTimes, raw: rawTimes)

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
 /// A fresh directory under the system temporary directory, removed by ``remove()``.
@@ -26,7 +27,10 @@ struct SQLBackend: Sendable, CustomStringConvertible {
     var description: String { name }
 
     static let sqlite = SQLBackend(name: "sqlite") { SQLiteStore(path: $0) }
-    static let all = [sqlite]
+    static let sqlcipher = SQLBackend(name: "sqlcipher") {
+        try SQLCipherStore(path: $0, key: .raw(Array(repeating: 0x42, count: 32)))
+    }
+    static let all = [sqlite, sqlcipher]
 }
 
 /// A table with one column of every type, and rows that probe the edges of the value model.

@@ -11,7 +11,7 @@ package final class Connection {
     package let api: SQLiteAPI
     /// The database file.
     package let path: String
-    let handle: OpaquePointer
+    package let handle: OpaquePointer
     private let publishesArguments: Bool
     private var statements: [String: Statement] = [:]
     private var isClosed = false

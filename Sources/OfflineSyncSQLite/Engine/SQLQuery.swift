@@ -16,8 +16,8 @@ import OfflineSync
 /// - `tolower`/`toupper` are SQLite's `lower`/`upper`, which change ASCII letters only
 ///   (no ICU is compiled into either library; the tests check it).
 /// - `length` counts scalars past a U+0000 too (see ``scalarCount(_:)``).
-/// - `year`/`month`/`day` floor the milliseconds to the start of the UTC day before calling
-///   `strftime(…, 'unixepoch')`, so dates before 1970 fall on the right day.
+/// - `year`/`month`/`day` floor the milliseconds to the UTC day and hand `strftime` its Julian
+///   day number, so dates before 1970 fall on the right day and year 9999 works on SQLite 3.15.
 /// - Ordering: SQLite sorts NULL first ascending and last descending, text by bytes (BINARY),
 ///   and `id` ascending is always the last key. Integers and doubles compare exactly on x86-64
 ///   (SQLite compares them through `long double`).
@@ -163,8 +163,10 @@ struct SQLQuery {
         case .year, .month, .day:
             let format = function == .year ? "%Y" : (function == .month ? "%m" : "%d")
             let date = arguments[0]
-            let dayStart = "((\(date) - (((\(date) % 86400000) + 86400000) % 86400000)) / 86400000 * 86400)"
-            return "CAST(strftime('\(format)', \(dayStart), 'unixepoch') AS INTEGER)"
+            // The Julian day number of the UTC day (days floored, so before 1970 too). SQLite 3.15's
+            // 'unixepoch' modifier overflows near year 9999; a Julian day number does not.
+            let julianDay = "((\(date) - (((\(date) % 86400000) + 86400000) % 86400000)) / 86400000 + 2440587.5)"
+            return "CAST(strftime('\(format)', \(julianDay)) AS INTEGER)"
         }
     }
 }

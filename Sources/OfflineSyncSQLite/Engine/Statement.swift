@@ -53,6 +53,21 @@ package final class Statement {
         }
     }
 
+    /// Binds `count` bytes at `bytes` as text without making a Swift value of them (for key
+    /// material, which must not outlive its zeroed buffer). SQLite copies the bytes; call
+    /// ``clearBindings()`` after the statement ran.
+    package func bindKey(_ bytes: UnsafeRawPointer, _ count: Int32, at index: Int32) throws {
+        let code = api.bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self), count, SQLiteAPI.transient)
+        guard code == SQLITE_OK else {
+            throw connection.error(code: code, context: "binding parameter \(index)", sql: sql)
+        }
+    }
+
+    /// Sets every parameter back to NULL, releasing SQLite's copies of bound values.
+    package func clearBindings() {
+        _ = api.clear_bindings(handle)
+    }
+
     /// Binds every value in order, from parameter 1.
     package func bind(_ values: [Value]) throws {
         for (offset, value) in values.enumerated() {
