@@ -127,7 +127,7 @@ import Testing
         let big = (0..<400).map { item("row\($0)", String(repeating: "x", count: 1000)) }
         let error = try #require(throws: SQLiteError.self) { try store.upsert(big, into: "t") }
         #expect(error.arguments?.first?.contains("row") == true)
-        #expect(error.sql?.hasPrefix("INSERT OR REPLACE INTO \"t\"") == true)
+        #expect(error.sql?.hasPrefix("INSERT INTO \"t\"") == true)
     }
 
     @Test func aThrowingTransactionLeavesNothingBehind() throws {

@@ -31,17 +31,23 @@ extension SQLTableStore {
             try SQLTableStore.lookup(id, on: layout(table), connection)
         }
 
-        /// One prepared `INSERT OR REPLACE`, bound and stepped per row; the table layout is looked
-        /// up once per call, not per row.
+        /// One prepared `INSERT` per call, bound and stepped per row, and an `UPDATE` of the same
+        /// binding when the id exists; the table layout is looked up once per call, not per row.
         func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
             let layout = try layout(table)
-            let statement = try connection.statement(layout.upsertSQL)
-            defer { statement.reset() }
+            let insert = try connection.statement(layout.insertSQL)
+            let update = try layout.updateSQL.map { try connection.statement($0) }
+            defer { insert.reset() }
             for item in items {
                 let row = try layout.schema.normalize(item, origin: origin)
-                try layout.bindUpsert(row, to: statement)
-                _ = try statement.step(arguments: [.string(row.id)] + layout.schema.columns.map { row[$0.name] })
-                statement.reset()
+                try layout.bindRow(row, to: insert)
+                let arguments = { [.string(row.id)] + layout.schema.columns.map { row[$0.name] } }
+                if try !insert.stepInsert(arguments: arguments()), let update {
+                    try layout.bindRow(row, to: update)
+                    _ = try update.step(arguments: arguments())
+                    update.reset()
+                }
+                insert.reset()
             }
         }
 

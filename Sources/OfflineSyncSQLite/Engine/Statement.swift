@@ -90,6 +90,20 @@ package final class Statement {
         }
     }
 
+    /// Steps an INSERT: `true` when the row was inserted, `false` when its primary key already
+    /// exists (the statement is then reset); any other failure throws.
+    package func stepInsert(arguments: @autoclosure () -> [Value]) throws -> Bool {
+        let code = api.step(handle)
+        if code == SQLITE_DONE { return true }
+        _ = api.reset(handle)
+        if code == Statement.primaryKeyConflict { return false }
+        throw connection.error(code: code, context: "running a statement on '\(connection.path)'", sql: sql,
+                               arguments: arguments())
+    }
+
+    /// `SQLITE_CONSTRAINT_PRIMARYKEY`.
+    private static let primaryKeyConflict: Int32 = SQLITE_CONSTRAINT | (6 << 8)
+
     /// Rewinds the statement so that it can be bound and stepped again (bindings are kept).
     package func reset() {
         _ = api.reset(handle)
