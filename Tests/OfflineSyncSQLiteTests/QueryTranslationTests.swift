@@ -78,4 +78,13 @@ import Testing
             #expect(remaining == expectedRemaining)
         }
     }
+
+    @Test(arguments: SQLBackend.all)
+    func deleteMatchingWithoutAFilterCountsEveryRow(backend: SQLBackend) throws {
+        try withStores(backend) { store, _ in
+            let deleted = try store.delete(matching: Query(table: "t")), remaining = try store.count("t")
+            #expect(deleted == Corpus.items.count)
+            #expect(remaining == 0)
+        }
+    }
 }

@@ -50,7 +50,9 @@ struct SQLQuery {
         var result = SQLQuery()
         result.sql = "DELETE FROM \(layout.quotedName)"
         if query.skip == 0, query.top == nil {
-            result.appendWhere(query.filter)
+            // Without a WHERE clause SQLite 3.15 truncates a WITHOUT ROWID table without counting
+            // the deleted rows; `WHERE 1` turns the truncate optimisation off.
+            result.appendWhere(query.filter ?? .literal(true))
         } else {
             result.sql += " WHERE \"id\" IN (SELECT \"id\" FROM \(layout.quotedName)"
             result.appendWhere(query.filter)
