@@ -87,4 +87,18 @@ import Testing
             #expect(remaining == 0)
         }
     }
+
+    @Test(arguments: SQLBackend.all)
+    func inListsLongerThanTheParameterLimitMatchTheEvaluator(backend: SQLBackend) throws {
+        try withStores(backend) { store, reference in
+            let values = (0..<1500).map { Value.string("v\($0)") } + ["abc", "ABC", nil]
+            let query = Query(table: "t", filter: .isIn(.column("s"), values), orderBy: [SortKey("s")], top: 2, includeTotalCount: true)
+            let actual = try store.read(query), expected = try reference.read(query)
+            #expect(actual == expected)
+            let deleted = try store.delete(matching: query), expectedDeleted = try reference.delete(matching: query)
+            #expect(deleted == expectedDeleted)
+            let remaining = try store.count("t"), expectedRemaining = try reference.count("t")
+            #expect(remaining == expectedRemaining)
+        }
+    }
 }

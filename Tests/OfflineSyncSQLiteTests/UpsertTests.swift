@@ -1,3 +1,4 @@
+import Dispatch
 import OfflineSync
 import Testing
 
@@ -48,6 +49,27 @@ import Testing
             try store.upsert(ids.map { Item(id: $0) }, into: "t")
             #expect(try store.count("t") == 4)
             #expect(try store.lookup(table: "t", id: "e\u{301}")?.id.unicodeScalars.count == 2)
+        }
+    }
+
+    @Test(arguments: SQLBackend.all)
+    func concurrentReadModifyWriteTransactionsAreSerialised(backend: SQLBackend) throws {
+        try withStore(backend) { store in
+            try store.upsert([Item(id: "counter", values: ["i": 0])], into: "t")
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                for step in 0..<50 {
+                    do {
+                        try store.write { transaction in
+                            let current = try transaction.lookup(table: "t", id: "counter")?["i"].intValue ?? 0
+                            try transaction.upsert([Item(id: "counter", values: ["i": .int(current + 1)])], into: "t", origin: .local)
+                        }
+                        _ = try store.read(Query(table: "t", filter: .comparison(.column("i"), .ge, .literal(.int(Int64(step)))), includeTotalCount: true))
+                    } catch {
+                        Issue.record("worker \(worker) step \(step): \(error)")
+                    }
+                }
+            }
+            #expect(try store.lookup(table: "t", id: "counter")?["i"] == 200)
         }
     }
 }

@@ -52,9 +52,15 @@ package final class Connection {
         _ = api.busy_timeout(handle, milliseconds)
     }
 
-    /// The statement for `sql`, prepared once and then reused from the cache.
+    /// The most statements kept prepared; queries with many shapes (filters, `in` lists of
+    /// varying length) would otherwise grow the cache without bound.
+    static let cacheCapacity = 256
+
+    /// The statement for `sql`, prepared once and then reused from the cache. When the cache is
+    /// full it is emptied (a statement still in use lives on until its user releases it).
     package func statement(_ sql: String) throws -> Statement {
         if let cached = statements[sql] { return cached }
+        if statements.count >= Connection.cacheCapacity { statements.removeAll() }
         let statement = try prepare(sql)
         statements[sql] = statement
         return statement

@@ -22,6 +22,11 @@ import OfflineSync
 ///   and `id` ascending is always the last key. Integers and doubles compare exactly on x86-64
 ///   (SQLite compares them through `long double`).
 struct SQLQuery {
+    /// The most parameters a statement may have on SQLCipher's SQLite 3.15 (its
+    /// `SQLITE_MAX_VARIABLE_NUMBER`). A query needing more (a long `in` list) is answered by
+    /// scanning the table and running ``OfflineSync/QueryEvaluator`` in Swift instead.
+    static let parameterLimit = 999
+
     /// The SQL text.
     var sql = ""
     /// The values for parameters `?1`, `?2`, …

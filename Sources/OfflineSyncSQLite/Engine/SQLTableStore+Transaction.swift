@@ -62,6 +62,13 @@ extension SQLTableStore {
             let layout = try layout(query.table)
             try query.validate(against: layout.schema)
             let delete = SQLQuery.delete(query, on: layout)
+            guard delete.arguments.count <= SQLQuery.parameterLimit else {
+                var selection = query
+                selection.selection = []
+                let ids = try read(selection).items.map(\.id)
+                try self.delete(ids: ids, from: query.table)
+                return ids.count
+            }
             try connection.execute(delete.sql, delete.arguments)
             return connection.changes
         }

@@ -198,6 +198,11 @@ package final class SQLTableStore: Sendable {
         try query.validate(against: layout.schema)
         let columns = layout.columns(selecting: query.selection)
         let select = SQLQuery.select(query, on: layout, columns: columns)
+        guard select.arguments.count <= SQLQuery.parameterLimit else {
+            var rows: [Item] = []
+            try connection.forEachRow(layout.scanSQL) { rows.append(layout.decode($0, columns: layout.schema.columns)) }
+            return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
+        }
         var items: [Item] = []
         try connection.forEachRow(select.sql, select.arguments) { items.append(layout.decode($0, columns: columns)) }
         var total: Int?

@@ -24,6 +24,8 @@ struct TableLayout {
     /// about ten times slower than `INSERT`.)
     let updateSQL: String?
     let lookupSQL: String
+    /// Every row, every column (for queries evaluated in Swift, see ``SQLQuery/parameterLimit``).
+    let scanSQL: String
     let deleteSQL: String
 
     init(_ schema: TableSchema) {
@@ -33,7 +35,8 @@ struct TableLayout {
         insertSQL = "INSERT INTO \(quotedName) (\(names.map(SQL.quote).joined(separator: ", "))) VALUES (\((1...names.count).map { "?\($0)" }.joined(separator: ", ")))"
         let assignments = schema.columns.enumerated().map { "\(SQL.quote($1.name)) = ?\($0 + 2)" }
         updateSQL = assignments.isEmpty ? nil : "UPDATE \(quotedName) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?1"
-        lookupSQL = "SELECT \(names.map(SQL.quote).joined(separator: ", ")) FROM \(quotedName) WHERE \"id\" = ?"
+        scanSQL = "SELECT \(names.map(SQL.quote).joined(separator: ", ")) FROM \(quotedName)"
+        lookupSQL = scanSQL + " WHERE \"id\" = ?"
         deleteSQL = "DELETE FROM \(quotedName) WHERE \"id\" = ?"
     }
 
