@@ -29,5 +29,8 @@ let package = Package(
         .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
             "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
         ]),
+        .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+        ]),
     ]
 )
