@@ -121,6 +121,22 @@ import Testing
         #expect(try sqlite3Tool(directory.file("store.db"), "PRAGMA integrity_check; SELECT count(*) FROM t;") == "ok\n2\n")
     }
 
+    @Test func aTransactionRolledBackBySQLiteRefusesFurtherWrites() throws {
+        defer { directory.remove() }
+        let store = try openStore(options: SQLStoreOptions(maximumPageCount: 40))
+        let big = (0..<400).map { item("row\($0)", String(repeating: "x", count: 1000)) }
+        #expect(throws: OfflineSyncError.self) {
+            try store.write { transaction in
+                do {
+                    try transaction.upsert(big, into: "t", origin: .local)
+                } catch {
+                    try transaction.upsert([self.item("swallowed", "after the failure")], into: "t", origin: .local)
+                }
+            }
+        }
+        #expect(try store.count("t") == 0)
+    }
+
     @Test func errorsListBoundValuesOnlyWhenAskedTo() throws {
         defer { directory.remove() }
         let store = try openStore(options: SQLStoreOptions(maximumPageCount: 40, publicStatementArguments: true))

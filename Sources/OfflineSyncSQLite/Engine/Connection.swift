@@ -101,6 +101,9 @@ package final class Connection {
         return result
     }
 
+    /// `true` while a transaction is open (SQLite ends one by itself after some errors).
+    package var isInTransaction: Bool { api.get_autocommit(handle) == 0 }
+
     /// The number of rows changed by the last INSERT, UPDATE or DELETE.
     package var changes: Int { Int(api.changes(handle)) }
 
