@@ -21,6 +21,8 @@ public struct SQLCipherError: Error, Sendable, Hashable, CustomStringConvertible
         public static let invalidKey = Code("invalidKey")
         /// An export or import target already exists.
         public static let targetExists = Code("targetExists")
+        /// The plaintext store to import does not exist.
+        public static let sourceMissing = Code("sourceMissing")
 
         public var description: String { name }
     }

@@ -127,7 +127,7 @@ public final class SQLCipherStore: LocalStore {
         try key.validate()
         try requireAbsent(encryptedPath)
         guard FileManager.default.fileExists(atPath: plaintextPath) else {
-            throw SQLCipherError(.targetExists, "there is no plaintext store at '\(plaintextPath)' to import")
+            throw SQLCipherError(.sourceMissing, "there is no plaintext store at '\(plaintextPath)' to import")
         }
         let library = try SQLCipherLibrary.load(path: libraryPath)
         let connection = try Connection(api: library.api, path: plaintextPath, publishesArguments: false)

@@ -1,7 +1,8 @@
 /// Storage settings of an SQL store (``SQLiteStore``, and `SQLCipherStore`, which shares the engine).
 ///
 /// Every store runs in WAL mode (readers and the writer do not block each other, and a commit is
-/// one sequential append to the WAL file).
+/// one sequential append to the WAL file) with the library's default page size (4 KiB for SQLite
+/// 3.40, 1 KiB for SQLCipher 3).
 public struct SQLStoreOptions: Sendable, Hashable {
     /// How hard a commit works to survive a power failure.
     public enum Durability: String, Sendable, Hashable {
