@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(
             name: "offline-sync",
             dependencies: [
-                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance",
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

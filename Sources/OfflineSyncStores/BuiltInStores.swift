@@ -1,4 +1,6 @@
 import OfflineSync
+import OfflineSyncSQLCipher
+import OfflineSyncSQLite
 
 /// The built-in backends, registered in one call, and the default store of the command-line tool.
 ///
@@ -37,6 +39,35 @@ public enum BuiltInStores {
     private static var backends: [(scheme: StoreScheme, factory: StoreRegistry.Factory)] {
         [
             (.memory, { _ in InMemoryStore() }),
+            (.sqlite, { configuration in
+                let settings = try StoreConfiguration.SQLiteSettings(configuration)
+                return SQLiteStore(path: settings.path, options: sqlOptions(settings.durability))
+            }),
+            (.sqlcipher, { configuration in
+                let settings = try StoreConfiguration.SQLCipherSettings(configuration)
+                let source = settings.keySource
+                return try SQLCipherStore(path: settings.path, options: sqlOptions(settings.durability)) {
+                    SQLCipherKey(try source.load())
+                }
+            }),
         ]
+    }
+
+    private static func sqlOptions(_ durability: StoreConfiguration.SQLiteSettings.Durability?) -> SQLStoreOptions {
+        switch durability {
+        case .full: return SQLStoreOptions(durability: .full)
+        case .normal: return SQLStoreOptions(durability: .normal)
+        case nil: return SQLStoreOptions()
+        }
+    }
+}
+
+extension SQLCipherKey {
+    /// The SQLCipher key for key material read from a ``OfflineSync/KeySource``.
+    public init(_ key: StoreKey) {
+        switch key.kind {
+        case .raw: self = .raw(key.bytes)
+        case .passphrase: self = .passphrase(bytes: key.bytes)
+        }
     }
 }

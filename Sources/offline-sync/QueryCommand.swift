@@ -43,8 +43,8 @@ struct QueryCommand: AsyncParsableCommand {
         let (store, schema) = try StoreAccess.openExisting(configuration, logger: logger)
         defer { try? store.close() }
         let declaration = try StoreAccess.table(table, in: schema, configuration: configuration)
-        let query = Query(table: table, filter: try filter.map { try ODataText.filter($0) },
-                          orderBy: try orderby.map { try ODataText.orderBy($0) } ?? [],
+        let query = Query(table: table, filter: try filter.map { try ODataInput.filter($0) },
+                          orderBy: try orderby.map { try ODataInput.orderBy($0) } ?? [],
                           skip: skip, top: top, includeTotalCount: count)
         try query.validate(against: declaration)
         logger.debug("querying \(table)", metadata: ["filter": "\(filter != nil)", "top": "\(top.map(String.init) ?? "all")", "skip": "\(skip)"])

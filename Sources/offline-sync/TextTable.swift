@@ -19,7 +19,7 @@ struct TextTable {
         var lines = cells.map { row in
             row.enumerated().map { column, cell in
                 column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
-            }.joined(separator: "  ")
+            }.joined(separator: "  ").trimmingTrailingSpaces
         }
         lines.insert(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "), at: 1)
         return lines.joined(separator: "\n")
@@ -44,5 +44,13 @@ struct TextTable {
     private static func clip(_ text: String) -> String {
         let flat = text.map { $0 == "\n" || $0 == "\t" || $0 == "\r" ? " " : String($0) }.joined()
         return flat.count > maximumCellWidth ? flat.prefix(maximumCellWidth - 1) + "…" : flat
+    }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var text = self
+        while text.last == " " { text.removeLast() }
+        return text
     }
 }

@@ -165,3 +165,111 @@ struct CLILoggingTests {
         }
     }
 }
+
+@Suite("offline-sync query with OData")
+struct CLIQueryTests {
+    @Test(arguments: Backend.available)
+    func filterAndOrderByFollowTheReferenceSemantics(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "complete eq false or priority ge 1",
+                                  "--orderby", "priority desc", "--format", "jsonl"])
+        #expect(result.status == 0, "\(result)")
+        let ids = result.stdout.split(separator: "\n").compactMap { $0.split(separator: "\"").dropFirst(3).first }
+        #expect(ids == ["a", "b", "c"], "nulls last when descending: \(result)")
+    }
+
+    @Test(arguments: Backend.available)
+    func jsonFormatWrapsItemsWithTheCount(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "startswith(text, 'Walk')",
+                                  "--count", "--format", "json"])
+        #expect(result.status == 0, "\(result)")
+        let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        #expect(document?["count"] as? Int == 1, "\(result)")
+        #expect((document?["items"] as? [[String: Any]])?.first?["id"] as? String == "b", "\(result)")
+    }
+
+    @Test(arguments: Backend.available)
+    func malformedFilterShowsThePosition(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let filter = "text eq 'a' and and complete"
+        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", filter])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("at column 17"), "\(result)")
+        #expect(result.stderr.contains("    \(filter)\n    " + String(repeating: " ", count: 16) + "^"), "\(result)")
+    }
+
+    @Test(arguments: Backend.available)
+    func unknownColumnInTheFilterIsNamed(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "colour eq 'red'"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("column 'colour'"), "\(result)")
+    }
+}
+
+@Suite("offline-sync with SQLCipher keys")
+struct CLIKeyTests {
+    static let otherKey = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+    static var sqlcipher: [Backend] { Backend.available.filter { $0 == .sqlcipher } }
+
+    @Test(arguments: sqlcipher)
+    func wrongKeyIsReportedWithoutShowingAnyKey(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let result = try CLI.run(["export", "--store", url, "--table", "todoitem"], environment: [CLI.keyVariable: CLIKeyTests.otherKey])
+        #expect(result.status == 1)
+        #expect(result.stderr.lowercased().contains("wrong key"), "\(result)")
+        #expect(!result.stderr.contains(CLIKeyTests.otherKey) && !result.stderr.contains(CLI.key), "\(result)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test(arguments: sqlcipher)
+    func keyFromAFileOpensTheStore(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let keyFile = try directory.write("store.key", CLI.key + "\n")
+        let fromFile = "sqlcipher:\(directory.path("store.db"))?key-file=\(keyFile)"
+        let result = try CLI.run(["export", "--store", fromFile, "--table", "todoitem"])
+        #expect(result.stdout == Todo.exported, "\(result)")
+    }
+
+    @Test(arguments: sqlcipher)
+    func rekeyChangesTheKeyAndTheOldOneStopsWorking(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        try Todo.importFixtures(into: url, in: directory)
+        let rekey = try CLI.run(["rekey", "--store", url, "--new-key-env", "NEW_STORE_KEY"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
+        #expect(rekey.status == 0, "\(rekey)")
+        #expect(rekey.stdout.contains("key-env=NEW_STORE_KEY"), "\(rekey)")
+        #expect(!rekey.stdout.contains(CLIKeyTests.otherKey) && !rekey.stderr.contains(CLIKeyTests.otherKey))
+
+        let newURL = "sqlcipher:\(directory.path("store.db"))?key-env=NEW_STORE_KEY"
+        let withNew = try CLI.run(["export", "--store", newURL, "--table", "todoitem"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
+        #expect(withNew.stdout == Todo.exported, "\(withNew)")
+        let withOld = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+        #expect(withOld.status == 1, "\(withOld)")
+    }
+
+    @Test(arguments: sqlcipher)
+    func unsetKeyVariableIsNamed(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = "sqlcipher:\(directory.path("store.db"))?key-env=OFFLINE_SYNC_UNSET_KEY"
+        let schema = try directory.write("schema.json", Todo.schema)
+        let file = try directory.write("todo.jsonl", Todo.lines)
+        let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", file, "--schema", schema])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("OFFLINE_SYNC_UNSET_KEY"), "\(result)")
+    }
+}

@@ -15,7 +15,7 @@ struct StoreConfigurationTests {
         let settings = try StoreConfiguration.SQLiteSettings(StoreConfiguration(parsing: "sqlite:./data/app.sqlite?sync=normal"))
         #expect(settings.path == "./data/app.sqlite")
         #expect(settings.durability == .normal)
-        #expect(try StoreConfiguration.SQLiteSettings(StoreConfiguration(parsing: "sqlite:/tmp/a.sqlite")).durability == .full)
+        #expect(try StoreConfiguration.SQLiteSettings(StoreConfiguration(parsing: "sqlite:/tmp/a.sqlite")).durability == nil)
     }
 
     @Test func lmdbParsesSizesAndSyncMode() throws {

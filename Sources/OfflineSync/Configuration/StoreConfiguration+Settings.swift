@@ -3,7 +3,7 @@ extension StoreConfiguration {
     public struct SQLiteSettings: Sendable, Hashable {
         /// When SQLite syncs the file to disk.
         public enum Durability: String, Sendable, Hashable, CaseIterable {
-            /// `PRAGMA synchronous=FULL`: a returned commit survives power loss (the default).
+            /// `PRAGMA synchronous=FULL`: a returned commit survives power loss.
             case full
             /// `PRAGMA synchronous=NORMAL` (WAL): a returned commit survives a process crash,
             /// the last commits may be lost on power loss.
@@ -12,26 +12,26 @@ extension StoreConfiguration {
 
         /// The database file.
         public var path: String
-        /// The `sync` option; ``Durability/full`` when not given.
-        public var durability: Durability
+        /// The `sync` option, or `nil` when not given (the backend's default applies).
+        public var durability: Durability?
 
         /// Reads the settings of an `sqlite:` (or `sqlcipher:`) configuration.
         public init(_ configuration: StoreConfiguration) throws {
             path = try configuration.requirePath()
-            durability = try configuration.choice("sync", default: .full)
+            durability = try configuration.option("sync").map { _ in try configuration.choice("sync", default: Durability.full) }
         }
 
         static let syncOption = StoreOption(
             "sync", values: Durability.allCases.map(\.rawValue),
-            summary: "full: every commit is synced to disk (default); normal: WAL without a sync per commit")
+            summary: "full: every commit is synced to disk; normal: a commit survives a crash of the process, not a power loss")
     }
 
     /// The typed settings of an `sqlcipher:` configuration: those of SQLite plus where the key is.
     public struct SQLCipherSettings: Sendable, Hashable {
         /// The database file.
         public var path: String
-        /// The `sync` option; ``SQLiteSettings/Durability/full`` when not given.
-        public var durability: SQLiteSettings.Durability
+        /// The `sync` option, or `nil` when not given (the backend's default applies).
+        public var durability: SQLiteSettings.Durability?
         /// Where the key is read from (`key-env` or `key-file`, exactly one of them).
         public var keySource: KeySource
 
