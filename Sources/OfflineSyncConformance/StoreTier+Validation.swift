@@ -63,7 +63,9 @@ extension StoreTierGroups {
                 ("d", .double(.nan)), ("d", .double(.infinity)), ("d", .double(-.infinity)), ("d", .string("1.5")),
                 ("i", .double(1.5)), ("i", .double(1e19)), ("i", .string("1")), ("i", .bool(true)),
                 ("b", .int(1)), ("b", .string("true")), ("s", .int(5)), ("s", .json("[]")), ("t", .string("yesterday")),
-                ("t", .int(0)), ("j", .string("[]")), ("j", .double(0)),
+                ("t", .int(0)), ("t", .date(Timestamp(millisecondsSince1970: Timestamp.minimum.millisecondsSince1970 - 1))),
+                ("t", .date(Timestamp(millisecondsSince1970: Timestamp.maximum.millisecondsSince1970 + 1))),
+                ("j", .string("[]")), ("j", .double(0)),
             ]
             for (index, (column, value)) in bad.enumerated() {
                 let id = "bad-\(index)"
