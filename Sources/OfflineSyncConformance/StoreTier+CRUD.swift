@@ -16,10 +16,12 @@ extension StoreTierGroups {
             let store = try context.openStore(Fixtures.schema)
             let row = Item(id: "negative-zero", values: ["d": .double(-0.0)])
             try store.upsert([row], into: "values")
-            for (operation, found) in [
-                ("lookup(values, id 'negative-zero')", context.attempt("lookup") { try store.lookup(table: "values", id: row.id) } ?? nil),
-                ("read(values)", context.attempt("read") { try store.read(Query(table: "values")).items.first } ?? nil),
-            ] {
+            let lookup = "lookup(values, id 'negative-zero')", read = "read(values) of id 'negative-zero'"
+            let answers: [(String, Item??)] = [
+                (lookup, context.attempt(lookup) { try store.lookup(table: "values", id: row.id) }),
+                (read, context.attempt(read) { try store.read(Query(table: "values")).items.first }),
+            ]
+            for case let (operation, found?) in answers {
                 guard case .double(let number)? = found?["d"] else {
                     context.fail("\(operation) column 'd': expected double -0.0, got \(found.map { RowDifference.show($0["d"]) } ?? "no row")")
                     continue
