@@ -56,6 +56,7 @@ public final class TableService: Sendable {
     }
 
     /// `POST /tables/{table}`: stores a new item (an empty id gets a UUID) and returns it.
+    @discardableResult
     public func insert(_ item: Item, into table: String) throws -> Item {
         try serialized { stamp in
             var item = item
@@ -73,6 +74,7 @@ public final class TableService: Sendable {
 
     /// `PATCH /tables/{table}/{id}`: replaces an existing item; with `ifMatch`, only if its
     /// version matches (else 412 with the server's item).
+    @discardableResult
     public func update(_ item: Item, in table: String, ifMatch version: String?) throws -> Item {
         try serialized { stamp in
             try requireSchema(table, for: item)

@@ -6,7 +6,8 @@ public struct OperationError: Sendable, Hashable, CustomStringConvertible {
     public var operationId: String
     /// Its position in the queue.
     public var sequence: Int64
-    /// The operation's version when it failed; resolving requires it unchanged.
+    /// The operation's version when this record was read. A local edit of the item updates the
+    /// stored record, so an error read before the edit no longer resolves (read it again).
     public var operationVersion: Int64
     /// What the operation does.
     public var kind: OperationKind

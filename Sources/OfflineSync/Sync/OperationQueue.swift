@@ -77,6 +77,10 @@ final class OperationQueue: Sendable {
         }
         if let collapsed = OperationQueue.collapse(latest, kind, item: deletedItem) {
             try transaction.upsert([collapsed.row], into: SystemTables.operations, origin: .local)
+            if var error = try transaction.lookup(table: SystemTables.errors, id: latest.id) {
+                error[SystemTables.ErrorColumn.version] = .int(collapsed.version)
+                try transaction.upsert([error], into: SystemTables.errors, origin: .local)
+            }
         } else {
             try transaction.delete(ids: [latest.id], from: SystemTables.operations)
             try transaction.delete(ids: [latest.id], from: SystemTables.errors)

@@ -1,0 +1,47 @@
+import OfflineSync
+import Synchronization
+
+/// A store that wraps another and makes a chosen write transaction fail, as a crash or a full
+/// disk would: the wrapped store rolls the transaction back and the error reaches the caller.
+///
+/// Everything else is passed through. Used by the sync tier to prove that an interrupted pull or
+/// push loses nothing, on whatever store is under test.
+public final class ThrowingStore: LocalStore {
+    /// The wrapped store.
+    public let base: any LocalStore
+    private let countdown = Mutex<Int?>(nil)
+
+    /// Wraps `base`.
+    public init(wrapping base: any LocalStore) {
+        self.base = base
+    }
+
+    /// Makes the `n`-th write transaction from now (1 = the next one) throw after its body ran,
+    /// so its writes are rolled back. Later transactions succeed again.
+    public func failWrite(_ n: Int) {
+        countdown.withLock { $0 = max(1, n) }
+    }
+
+    /// The error a failing transaction throws.
+    public static let injectedFailure = OfflineSyncError(.storage, "injected storage failure (ThrowingStore)")
+
+    public var info: StoreInfo { base.info }
+    public var schema: StoreSchema { get throws { try base.schema } }
+    public func open(schema: StoreSchema) throws { try base.open(schema: schema) }
+    public func read(_ query: Query) throws -> QueryResult { try base.read(query) }
+    public func lookup(table: String, id: String) throws -> Item? { try base.lookup(table: table, id: id) }
+    public func close() throws { try base.close() }
+
+    public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
+        let fails = countdown.withLock { value -> Bool in
+            guard let remaining = value else { return false }
+            value = remaining <= 1 ? nil : remaining - 1
+            return remaining <= 1
+        }
+        return try base.write { transaction in
+            let result = try body(transaction)
+            if fails { throw ThrowingStore.injectedFailure }
+            return result
+        }
+    }
+}
