@@ -117,6 +117,18 @@ enum SyncTierQueue {
             c.expectEqual(try reopened.context.pendingOperationCount(table: "tag"), 2, "tag operations")
             return reopened
         },
+        CaseContext.syncCase("items with the longest ids queue, collapse and push") { f, c in
+            let long = String(repeating: "é", count: 125) + "xyzab"
+            let other = String(repeating: "é", count: 125) + "xyzac"
+            try f.todo.insert([SyncFixture.todo(long, "one"), SyncFixture.todo(other, "two")])
+            try f.todo.update(SyncFixture.todo(long, "three"))
+            c.expectEqual(try f.context.pendingOperations().map(\.itemId), [long, other], "queued items")
+            try await f.context.push()
+            c.expectEqual(try f.serverItem(long)?["text"], "three", "server text of the long id")
+            try f.todo.delete(id: other)
+            c.expectEqual(try f.context.pendingOperations().map(\.kind), [.delete], "queue after delete")
+            return nil
+        },
         CaseContext.syncCase("a batch write is all or nothing") { f, c in
             let items = (0..<10).map { SyncFixture.todo("b\($0)", "item \($0)") } + [SyncFixture.todo("b3", "duplicate")]
             c.expectThrows("batch with a duplicate id", code: .invalidOperation) { try f.todo.insert(items) }

@@ -29,14 +29,60 @@ public struct QueryEvaluator: Sendable {
     }
 
     /// Runs the whole query over the rows of its table.
+    ///
+    /// With `top`, only the first `skip + top` rows in order are kept while scanning (a bounded
+    /// heap), so a small page of a large table costs one pass instead of a full sort; the result
+    /// is the same as sorting everything, since the order is total (ties end at the unique id).
     public func run(over rows: some Sequence<Item>) -> QueryResult {
+        if let top = query.top {
+            let (first, count) = firstInOrder(rows, limit: query.skip.addingReportingOverflow(top).overflow ? Int.max : query.skip + top)
+            let start = min(query.skip, first.count)
+            return QueryResult(items: first[start...].map(select), totalCount: query.includeTotalCount ? count : nil)
+        }
         var matching = rows.filter(matches)
         matching.sort(by: precedes)
         let total = query.includeTotalCount ? matching.count : nil
         let start = min(query.skip, matching.count)
-        let end = query.top.map { min(matching.count, start + $0) } ?? matching.count
-        let page = matching[start..<end].map(select)
+        let page = matching[start...].map(select)
         return QueryResult(items: page, totalCount: total)
+    }
+
+    /// The first `limit` matching rows in query order, and the number of matching rows.
+    private func firstInOrder(_ rows: some Sequence<Item>, limit: Int) -> (rows: [Item], matching: Int) {
+        guard limit > 0 else { return ([], rows.reduce(0) { $0 + (matches($1) ? 1 : 0) }) }
+        // A max-heap (by query order) of the best `limit` rows seen so far.
+        var heap: [Item] = []
+        var matching = 0
+        func siftDown(_ start: Int) {
+            var parent = start
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var largest = parent
+                if left < heap.count, precedes(heap[largest], heap[left]) { largest = left }
+                if right < heap.count, precedes(heap[largest], heap[right]) { largest = right }
+                if largest == parent { return }
+                heap.swapAt(parent, largest)
+                parent = largest
+            }
+        }
+        for row in rows where matches(row) {
+            matching += 1
+            if heap.count < limit {
+                heap.append(row)
+                var child = heap.count - 1
+                while child > 0 {
+                    let parent = (child - 1) / 2
+                    guard precedes(heap[parent], heap[child]) else { break }
+                    heap.swapAt(parent, child)
+                    child = parent
+                }
+            } else if precedes(row, heap[0]) {
+                heap[0] = row
+                siftDown(0)
+            }
+        }
+        heap.sort(by: precedes)
+        return (heap, matching)
     }
 
     /// The item reduced to the query's selection (`id` always kept).

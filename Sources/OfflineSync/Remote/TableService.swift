@@ -204,14 +204,18 @@ public final class TableService: Sendable {
 
     /// The opaque version of a write: the 8 bytes of its unique `updatedAt`, in base64.
     static func version(_ stamp: Timestamp) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
         let value = UInt64(bitPattern: stamp.millisecondsSince1970)
-        let bytes = (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) } + [0]
-        var text = ""
+        var bytes = [UInt8](repeating: 0, count: 9)
+        for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64(index))) }
+        var text: [UInt8] = []
+        text.reserveCapacity(12)
         for group in stride(from: 0, to: 9, by: 3) {
             let chunk = UInt32(bytes[group]) << 16 | UInt32(bytes[group + 1]) << 8 | UInt32(bytes[group + 2])
-            for shift in [18, 12, 6, 0] { text.append(alphabet[Int((chunk >> UInt32(shift)) & 63)]) }
+            for shift: UInt32 in [18, 12, 6, 0] { text.append(base64Alphabet[Int((chunk >> shift) & 63)]) }
         }
-        return String(text.dropLast()) + "="
+        text[11] = UInt8(ascii: "=")
+        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 }

@@ -64,7 +64,10 @@ public final class InMemoryStore: LocalStore {
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
+            // Move the state into the transaction (leaving an empty one behind while the lock is
+            // held) so its tables are uniquely referenced and written in place, not copied.
             let transaction = Transaction(state: state)
+            state = State()
             defer { state = transaction.state }
             do {
                 return try body(transaction)

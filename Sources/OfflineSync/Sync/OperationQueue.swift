@@ -52,12 +52,34 @@ final class OperationQueue: Sendable {
         return operation
     }
 
-    /// The next free sequence number: one more than the largest stored (1 for an empty queue).
-    func nextSequence(in transaction: any StoreTransaction) throws -> Int64 {
-        let newest = try transaction.read(Query(table: SystemTables.operations,
-                                                orderBy: [SortKey(SystemTables.OperationColumn.sequence, descending: true)],
-                                                top: 1, selection: [SystemTables.OperationColumn.sequence]))
-        return (newest.items.first?[SystemTables.OperationColumn.sequence].intValue ?? 0) + 1
+    /// The `__config` key of the last sequence number handed out.
+    static let sequenceKey = "operationSequence"
+
+    /// Reserves `count` sequence numbers inside the caller's transaction and returns the first.
+    ///
+    /// The last number handed out is kept in ``SystemTables/config`` and advanced in the same
+    /// transaction as the operations that use it, so numbers only grow, across tables and across
+    /// reopening, and a rolled-back edit gives its numbers back. The first use derives it from
+    /// the largest sequence stored in the queue.
+    func reserveSequences(_ count: Int, in transaction: any StoreTransaction) throws -> Int64 {
+        typealias C = SystemTables.ConfigColumn
+        let last: Int64
+        if let row = try transaction.lookup(table: SystemTables.config, id: OperationQueue.sequenceKey),
+           let text = row[C.value].stringValue, let value = Int64(text) {
+            last = value
+        } else {
+            let newest = try transaction.read(Query(table: SystemTables.operations,
+                                                    orderBy: [SortKey(SystemTables.OperationColumn.sequence, descending: true)],
+                                                    top: 1, selection: [SystemTables.OperationColumn.sequence]))
+            last = newest.items.first?[SystemTables.OperationColumn.sequence].intValue ?? 0
+        }
+        guard last <= Int64.max - Int64(count) else {
+            throw OfflineSyncError(.storage, "the operation queue's sequence number is exhausted (\(last))")
+        }
+        let end = last + Int64(count)
+        try transaction.upsert([Item(id: OperationQueue.sequenceKey, values: [C.value: .string(String(end))])],
+                               into: SystemTables.config, origin: .local)
+        return last + 1
     }
 
     /// Queues one local edit, collapsing it into the item's pending operation by the rules of

@@ -26,7 +26,8 @@ extension SyncContext {
     }
 
     private func validate(_ request: PullRequest, options: PullOptions) throws {
-        let schema = try self.table(request.table).context.store.schema.requireTable(request.table)
+        _ = try table(request.table)
+        let schema = try store.schema.requireTable(request.table)
         guard options.pageSize >= 1 else {
             throw OfflineSyncError(.configuration, "pull page size is \(options.pageSize); it must be 1 or more (default 50)")
         }
@@ -119,13 +120,8 @@ extension SyncContext {
     /// Stores one page in one transaction: items with a queued operation are left alone, deleted
     /// records are removed, the rest upserted in bulk; then the token, when given, is written.
     private func commit(_ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, into result: inout PullResult) throws {
-        typealias C = SystemTables.OperationColumn
         let counts = try store.write { transaction -> (stored: Int, deleted: Int, skipped: Int) in
-            let pending = try transaction.read(Query(
-                table: SystemTables.operations,
-                filter: .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), page.map { .string($0.id) })),
-                selection: [C.itemId])).items
-            let pendingIds = Set(pending.compactMap { $0[C.itemId].stringValue })
+            let pendingIds = try queuedItemIds(table: table, among: page.map(\.id), in: transaction)
             var upserts: [Item] = []
             upserts.reserveCapacity(page.count)
             var deletions: [String] = []
@@ -143,5 +139,20 @@ extension SyncContext {
         result.stored += counts.stored
         result.deleted += counts.deleted
         result.skippedPending += counts.skipped
+    }
+
+    /// Which of `ids` have a queued operation in `table`: one query per 500 ids (a bound that
+    /// keeps every SQL backend under its parameter limit).
+    func queuedItemIds(table: String, among ids: [String], in transaction: any StoreTransaction) throws -> Set<String> {
+        typealias C = SystemTables.OperationColumn
+        var queued = Set<String>()
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(ids.count, start + 500)]
+            let rows = try transaction.read(Query(table: SystemTables.operations,
+                                                  filter: .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), chunk.map { .string($0) })),
+                                                  selection: [C.itemId])).items
+            for row in rows { if let id = row[C.itemId].stringValue { queued.insert(id) } }
+        }
+        return queued
     }
 }

@@ -28,13 +28,14 @@ extension SyncContext {
                     throw OfflineSyncError(.invalidOperation, "table '\(table)' has \(pending) queued operation(s); push them first, or purge with force: true to drop them")
                 }
                 if pending > 0 {
-                    var dropped = Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table))
+                    var operations = try transaction.read(Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table),
+                                                                selection: [C.itemId])).items
                     if let query {
-                        let ids = try transaction.read(Query(table: table, filter: query.filter, orderBy: query.orderBy,
-                                                             skip: query.skip, top: query.top, selection: [])).items
-                        dropped.filter = .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), ids.map { .string($0.id) }))
+                        let purged = Set(try transaction.read(Query(table: table, filter: query.filter, orderBy: query.orderBy,
+                                                                    skip: query.skip, top: query.top, selection: [])).items.map(\.id))
+                        operations.removeAll { !purged.contains($0[C.itemId].stringValue ?? "") }
                     }
-                    let operationIds = try transaction.read(dropped).items.map(\.id)
+                    let operationIds = operations.map(\.id)
                     try transaction.delete(ids: operationIds, from: SystemTables.operations)
                     try transaction.delete(ids: operationIds, from: SystemTables.errors)
                 }

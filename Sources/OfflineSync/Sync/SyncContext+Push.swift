@@ -32,7 +32,7 @@ extension SyncContext {
             do {
                 batch = try store.read(Query(table: SystemTables.operations,
                                              filter: .comparison(.column(C.sequence), .gt, .literal(.int(after))),
-                                             orderBy: [SortKey(C.sequence)], top: 256)).items.map(QueuedOperation.init(row:))
+                                             orderBy: [SortKey(C.sequence)], top: 2048)).items.map(QueuedOperation.init(row:))
             } catch {
                 throw abort(.abortedByStore, error)
             }

@@ -84,7 +84,7 @@ public struct SyncTable: Sendable {
         let queue = context.queue
         let table = name
         return try context.store.write { transaction in
-            var sequence = try queue.nextSequence(in: transaction)
+            var sequence = try queue.reserveSequences(items.count, in: transaction)
             let now = Timestamp.now()
             var seen = Set<String>()
             var written: [Item] = []

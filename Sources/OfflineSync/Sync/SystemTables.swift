@@ -10,7 +10,8 @@ public enum SystemTables {
     public static let operations = "__operations"
     /// The operation errors: one row per operation whose last push failed.
     public static let errors = "__errors"
-    /// Configuration values, such as delta tokens (key `deltaToken|{table}|{queryId}`).
+    /// Configuration values: delta tokens (key `deltaToken|{table}|{queryId}`) and the last
+    /// operation sequence number handed out (key `operationSequence`).
     public static let config = "__config"
 
     /// Columns of ``operations``.
