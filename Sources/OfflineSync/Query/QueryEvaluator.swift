@@ -30,59 +30,64 @@ public struct QueryEvaluator: Sendable {
 
     /// Runs the whole query over the rows of its table.
     ///
-    /// With `top`, only the first `skip + top` rows in order are kept while scanning (a bounded
-    /// heap), so a small page of a large table costs one pass instead of a full sort; the result
-    /// is the same as sorting everything, since the order is total (ties end at the unique id).
+    /// When the page ends well before the last match (`skip + top` under half of the matches),
+    /// only the first `skip + top` rows are kept while scanning (a bounded heap), so a small page
+    /// of a large table costs one pass instead of a full sort; the order is total (ties end at
+    /// the unique id), so the result is the same.
     public func run(over rows: some Sequence<Item>) -> QueryResult {
-        if let top = query.top {
-            let (first, count) = firstInOrder(rows, limit: query.skip.addingReportingOverflow(top).overflow ? Int.max : query.skip + top)
-            let start = min(query.skip, first.count)
-            return QueryResult(items: first[start...].map(select), totalCount: query.includeTotalCount ? count : nil)
-        }
-        var matching = rows.filter(matches)
-        matching.sort(by: precedes)
+        let matching = rows.filter(matches)
         let total = query.includeTotalCount ? matching.count : nil
         let start = min(query.skip, matching.count)
-        let page = matching[start...].map(select)
+        let end = query.top.map { start + min(matching.count - start, $0) } ?? matching.count
+        let ordered = end < matching.count / 2 ? firstPositions(of: matching, count: end) : sortedPositions(of: matching)
+        let page = ordered[start..<end].map { select(matching[$0]) }
         return QueryResult(items: page, totalCount: total)
     }
 
-    /// The first `limit` matching rows in query order, and the number of matching rows.
-    private func firstInOrder(_ rows: some Sequence<Item>, limit: Int) -> (rows: [Item], matching: Int) {
-        guard limit > 0 else { return ([], rows.reduce(0) { $0 + (matches($1) ? 1 : 0) }) }
-        // A max-heap (by query order) of the best `limit` rows seen so far.
-        var heap: [Item] = []
-        var matching = 0
-        func siftDown(_ start: Int) {
-            var parent = start
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var largest = parent
-                if left < heap.count, precedes(heap[largest], heap[left]) { largest = left }
-                if right < heap.count, precedes(heap[largest], heap[right]) { largest = right }
-                if largest == parent { return }
-                heap.swapAt(parent, largest)
-                parent = largest
-            }
-        }
-        for row in rows where matches(row) {
-            matching += 1
-            if heap.count < limit {
-                heap.append(row)
+    /// The positions of the first `count` items in query order, found with a max-heap of the
+    /// best `count` positions seen so far.
+    private func firstPositions(of items: [Item], count: Int) -> [Int] {
+        guard count > 0 else { return [] }
+        var heap: [Int] = []
+        heap.reserveCapacity(count)
+        func after(_ a: Int, _ b: Int) -> Bool { precedes(items[b], items[a]) }
+        for position in items.indices {
+            if heap.count < count {
+                heap.append(position)
                 var child = heap.count - 1
-                while child > 0 {
-                    let parent = (child - 1) / 2
-                    guard precedes(heap[parent], heap[child]) else { break }
-                    heap.swapAt(parent, child)
-                    child = parent
+                while child > 0, after(heap[child], heap[(child - 1) / 2]) {
+                    heap.swapAt(child, (child - 1) / 2)
+                    child = (child - 1) / 2
                 }
-            } else if precedes(row, heap[0]) {
-                heap[0] = row
-                siftDown(0)
+            } else if precedes(items[position], items[heap[0]]) {
+                heap[0] = position
+                var parent = 0
+                while true {
+                    let left = 2 * parent + 1, right = left + 1
+                    var largest = parent
+                    if left < heap.count, after(heap[left], heap[largest]) { largest = left }
+                    if right < heap.count, after(heap[right], heap[largest]) { largest = right }
+                    if largest == parent { break }
+                    heap.swapAt(parent, largest)
+                    parent = largest
+                }
             }
         }
-        heap.sort(by: precedes)
-        return (heap, matching)
+        return heap.sorted { precedes(items[$0], items[$1]) }
+    }
+
+    /// The positions of `items` in query order (the order of ``precedes(_:_:)``). Sort keys are read
+    /// once per item and positions are sorted instead of items, which keeps sorting cheap.
+    private func sortedPositions(of items: [Item]) -> [Int] {
+        let keys = items.map { item in query.orderBy.map { item[$0.column] } }
+        let descending = query.orderBy.map(\.descending)
+        return items.indices.sorted { a, b in
+            for position in descending.indices {
+                let order = ValueSemantics.compare(keys[a][position], keys[b][position])
+                if order != 0 { return descending[position] ? order > 0 : order < 0 }
+            }
+            return ValueSemantics.compareBytes(items[a].id, items[b].id) < 0
+        }
     }
 
     /// The item reduced to the query's selection (`id` always kept).

@@ -54,23 +54,20 @@ public struct OperationError: Sendable, Hashable, CustomStringConvertible {
         "\(kind.rawValue) of '\(itemId)' in '\(table)' failed" + (status.map { " with HTTP \($0)" } ?? "") + ": \(message)"
     }
 
-    init(row: Item) throws {
+    init(row: Item, schema: StoreSchema) throws {
         typealias C = SystemTables.ErrorColumn
         guard let kind = row[C.kind].stringValue.flatMap(OperationKind.init(rawValue:)),
               let table = row[C.table].stringValue, let itemId = row[C.itemId].stringValue else {
             throw OfflineSyncError(.storage, "operation error '\(row.id)' in \(SystemTables.errors) is incomplete; the table was changed outside OfflineSync")
         }
-        func item(_ column: String) throws -> Item? {
-            if case .json(let text) = row[column] { return try ItemJSON.decode(text) }
-            return nil
-        }
+        func item(_ column: String) throws -> Item? { try ItemJSON.decode(row[column], table: table, schema: schema) }
         self.init(operationId: row.id, sequence: row[C.sequence].intValue ?? 0, operationVersion: row[C.version].intValue ?? 0,
                   kind: kind, table: table, itemId: itemId, status: row[C.status].intValue.map(Int.init),
                   reason: row[C.reason].stringValue ?? "server", message: row[C.message].stringValue ?? "",
                   item: try item(C.item), serverItem: try item(C.serverItem), createdAt: row[C.createdAt].dateValue ?? .epoch)
     }
 
-    var row: Item {
+    func row() throws -> Item {
         typealias C = SystemTables.ErrorColumn
         var values: [String: Value] = [
             C.sequence: .int(sequence), C.version: .int(operationVersion), C.kind: .string(kind.rawValue),
@@ -78,8 +75,8 @@ public struct OperationError: Sendable, Hashable, CustomStringConvertible {
             C.createdAt: .date(createdAt),
         ]
         if let status { values[C.status] = .int(Int64(status)) }
-        if let item { values[C.item] = .json(ItemJSON.encode(item)) }
-        if let serverItem { values[C.serverItem] = .json(ItemJSON.encode(serverItem)) }
+        if let item { values[C.item] = try ItemJSON.encode(item) }
+        if let serverItem { values[C.serverItem] = try ItemJSON.encode(serverItem) }
         return Item(id: operationId, values: values)
     }
 }

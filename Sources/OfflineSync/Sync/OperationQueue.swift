@@ -20,6 +20,13 @@ final class OperationQueue: Sendable {
     /// their store transaction; push sets and clears it inside its own, so both see one order.
     let inFlight = Mutex<String?>(nil)
 
+    /// The store's schema, to read the items kept in the queue with their declared types.
+    let schema: StoreSchema
+
+    init(schema: StoreSchema) {
+        self.schema = schema
+    }
+
     static func key(table: String, itemId: String, slot: Slot) -> String {
         let plain = slot.rawValue + table + "|" + itemId
         if plain.utf8.count <= TableSchema.maximumIdLength { return plain }
@@ -45,7 +52,7 @@ final class OperationQueue: Sendable {
     func operation(table: String, itemId: String, slot: Slot, in transaction: any StoreTransaction) throws -> QueuedOperation? {
         let key = OperationQueue.key(table: table, itemId: itemId, slot: slot)
         guard let row = try transaction.lookup(table: SystemTables.operations, id: key) else { return nil }
-        let operation = try QueuedOperation(row: row)
+        let operation = try QueuedOperation(row: row, schema: schema)
         guard operation.table == table, operation.itemId == itemId else {
             throw OfflineSyncError(.conflict, "item '\(itemId.prefix(40))…' of table '\(table)' hashes to the same queue key as item '\(operation.itemId.prefix(40))…' of '\(operation.table)'; use shorter ids (table name plus id up to 254 bytes never hash)")
         }
@@ -98,7 +105,7 @@ final class OperationQueue: Sendable {
             return
         }
         if let collapsed = OperationQueue.collapse(latest, kind, item: deletedItem) {
-            try transaction.upsert([collapsed.row], into: SystemTables.operations, origin: .local)
+            try transaction.upsert([collapsed.row()], into: SystemTables.operations, origin: .local)
             if var error = try transaction.lookup(table: SystemTables.errors, id: latest.id) {
                 error[SystemTables.ErrorColumn.version] = .int(collapsed.version)
                 try transaction.upsert([error], into: SystemTables.errors, origin: .local)
@@ -115,7 +122,7 @@ final class OperationQueue: Sendable {
                                         kind: kind, state: .pending, table: table, itemId: itemId,
                                         item: kind == .delete ? item : nil, version: 1, createdAt: now)
         sequence += 1
-        try transaction.upsert([operation.row], into: SystemTables.operations, origin: .local)
+        try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
     }
 
     /// Throws for the combinations that have no meaning: anything after a delete, an insert after
@@ -162,7 +169,7 @@ final class OperationQueue: Sendable {
             try transaction.delete(ids: [followUp.id], from: SystemTables.operations)
             if let merged = OperationQueue.collapse(current, followUp.kind, item: followUp.item) {
                 current = merged
-                try transaction.upsert([current.row], into: SystemTables.operations, origin: .local)
+                try transaction.upsert([current.row()], into: SystemTables.operations, origin: .local)
             } else {
                 try transaction.delete(ids: [current.id], from: SystemTables.operations)
                 try transaction.delete(ids: [current.id], from: SystemTables.errors)
@@ -181,7 +188,7 @@ final class OperationQueue: Sendable {
         guard var followUp = try self.operation(table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction) else { return nil }
         try transaction.delete(ids: [followUp.id], from: SystemTables.operations)
         followUp.id = OperationQueue.key(table: operation.table, itemId: operation.itemId, slot: .primary)
-        try transaction.upsert([followUp.row], into: SystemTables.operations, origin: .local)
+        try transaction.upsert([followUp.row()], into: SystemTables.operations, origin: .local)
         return followUp
     }
 }

@@ -55,7 +55,7 @@ public struct QueuedOperation: Sendable, Hashable {
         self.createdAt = createdAt
     }
 
-    init(row: Item) throws {
+    init(row: Item, schema: StoreSchema) throws {
         typealias C = SystemTables.OperationColumn
         func damaged(_ column: String) -> OfflineSyncError {
             OfflineSyncError(.storage, "operation '\(row.id)' in \(SystemTables.operations) has no valid '\(column)'; the queue was changed outside OfflineSync")
@@ -65,20 +65,19 @@ public struct QueuedOperation: Sendable, Hashable {
         guard let state = row[C.state].stringValue.flatMap(OperationState.init(rawValue:)) else { throw damaged(C.state) }
         guard let table = row[C.table].stringValue else { throw damaged(C.table) }
         guard let itemId = row[C.itemId].stringValue else { throw damaged(C.itemId) }
-        var item: Item?
-        if case .json(let text) = row[C.item] { item = try ItemJSON.decode(text) }
+        let item = try ItemJSON.decode(row[C.item], table: table, schema: schema)
         self.init(id: row.id, sequence: sequence, kind: kind, state: state, table: table, itemId: itemId,
                   item: item, version: row[C.version].intValue ?? 0,
                   createdAt: row[C.createdAt].dateValue ?? .epoch)
     }
 
-    var row: Item {
+    func row() throws -> Item {
         typealias C = SystemTables.OperationColumn
         var values: [String: Value] = [
             C.sequence: .int(sequence), C.kind: .string(kind.rawValue), C.state: .string(state.rawValue),
             C.table: .string(table), C.itemId: .string(itemId), C.version: .int(version), C.createdAt: .date(createdAt),
         ]
-        if let item { values[C.item] = .json(ItemJSON.encode(item)) }
+        if let item { values[C.item] = try ItemJSON.encode(item) }
         return Item(id: id, values: values)
     }
 }

@@ -32,7 +32,7 @@ extension SyncContext {
             do {
                 batch = try store.read(Query(table: SystemTables.operations,
                                              filter: .comparison(.column(C.sequence), .gt, .literal(.int(after))),
-                                             orderBy: [SortKey(C.sequence)], top: 2048)).items.map(QueuedOperation.init(row:))
+                                             orderBy: [SortKey(C.sequence)], top: 2048)).items.map { try QueuedOperation(row: $0, schema: queue.schema) }
             } catch {
                 throw abort(.abortedByStore, error)
             }
@@ -90,7 +90,7 @@ extension SyncContext {
             let item = operation.kind == .delete ? operation.item : try transaction.lookup(table: operation.table, id: operation.itemId)
             if operation.state == .pending {
                 operation.state = .attempted
-                try transaction.upsert([operation.row], into: SystemTables.operations, origin: .local)
+                try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
             }
             queue.inFlight.withLock { $0 = operation.id }
             return (operation, item)
@@ -134,7 +134,7 @@ extension SyncContext {
         }
         if followUp.kind == .delete {
             followUp.item = followUp.item.map(refreshed)
-            try transaction.upsert([followUp.row], into: SystemTables.operations, origin: .local)
+            try transaction.upsert([followUp.row()], into: SystemTables.operations, origin: .local)
         } else if let local = try transaction.lookup(table: operation.table, id: operation.itemId) {
             try transaction.upsert([refreshed(local)], into: operation.table, origin: .local)
         }
@@ -150,7 +150,7 @@ extension SyncContext {
                                           kind: operation.kind, table: operation.table, itemId: operation.itemId,
                                           status: error.status, reason: reason, message: error.message, item: item,
                                           serverItem: error.serverItem, createdAt: .now())
-            try transaction.upsert([recorded.row], into: SystemTables.errors, origin: .local)
+            try transaction.upsert([recorded.row()], into: SystemTables.errors, origin: .local)
             return [recorded]
         }
     }

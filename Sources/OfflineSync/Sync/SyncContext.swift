@@ -26,7 +26,7 @@ public final class SyncContext: Sendable {
     /// The hook every pushed operation goes through.
     public let pushHandler: any PushHandler
 
-    let queue = OperationQueue()
+    let queue: OperationQueue
     let gate = SyncGate()
 
     /// Opens `store` with the app's `tables` plus ``SystemTables/all`` and prepares to sync
@@ -38,6 +38,7 @@ public final class SyncContext: Sendable {
             try Identifier.validateUserTable(table.name)
         }
         try store.open(schema: StoreSchema(tables + SystemTables.all))
+        self.queue = OperationQueue(schema: try store.schema)
         self.store = store
         self.remote = remote
         self.pushHandler = pushHandler
@@ -59,7 +60,7 @@ public final class SyncContext: Sendable {
     public func pendingOperations(table: String? = nil) throws -> [QueuedOperation] {
         try store.read(Query(table: SystemTables.operations, filter: table.map(SyncContext.tableFilter),
                              orderBy: [SortKey(SystemTables.OperationColumn.sequence)]))
-            .items.map(QueuedOperation.init(row:))
+            .items.map { try QueuedOperation(row: $0, schema: queue.schema) }
     }
 
     /// The recorded operation errors in queue order, of one table or of all.
@@ -67,7 +68,7 @@ public final class SyncContext: Sendable {
         try store.read(Query(table: SystemTables.errors,
                              filter: table.map { .comparison(.column(SystemTables.ErrorColumn.table), .eq, .literal(.string($0))) },
                              orderBy: [SortKey(SystemTables.ErrorColumn.sequence)]))
-            .items.map(OperationError.init(row:))
+            .items.map { try OperationError(row: $0, schema: queue.schema) }
     }
 
     /// Settles a recorded operation error (see ``ErrorResolution``). The operation must be
@@ -125,7 +126,7 @@ public final class SyncContext: Sendable {
             } else {
                 try transaction.upsert([item], into: operation.table, origin: .local)
             }
-            try transaction.upsert([kept.row], into: SystemTables.operations, origin: .local)
+            try transaction.upsert([kept.row()], into: SystemTables.operations, origin: .local)
             try transaction.delete(ids: [operation.id], from: SystemTables.errors)
             try queue.settle(kept, in: transaction)
         }

@@ -26,7 +26,7 @@ public enum SystemTables {
         static let table = "tableName"
         /// The id of the item it changes.
         static let itemId = "itemId"
-        /// For a delete, the deleted item (self-describing JSON, see `ItemJSON`).
+        /// For a delete, the deleted item (JSON, read back with the table's declared types).
         static let item = "item"
         /// Bumped whenever a later edit is collapsed into the operation.
         static let version = "version"
