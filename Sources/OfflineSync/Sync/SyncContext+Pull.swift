@@ -98,20 +98,29 @@ extension SyncContext {
         }
     }
 
-    /// Pages with `skip`/`top` in the query's order (then by id).
+    /// Pages through the query's records. Without ordering, `skip` or `top` the pages follow
+    /// the id (`id gt last`, a keyset that no concurrent change can shift); otherwise they use
+    /// `skip`/`top` in the query's order, then by id.
     private func pullFully(_ request: PullRequest, options: PullOptions, into result: inout PullResult) async throws {
         var query = request.query ?? Query(table: request.table)
+        let byId = query.orderBy.isEmpty && query.skip == 0 && query.top == nil
+        let filter = query.filter
         if !query.orderBy.contains(where: { $0.column == "id" }) { query.orderBy.append(SortKey("id")) }
         var remaining = query.top
+        var lastId: String?
         while remaining != 0 {
             try Task.checkCancellation()
             var pageQuery = query
             pageQuery.top = min(options.pageSize, remaining ?? Int.max)
+            if byId, let lastId {
+                let after = Expression.comparison(.column("id"), .gt, .literal(.string(lastId)))
+                pageQuery.filter = filter.map { .and($0, after) } ?? after
+            }
             let page = try await remote.readPage(pageQuery, includeDeleted: options.includeDeleted).items
             result.requests += 1
-            if page.isEmpty { break }
+            guard let last = page.last else { break }
             try commit(page, of: request.table, token: nil, into: &result)
-            query.skip += page.count
+            if byId { lastId = last.id } else { query.skip += page.count }
             remaining = remaining.map { max(0, $0 - page.count) }
             options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
         }
