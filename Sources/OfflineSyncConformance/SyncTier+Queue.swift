@@ -104,6 +104,37 @@ enum SyncTierQueue {
             c.expectEqual(try f.todo.lookup(id: "a")?.version, try f.serverItem("a")?.version, "local version matches the server")
             return nil
         },
+        CaseContext.syncCase("an edit stranded behind a failed push is folded in on reopening", requires: .persistent) { f, c in
+            try f.todo.insert(SyncFixture.todo("a", "one"))
+            try await f.context.push()
+            try f.todo.update(SyncFixture.todo("a", "two"))
+            let handler = RecordingPushHandler { _ in
+                try f.todo.update(SyncFixture.todo("a", "three"))
+                f.store.failWrite(1, count: 2)
+            }
+            let failure = await c.expectThrowsAsync("push whose store fails", as: PushFailure.self) { try await f.context.push(handler: handler) }
+            c.expectEqual(failure?.status, .abortedByStore, "status")
+            c.expectEqual(try f.context.pendingOperationCount(), 2, "operations left behind by the failure")
+            let reopened = try f.reopened()
+            let queue = try reopened.context.pendingOperations()
+            c.expectEqual(queue.map(\.kind), [.update], "queue after reopening")
+            c.expectEqual(try reopened.todo.lookup(id: "a")?["text"], "three", "local text kept")
+            let error = try await reopened.context.push().errors.first
+            c.expectEqual(error?.status, 412, "the server applied 'two' before the store failed, so 'three' meets a conflict")
+            var retry = try reopened.todo.lookup(id: "a") ?? Item(id: "a")
+            retry["version"] = error?.serverItem?["version"] ?? .null
+            if let error { try reopened.context.resolve(error, .keepAndRetry(retry)) }
+            try await reopened.context.push()
+            c.expectEqual(try reopened.serverItem("a")?["text"], "three", "server text")
+            return reopened
+        },
+        CaseContext.syncCase("local-only tables cannot be synced") { f, c in
+            let store = try c.makeStore()
+            let local = TableSchema("settings", columns: [Column("value", .string)], synced: false)
+            let context = try SyncContext(store: store, remote: f.remote, tables: [SyncFixture.todoSchema, local])
+            c.expectThrows("table(\"settings\")", code: .invalidOperation) { try context.table("settings") }
+            return nil
+        },
         CaseContext.syncCase("the sequence is global across tables and survives reopening", requires: .persistent) { f, c in
             try f.todo.insert(SyncFixture.todo("a", "one"))
             try f.tag.insert(Item(id: "t", values: ["name": "home"]))

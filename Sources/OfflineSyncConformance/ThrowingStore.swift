@@ -9,17 +9,17 @@ import Synchronization
 public final class ThrowingStore: LocalStore {
     /// The wrapped store.
     public let base: any LocalStore
-    private let countdown = Mutex<Int?>(nil)
+    private let plan = Mutex<(wait: Int, failures: Int)>((0, 0))
 
     /// Wraps `base`.
     public init(wrapping base: any LocalStore) {
         self.base = base
     }
 
-    /// Makes the `n`-th write transaction from now (1 = the next one) throw after its body ran,
-    /// so its writes are rolled back. Later transactions succeed again.
-    public func failWrite(_ n: Int) {
-        countdown.withLock { $0 = max(1, n) }
+    /// Makes the `n`-th write transaction from now (1 = the next one) and the `count - 1` after
+    /// it throw after their bodies ran, so their writes are rolled back. Later ones succeed.
+    public func failWrite(_ n: Int, count: Int = 1) {
+        plan.withLock { $0 = (max(1, n) - 1, max(1, count)) }
     }
 
     /// The error a failing transaction throws.
@@ -33,10 +33,14 @@ public final class ThrowingStore: LocalStore {
     public func close() throws { try base.close() }
 
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
-        let fails = countdown.withLock { value -> Bool in
-            guard let remaining = value else { return false }
-            value = remaining <= 1 ? nil : remaining - 1
-            return remaining <= 1
+        let fails = plan.withLock { plan -> Bool in
+            if plan.wait > 0 {
+                plan.wait -= 1
+                return false
+            }
+            guard plan.failures > 0 else { return false }
+            plan.failures -= 1
+            return true
         }
         return try base.write { transaction in
             let result = try body(transaction)

@@ -191,4 +191,26 @@ final class OperationQueue: Sendable {
         try transaction.upsert([followUp.row()], into: SystemTables.operations, origin: .local)
         return followUp
     }
+
+    /// Folds every follow-up operation into the operation ahead of it. A follow-up outlives a push
+    /// only when the process stopped (or the store failed) while its item was in flight; after
+    /// this, no item has two operations.
+    func recoverInterruptedPush(in store: any LocalStore) throws {
+        let prefix = Expression.function(.startsWith, [.column("id"), .literal(.string(Slot.followUp.rawValue))])
+        let followUps = try store.read(Query(table: SystemTables.operations, filter: prefix)).items
+            .map { try QueuedOperation(row: $0, schema: schema) }
+        guard !followUps.isEmpty else { return }
+        try store.write { transaction in
+            for followUp in followUps {
+                if let primary = try operation(table: followUp.table, itemId: followUp.itemId, slot: .primary, in: transaction) {
+                    try settle(primary, in: transaction)
+                } else {
+                    try complete(QueuedOperation(id: OperationQueue.key(table: followUp.table, itemId: followUp.itemId, slot: .primary),
+                                                 sequence: followUp.sequence, kind: followUp.kind, state: followUp.state,
+                                                 table: followUp.table, itemId: followUp.itemId, item: nil, version: 0,
+                                                 createdAt: followUp.createdAt), in: transaction)
+                }
+            }
+        }
+    }
 }

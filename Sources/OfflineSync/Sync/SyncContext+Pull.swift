@@ -31,8 +31,8 @@ extension SyncContext {
         guard options.pageSize >= 1 else {
             throw OfflineSyncError(.configuration, "pull page size is \(options.pageSize); it must be 1 or more (default 50)")
         }
-        guard schema.column(named: SystemProperty.updatedAt.rawValue) != nil else {
-            throw OfflineSyncError(.invalidSchema, "table '\(request.table)' has no 'updatedAt' column; declare it as a synced table to pull it")
+        guard request.queryId == nil || schema.column(named: SystemProperty.updatedAt.rawValue) != nil else {
+            throw OfflineSyncError(.invalidSchema, "table '\(request.table)' has no 'updatedAt' column; an incremental pull needs it (declare the table synced)")
         }
         if let query = request.query {
             guard query.table == request.table else {

@@ -22,6 +22,12 @@ extension SyncContext {
             result.status = status
             return PushFailure(result: result, message: "\(error)")
         }
+        /// A store failure after the operation was sent: end its flight (folding in an edit made
+        /// meanwhile) if the store still answers, and abort.
+        func storeFailure(_ operation: QueuedOperation, _ error: any Error) -> PushFailure {
+            try? release(operation)
+            return abort(.abortedByStore, error)
+        }
         typealias C = SystemTables.OperationColumn
         let total: Int
         do { total = try pendingOperationCount() } catch { throw abort(.abortedByStore, error) }
@@ -49,7 +55,7 @@ extension SyncContext {
                 }
                 if operation.kind != .delete && item == nil {
                     let missing = RemoteError(.server, message: "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item")
-                    do { result.errors += try record(missing, reason: "localItemMissing", for: operation, item: nil) } catch { throw abort(.abortedByStore, error) }
+                    do { result.errors += try record(missing, reason: "localItemMissing", for: operation, item: nil) } catch { throw storeFailure(operation, error) }
                     continue
                 }
                 let outcome: PushOutcome
@@ -62,10 +68,10 @@ extension SyncContext {
                         throw abort(error.kind == .authentication ? .abortedByAuthentication : error.kind == .cancelled ? .cancelled : .abortedByNetwork, error)
                     }
                     if operation.kind == .delete && error.kind == .notFound {
-                        do { try finish(operation, .pushed(nil)) } catch { throw abort(.abortedByStore, error) }
+                        do { try finish(operation, .pushed(nil)) } catch { throw storeFailure(operation, error) }
                         result.completedCount += 1
                     } else {
-                        do { result.errors += try record(error, reason: "\(error.kind)", for: operation, item: item) } catch { throw abort(.abortedByStore, error) }
+                        do { result.errors += try record(error, reason: "\(error.kind)", for: operation, item: item) } catch { throw storeFailure(operation, error) }
                     }
                     continue
                 } catch is CancellationError {
@@ -75,7 +81,7 @@ extension SyncContext {
                     try? release(operation)
                     throw abort(.abortedByHandler, error)
                 }
-                do { try finish(operation, outcome) } catch { throw abort(.abortedByStore, error) }
+                do { try finish(operation, outcome) } catch { throw storeFailure(operation, error) }
                 result.completedCount += 1
             }
         }

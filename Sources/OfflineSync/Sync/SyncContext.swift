@@ -42,12 +42,15 @@ public final class SyncContext: Sendable {
         self.store = store
         self.remote = remote
         self.pushHandler = pushHandler
+        try queue.recoverInterruptedPush(in: store)
     }
 
     /// The app table `name`, which the store must declare.
     public func table(_ name: String) throws -> SyncTable {
         try Identifier.validateUserTable(name)
-        _ = try store.schema.requireTable(name)
+        guard try queue.schema.requireTable(name).synced else {
+            throw OfflineSyncError(.invalidOperation, "table '\(name)' is declared local-only (synced: false); read and write it through the store, or declare it synced")
+        }
         return SyncTable(name: name, context: self)
     }
 
