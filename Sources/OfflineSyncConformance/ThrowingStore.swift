@@ -25,13 +25,20 @@ public final class ThrowingStore: LocalStore {
     /// The error a failing transaction throws.
     public static let injectedFailure = OfflineSyncError(.storage, "injected storage failure (ThrowingStore)")
 
+    /// The wrapped store's information.
     public var info: StoreInfo { base.info }
+    /// The wrapped store's schema.
     public var schema: StoreSchema { get throws { try base.schema } }
+    /// Opens the wrapped store.
     public func open(schema: StoreSchema) throws { try base.open(schema: schema) }
+    /// Reads from the wrapped store.
     public func read(_ query: Query) throws -> QueryResult { try base.read(query) }
+    /// Looks up in the wrapped store.
     public func lookup(table: String, id: String) throws -> Item? { try base.lookup(table: table, id: id) }
+    /// Closes the wrapped store.
     public func close() throws { try base.close() }
 
+    /// Runs a transaction on the wrapped store, failing it when planned (see ``failWrite(_:count:)``).
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         let fails = plan.withLock { plan -> Bool in
             if plan.wait > 0 {

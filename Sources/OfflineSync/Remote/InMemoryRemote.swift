@@ -93,22 +93,27 @@ public final class InMemoryRemote: RemoteService {
 
     // MARK: RemoteService
 
+    /// One page, through ``TableService/readPage(_:includeDeleted:)``, after faults and latency.
     public func readPage(_ query: Query, includeDeleted: Bool) async throws -> QueryResult {
         try await perform(RemoteCall(.read, table: query.table)) { try service.readPage(query, includeDeleted: includeDeleted) }
     }
 
+    /// Inserts through ``TableService/insert(_:into:)``, after faults and latency.
     public func insert(_ item: Item, into table: String) async throws -> Item {
         try await perform(RemoteCall(.insert, table: table, itemId: item.id)) { try service.insert(item, into: table) }
     }
 
+    /// Updates through ``TableService/update(_:in:ifMatch:)``, after faults and latency.
     public func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
         try await perform(RemoteCall(.update, table: table, itemId: item.id)) { try service.update(item, in: table, ifMatch: version) }
     }
 
+    /// Soft-deletes through ``TableService/delete(id:from:ifMatch:)``, after faults and latency.
     public func delete(id: String, from table: String, ifMatch version: String?) async throws {
         try await perform(RemoteCall(.delete, table: table, itemId: id)) { _ = try service.delete(id: id, from: table, ifMatch: version) }
     }
 
+    /// Looks up through ``TableService/lookup(id:in:)``, after faults and latency.
     public func lookup(id: String, in table: String) async throws -> Item? {
         try await perform(RemoteCall(.lookup, table: table, itemId: id)) { try service.lookup(id: id, in: table) }
     }

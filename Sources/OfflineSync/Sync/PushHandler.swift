@@ -67,6 +67,7 @@ public struct DefaultPushHandler: PushHandler {
     /// Creates the handler.
     public init() {}
 
+    /// Executes the operation as queued.
     public func push(_ operation: PushOperation) async throws -> PushOutcome {
         .pushed(try await operation.execute())
     }
@@ -84,6 +85,7 @@ public struct ClientWinsPushHandler: PushHandler {
         self.maximumAttempts = max(1, maximumAttempts)
     }
 
+    /// Executes, and on a conflict retries with the server's version.
     public func push(_ operation: PushOperation) async throws -> PushOutcome {
         var kind = operation.kind
         var item = operation.item
@@ -111,6 +113,7 @@ public struct ServerWinsPushHandler: PushHandler {
     /// Creates the handler.
     public init() {}
 
+    /// Executes, and on a conflict takes the server's copy.
     public func push(_ operation: PushOperation) async throws -> PushOutcome {
         do {
             return .pushed(try await operation.execute())
