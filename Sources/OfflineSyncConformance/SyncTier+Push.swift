@@ -105,6 +105,26 @@ enum SyncTierPush {
             c.expectEqual(try f.context.operationErrors().count, 0, "errors cleared by a successful push")
             return nil
         },
+        CaseContext.syncCase("cancelling the pushing task aborts and keeps the queue") { f, c in
+            try f.todo.insert([SyncFixture.todo("a", "one"), SyncFixture.todo("b", "two")])
+            let running = Mutex<Task<PushResult, any Error>?>(nil)
+            f.remote.setLatency(.milliseconds(1))
+            f.remote.observeCalls { call in
+                if call.itemId == "b" { running.withLock { $0?.cancel() } }
+            }
+            let task = running.withLock { slot in
+                let task = Task { try await f.context.push() }
+                slot = task
+                return task
+            }
+            let failure = await c.expectThrowsAsync("cancelled push", as: PushFailure.self) { try await task.value }
+            c.expectEqual(failure?.status, .cancelled, "status")
+            c.expectEqual(try f.context.pendingOperations().map(\.itemId), ["b"], "queue kept")
+            f.remote.observeCalls(nil)
+            try await f.context.push()
+            c.expectEqual(try f.remote.items(in: "todo").count, 2, "server items after a new push")
+            return nil
+        },
         CaseContext.syncCase("a handler error that is not a remote error aborts the push") { f, c in
             struct Refusal: Error {}
             try f.todo.insert(SyncFixture.todo("a", "one"))

@@ -47,7 +47,12 @@ extension SyncContext {
                 after = queued.sequence
                 if Task.isCancelled { throw abort(.cancelled, CancellationError()) }
                 let started: (operation: QueuedOperation, item: Item?)?
-                do { started = try begin(queued) } catch { throw abort(.abortedByStore, error) }
+                do {
+                    started = try begin(queued)
+                } catch {
+                    queue.inFlight.withLock { $0 = nil }
+                    throw abort(.abortedByStore, error)
+                }
                 guard let (operation, item) = started else { continue }
                 defer {
                     handled += 1
@@ -65,7 +70,12 @@ extension SyncContext {
                 } catch let error as RemoteError {
                     if error.abortsPush {
                         try? release(operation)
-                        throw abort(error.kind == .authentication ? .abortedByAuthentication : error.kind == .cancelled ? .cancelled : .abortedByNetwork, error)
+                        let status: PushStatus = switch error.kind {
+                        case .authentication: .abortedByAuthentication
+                        case .cancelled: .cancelled
+                        default: .abortedByNetwork
+                        }
+                        throw abort(status, error)
                     }
                     if operation.kind == .delete && error.kind == .notFound {
                         do { try finish(operation, .pushed(nil)) } catch { throw storeFailure(operation, error) }
