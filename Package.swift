@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
+        .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -16,5 +17,9 @@ let package = Package(
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
+        .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
+        .testTarget(name: "OfflineSyncLMDBTests", dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
     ]
 )
