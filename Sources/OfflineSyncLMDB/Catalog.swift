@@ -15,20 +15,20 @@ struct IndexLayout: Sendable {
     }
 }
 
-/// Where one table lives: its items sub-database, its indexes, and its column ordinals.
+/// Where one table lives: its items sub-database, its indexes, and its column names by ordinal.
 final class TableLayout: Sendable {
     let schema: TableSchema
     let items: MDB_dbi
     let indexes: [IndexLayout]
-    let ordinals: [String: Int]
     let columnNames: [String]
+    let ordinals: RecordCodec.ColumnOrdinals
 
     init(schema: TableSchema, items: MDB_dbi, indexes: [IndexLayout]) {
         self.schema = schema
         self.items = items
         self.indexes = indexes
         self.columnNames = schema.columns.map(\.name)
-        self.ordinals = Dictionary(uniqueKeysWithValues: columnNames.enumerated().map { ($1, $0) })
+        self.ordinals = RecordCodec.ColumnOrdinals(columnNames)
     }
 
     /// The type of a column, `id` included.

@@ -35,7 +35,7 @@ final class LMDBTransaction: StoreTransaction {
         for item in items {
             let row = try layout.schema.normalize(item, origin: origin)
             record.removeAll(keepingCapacity: true)
-            RecordCodec.encode(row, ordinals: layout.ordinals, into: &record)
+            RecordCodec.encode(row, columns: layout.ordinals, into: &record)
             var id = row.id
             try id.withUTF8 { idBytes in
                 let key = UnsafeRawBufferPointer(idBytes)

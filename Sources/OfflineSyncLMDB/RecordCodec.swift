@@ -20,11 +20,12 @@ import OfflineSync
 package enum RecordCodec {
     static let formatVersion: UInt8 = 1
 
-    /// Appends the encoding of `item`'s values to `buffer` (which the caller empties).
-    package static func encode(_ item: Item, ordinals: [String: Int], into buffer: inout [UInt8]) {
+    /// Appends the encoding of `item`'s values to `buffer` (which the caller empties); values of
+    /// columns missing from `columns` (which normalised items never have) are left out.
+    package static func encode(_ item: Item, columns: ColumnOrdinals, into buffer: inout [UInt8]) {
         buffer.append(formatVersion)
         for (name, value) in item.values {
-            guard let ordinal = ordinals[name] else { continue }
+            guard let ordinal = columns.ordinal(of: name) else { continue }
             switch value {
             case .null:
                 continue
@@ -99,7 +100,12 @@ package enum RecordCodec {
         }
     }
 
+    @inline(__always)
     static func appendVarint(_ value: UInt64, to buffer: inout [UInt8]) {
+        if value < 0x80 {
+            buffer.append(UInt8(value))
+            return
+        }
         var rest = value
         while rest >= 0x80 {
             buffer.append(UInt8(truncatingIfNeeded: rest) | 0x80)
@@ -114,6 +120,29 @@ package enum RecordCodec {
 
     static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
+    }
+
+    /// The ordinal of each column name, found by comparing lengths before text: cheaper than
+    /// hashing for the handful of columns a table has.
+    package struct ColumnOrdinals: Sendable {
+        let names: [String]
+        private let lengths: [Int]
+
+        /// Indexes `names` by position.
+        package init(_ names: [String]) {
+            self.names = names
+            self.lengths = names.map(\.utf8.count)
+        }
+
+        /// The position of `name`, or `nil`.
+        @inline(__always)
+        func ordinal(of name: String) -> Int? {
+            let length = name.utf8.count
+            for position in lengths.indices where lengths[position] == length && names[position] == name {
+                return position
+            }
+            return nil
+        }
     }
 
     /// A bounds-checked reader over a record.

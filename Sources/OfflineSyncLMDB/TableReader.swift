@@ -26,20 +26,45 @@ struct TableReader {
             return QueryResult(items: [], totalCount: query.includeTotalCount ? knownTotal : nil)
         }
         let stopsEarly = plan.isOrdered && wanted != nil && !needsEveryMatch
+        let bound = stopsEarly ? nil : wanted.flatMap { $0 <= TableReader.boundedSelectionLimit ? $0 : nil }
         var matches: [Item] = []
+        var matchCount = 0
         var lastTie: [UInt8]?
         try candidates(plan, wantTies: stopsEarly) { item, tie in
             if stopsEarly, let wanted, matches.count >= wanted, tie != lastTie { return false }
             guard evaluator.matches(item) else { return true }
-            matches.append(item)
+            matchCount += 1
             lastTie = tie
+            if let bound {
+                TableReader.keep(item, inFirst: bound, of: &matches, by: evaluator)
+            } else {
+                matches.append(item)
+            }
             return true
         }
-        matches.sort(by: evaluator.precedes)
+        if bound == nil { matches.sort(by: evaluator.precedes) }
         let start = min(query.skip, matches.count)
         let end = wanted.map { min($0, matches.count) } ?? matches.count
         return QueryResult(items: matches[start..<end].map(evaluator.select),
-                           totalCount: query.includeTotalCount ? knownTotal ?? matches.count : nil)
+                           totalCount: query.includeTotalCount ? knownTotal ?? matchCount : nil)
+    }
+
+    /// Up to this many wanted rows are kept in a sorted array while scanning instead of sorting
+    /// every match at the end.
+    static let boundedSelectionLimit = 1024
+
+    /// Inserts `item` into the sorted `rows` if it is among the first `limit` rows.
+    private static func keep(_ item: Item, inFirst limit: Int, of rows: inout [Item], by evaluator: QueryEvaluator) {
+        if rows.count == limit {
+            guard let last = rows.last, evaluator.precedes(item, last) else { return }
+            rows.removeLast()
+        }
+        var low = 0, high = rows.count
+        while low < high {
+            let middle = (low + high) / 2
+            if evaluator.precedes(rows[middle], item) { low = middle + 1 } else { high = middle }
+        }
+        rows.insert(item, at: low)
     }
 
     /// Calls `body` with each candidate row of `plan` (and, with `wantTies`, the key bytes that

@@ -40,19 +40,17 @@ import Testing
     }
 
     @Test func recordCodecRoundTripsEveryTag() {
-        let ordinals = Dictionary(uniqueKeysWithValues: notes.columns.enumerated().map { ($1.name, $0) })
         let item = Item(id: "x", values: Self.extremes)
         var buffer: [UInt8] = []
-        RecordCodec.encode(item, ordinals: ordinals, into: &buffer)
+        RecordCodec.encode(item, columns: RecordCodec.ColumnOrdinals(notes.columns.map(\.name)), into: &buffer)
         let decoded = buffer.withUnsafeBytes { RecordCodec.decode($0, id: "x", columnNames: notes.columns.map(\.name)) }
         #expect(decoded == item)
         #expect(decoded?["score"].doubleValue?.sign == .minus)
     }
 
     @Test func recordCodecRejectsTruncatedAndForeignBytes() {
-        let ordinals = Dictionary(uniqueKeysWithValues: notes.columns.enumerated().map { ($1.name, $0) })
         var buffer: [UInt8] = []
-        RecordCodec.encode(Item(id: "x", values: Self.extremes), ordinals: ordinals, into: &buffer)
+        RecordCodec.encode(Item(id: "x", values: Self.extremes), columns: RecordCodec.ColumnOrdinals(notes.columns.map(\.name)), into: &buffer)
         let names = notes.columns.map(\.name)
         for length in 1..<buffer.count - 1 {
             let cut = Array(buffer.prefix(length))
