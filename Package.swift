@@ -21,5 +21,6 @@ let package = Package(
         .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
         .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
         .testTarget(name: "OfflineSyncLMDBTests", dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
+        .testTarget(name: "OfflineSyncConformanceTests", dependencies: ["OfflineSync", "OfflineSyncConformance", "OfflineSyncLMDB"]),
     ]
 )
