@@ -24,7 +24,8 @@ struct QueryPlan {
     static let maximumIdBytes = TableSchema.maximumIdLength
 
     /// Chooses the access path for `query` over `layout`, in this order of preference: ids from
-    /// `id eq`/`id in`; an index whose first column has `eq`/`in`; a range of ids; a range of an
+    /// `id eq`/`id in`; an index whose first column has `eq`/`in` (the one whose leading columns
+    /// the equalities pin down furthest); a range of ids; a range of an
     /// index's first column; an index walk in sort order when only the first rows are wanted;
     /// the whole table.
     static func plan(_ query: Query, layout: TableLayout) -> QueryPlan {
@@ -42,14 +43,21 @@ struct QueryPlan {
             }.filter { seen.insert($0).inserted }
             return QueryPlan(access: .ids(ids))
         }
+        var best: (plan: QueryPlan, prefixLength: Int)?
         for index in layout.indexes {
             let column = index.firstColumn
             guard let values = constraints.first(where: { $0.column == column.name && $0.equals != nil })?.equals else { continue }
-            let ranges = values.map { equalityRange($0, type: column.type) }
+            var ranges = values.map { equalityRange($0, type: column.type) }
             guard !ranges.contains(where: { $0 == nil }) else { continue }
+            if ranges.count == 1, let range = ranges[0] {
+                ranges = [narrowed(range, index: index, constraints: constraints)]
+            }
             let ordered = ranges.count == 1 && firstKey.column == column.name
-            return QueryPlan(access: .index(index, ranges.compactMap { $0 }), descending: ordered && firstKey.descending, isOrdered: ordered)
+            let plan = QueryPlan(access: .index(index, ranges.compactMap { $0 }), descending: ordered && firstKey.descending, isOrdered: ordered)
+            let prefixLength = ranges.count == 1 ? ranges[0]?.lower?.count ?? 0 : 0
+            if best.map({ prefixLength > $0.prefixLength }) ?? true { best = (plan, prefixLength) }
         }
+        if let best { return best.plan }
         let idRanges = constraints.filter { $0.column == "id" && $0.equals == nil }
         if !idRanges.isEmpty, let range = combine(idRanges, start: nil, key: { value, _ in idKey(value) }) {
             return QueryPlan(access: .primary(range), descending: ordersById && firstKey.descending, isOrdered: ordersById)
@@ -72,6 +80,22 @@ struct QueryPlan {
         guard let filter else { return [] }
         if case .and(let lhs, let rhs) = filter { return conjuncts(of: lhs) + conjuncts(of: rhs) }
         return [filter]
+    }
+
+    /// `range` (one exact value of the index's first column) extended by single-value equalities
+    /// on the following columns, so `table eq 'a' and itemId eq 'b'` walks only the rows of both
+    /// values in an index on `(table, itemId)`.
+    private static func narrowed(_ range: KeyRange, index: IndexLayout, constraints: [Constraint]) -> KeyRange {
+        guard var prefix = range.lower, prefix == range.upper else { return range }
+        for column in index.columns.dropFirst() {
+            guard prefix.count < IndexKey.maximumValueBytes,
+                  let values = constraints.first(where: { $0.column == column.name && $0.equals?.count == 1 })?.equals,
+                  let component = equalityRange(values[0], type: column.type),
+                  let exact = component.lower, exact == component.upper else { break }
+            prefix += exact
+        }
+        let cut = Array(prefix.prefix(IndexKey.maximumValueBytes))
+        return KeyRange(lower: cut, upper: cut)
     }
 
     /// The key range of the rows whose first indexed value equals `value` (null included).

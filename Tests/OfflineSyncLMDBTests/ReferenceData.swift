@@ -60,6 +60,8 @@ enum ReferenceData {
         cmp("due", .lt, .date(Timestamp(millisecondsSince1970: 0))),
         .and(cmp("due", .ge, .date(Timestamp(year: 2020, month: 1, day: 1)!)), cmp("rank", .eq, 3)),
         cmp("done", .eq, true), cmp("done", .eq, false), .not(.column("done")),
+        .and(cmp("done", .eq, true), cmp("title", .eq, "ab")), .and(.and(cmp("done", .eq, nil), cmp("title", .eq, nil)), cmp("rank", .eq, 3)),
+        .and(cmp("done", .eq, false), cmp("title", .eq, .string(longTitle + "1"))), .and(cmp("done", .eq, true), .isIn(.column("title"), ["a", "b"])),
         cmp("id", .eq, "n5"), .isIn(.column("id"), ["n1", "n7", "n1", "missing", "é-50"]),
         .and(cmp("id", .ge, "n3"), cmp("id", .lt, "n5")), cmp("id", .gt, "n9"), cmp("id", .le, "n10"),
         .or(cmp("rank", .eq, 1), cmp("title", .eq, "b")),

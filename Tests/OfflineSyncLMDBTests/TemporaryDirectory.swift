@@ -31,7 +31,7 @@ let notes = TableSchema("notes", columns: [
 /// `notes` with indexes on rank, title and (due, rank).
 let indexedNotes = TableSchema("notes", columns: notes.columns, indexes: [
     Index("byRank", on: ["rank"]), Index("byTitle", on: ["title"]), Index("byDueRank", on: ["due", "rank"]),
-    Index("byScore", on: ["score"]), Index("byDone", on: ["done"]),
+    Index("byScore", on: ["score"]), Index("byDone", on: ["done"]), Index("byDoneTitle", on: ["done", "title", "rank"]),
 ], synced: true)
 
 /// Opens an LMDB store in a new directory of `directory`.
