@@ -77,8 +77,13 @@ final class LMDBEnvironment: @unchecked Sendable {
         return LMDBEnvironment(path: path, options: options, handle: handle, identity: identity)
     }
 
-    /// The current map size in bytes.
-    var mapSize: Int {
+    /// The current map size in bytes, or `nil` once closed.
+    var mapSize: Int? {
+        gate.shared { isClosed ? nil : currentMapSize }
+    }
+
+    /// The map size; call only while holding ``gate``.
+    private var currentMapSize: Int {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return info.me_mapsize
@@ -134,7 +139,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// process is active, and `body` run again from the start; at ``LMDBStore/Options/maximumMapSize``
     /// the write fails with ``LMDBError/Kind/mapSizeLimit`` and the store is unchanged.
     func write<Result>(_ body: (TransactionContext) throws -> Result) throws -> Result {
-        try writer.exclusive {
+        let outcome = try writer.exclusiveIfNotHeld {
             while true {
                 let attempt: Attempt<Result> = gate.shared {
                     guard !isClosed else { return .failed(LMDBEnvironment.notOpen(path)) }
@@ -167,12 +172,16 @@ final class LMDBEnvironment: @unchecked Sendable {
                 }
             }
         }
+        guard let outcome else {
+            throw OfflineSyncError(.invalidOperation, "the LMDB store at '\(path)' was written to from inside one of its own write closures; use the transaction handed to the closure instead")
+        }
+        return outcome
     }
 
     /// Doubles the map (up to the maximum) while no transaction of this process is active.
     private func grow() throws {
         try gate.exclusive {
-            let current = mapSize
+            let current = currentMapSize
             guard current < options.maximumMapSize else {
                 throw LMDBError(.mapSizeLimit, code: MDB_MAP_FULL,
                                 reason: "the write needs more room than the maximum map size of \(options.maximumMapSize) bytes",

@@ -45,8 +45,8 @@ public final class LMDBStore: LocalStore {
         var properties = [StoreInfo.Property("LMDB version", LMDBEnvironment.libraryVersion),
                           StoreInfo.Property("durability", options.durability.rawValue),
                           StoreInfo.Property("maximum map size", String(options.maximumMapSize))]
-        if let environment = state.withLock({ $0?.environment }) {
-            properties.insert(StoreInfo.Property("map size", String(environment.mapSize)), at: 1)
+        if let mapSize = state.withLock({ $0?.environment })?.mapSize {
+            properties.insert(StoreInfo.Property("map size", String(mapSize)), at: 1)
         }
         return StoreInfo(backend: "lmdb", location: path, properties: properties)
     }

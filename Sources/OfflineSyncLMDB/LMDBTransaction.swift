@@ -32,10 +32,11 @@ final class LMDBTransaction: StoreTransaction {
 
     func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
         let layout = try layout(table)
+        let schema = layout.schema, ordinals = layout.ordinals, rows = layout.items
         for item in items {
-            let row = try layout.schema.normalize(item, origin: origin)
+            let row = try schema.normalize(item, origin: origin)
             record.removeAll(keepingCapacity: true)
-            RecordCodec.encode(row, columns: layout.ordinals, into: &record)
+            RecordCodec.encode(row, columns: ordinals, into: &record)
             var id = row.id
             try id.withUTF8 { idBytes in
                 let key = UnsafeRawBufferPointer(idBytes)
@@ -43,7 +44,7 @@ final class LMDBTransaction: StoreTransaction {
                     let previous = try TableReader(context: context, layout: layout).lookup(row.id)
                     try reindex(layout, from: previous, to: row)
                 }
-                try record.withUnsafeBytes { try context.put(layout.items, key, $0) }
+                try record.withUnsafeBytes { try context.put(rows, key, $0) }
             }
         }
     }

@@ -41,6 +41,14 @@ final class ReadWriteLock: @unchecked Sendable {
         return try body()
     }
 
+    /// Runs `body` while holding the lock alone, or returns `nil` without running it when the
+    /// calling thread already holds the lock exclusively (which would otherwise deadlock).
+    func exclusiveIfNotHeld<Result>(_ body: () throws -> Result) rethrows -> Result? {
+        guard pthread_rwlock_wrlock(lock) == 0 else { return nil }
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
     /// Runs `body` while holding the lock alone.
     func exclusive<Result>(_ body: () throws -> Result) rethrows -> Result {
         pthread_rwlock_wrlock(lock)

@@ -99,3 +99,18 @@ import Testing
         #expect(try store.count("notes") == 101)
     }
 }
+
+@Suite struct NestedWriteTests {
+    @Test func writingToTheStoreFromInsideItsOwnWriteIsRefusedInsteadOfDeadlocking() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try openStore(TransactionTests.schema, in: directory)
+        defer { try? store.close() }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try store.write { _ in try store.upsert([Item(id: "inner")], into: "notes") }
+        }
+        #expect(error?.code == .invalidOperation)
+        try store.upsert([Item(id: "after")], into: "notes")
+        #expect(try store.lookup(table: "notes", id: "after") != nil)
+    }
+}
