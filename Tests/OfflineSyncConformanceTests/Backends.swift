@@ -2,6 +2,8 @@ import Foundation
 import OfflineSync
 import OfflineSyncConformance
 import OfflineSyncLMDB
+import OfflineSyncSQLCipher
+import OfflineSyncSQLite
 import Testing
 
 /// A store implementation the conformance tests run against.
@@ -33,11 +35,18 @@ struct Backend: Sendable, CustomTestStringConvertible {
 enum Backends {
     static let all: [Backend] = [
         Backend("memory", .all) { InMemoryStore() },
-        Backend("lmdb", .all) { try LMDBStore(path: freshLocation("lmdb")) },
+        Backend("sqlite", .all) { SQLiteStore(path: try freshDatabasePath()) },
+        Backend("sqlcipher", .all) {
+            try SQLCipherStore(path: try freshDatabasePath(), key: .raw(Array(repeating: 0x5c, count: 32)))
+        },
+        Backend("lmdb", .all) { try LMDBStore(path: try freshDatabasePath()) },
     ]
 
-    /// A path that does not exist yet, under one temporary directory per test process.
-    static func freshLocation(_ backend: String) -> String {
-        NSTemporaryDirectory() + "offline-sync-conformance-\(getpid())/\(backend)-\(UUID().uuidString)"
+    /// A new file path in this process's own temporary directory (the files are small; the
+    /// directory is named after the process so runs never share one).
+    static func freshDatabasePath() throws -> String {
+        let directory = NSTemporaryDirectory() + "offline-sync-conformance-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory + "/" + UUID().uuidString + ".db"
     }
 }
