@@ -1,16 +1,5 @@
 import OfflineSync
-
-/// A deterministic pseudo-random generator (SplitMix64), so failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+@testable import OfflineSyncConformance
 
 /// Rows for comparing LMDB with the reference store: every type, nulls, ties, the extremes, and
 /// strings longer than an index key can hold.
@@ -26,7 +15,7 @@ enum ReferenceData {
     static let tags: [Value] = [.json("[1,2]"), .json("{\"a\":1}"), nil]
 
     static func items(count: Int, seed: UInt64 = 42) -> [Item] {
-        var random = SeededGenerator(state: seed)
+        var random = SeededRandom(seed: seed)
         return (0..<count).map { number in
             var values: [String: Value] = [:]
             values["title"] = titles.randomElement(using: &random)
