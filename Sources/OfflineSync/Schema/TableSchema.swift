@@ -85,7 +85,8 @@ public struct TableSchema: Sendable, Hashable, Codable {
 
     /// The declared column with this exact name, if any.
     public func column(named name: String) -> Column? {
-        columns.first { $0.name == name }
+        let length = name.utf8.count
+        return columns.first { $0.name.utf8.count == length && $0.name == name }
     }
 
     /// `true` for OfflineSync's own tables (names starting with `__`).
@@ -153,6 +154,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// - `null` values are removed: an absent column and a null column are the same.
     public func normalize(_ item: Item, origin: WriteOrigin) throws -> Item {
         try TableSchema.validateId(item.id, table: name)
+        if isAlreadyNormal(item) { return item }
         var values: [String: Value] = [:]
         values.reserveCapacity(item.values.count)
         for (key, value) in item.values {
@@ -165,6 +167,17 @@ public struct TableSchema: Sendable, Hashable, Codable {
             values[key] = try TableSchema.convert(value, to: column.type, table: name, column: key, id: item.id)
         }
         return Item(id: item.id, values: values)
+    }
+
+    /// `true` when every value is non-null, in a declared column, and exactly of its column's type
+    /// (finite for doubles): then ``normalize(_:origin:)`` would rebuild the same item, so the
+    /// bulk-write path skips the copy.
+    private func isAlreadyNormal(_ item: Item) -> Bool {
+        for (key, value) in item.values {
+            guard let column = column(named: key), value.type == column.type else { return false }
+            if case .double(let number) = value, !number.isFinite { return false }
+        }
+        return true
     }
 
     /// The longest accepted id, in UTF-8 bytes.
