@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
+        .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
         .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
         .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
@@ -26,7 +27,7 @@ let package = Package(
         // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
         // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
         .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
-        .target(name: "OfflineSyncStores", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher"]),
+        .target(name: "OfflineSyncStores", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
         .executableTarget(
             name: "offline-sync",
             dependencies: [
@@ -40,8 +41,12 @@ let package = Package(
         .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
             "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
         ]),
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
+        .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
+        .testTarget(name: "OfflineSyncLMDBTests", dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
         .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
-            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
         ]),
         .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
         .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
