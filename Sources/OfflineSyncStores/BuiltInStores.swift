@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncLMDB
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
@@ -49,6 +50,21 @@ public enum BuiltInStores {
                 return try SQLCipherStore(path: settings.path, options: sqlOptions(settings.durability)) {
                     SQLCipherKey(try source.load())
                 }
+            }),
+            (.lmdb, { configuration in
+                let settings = try StoreConfiguration.LMDBSettings(configuration)
+                var options = LMDBStore.Options()
+                if let size = settings.mapSize { options.initialMapSize = size }
+                if let size = settings.maxMapSize { options.maximumMapSize = size }
+                if settings.mapSize != nil, settings.maxMapSize == nil {
+                    options.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
+                }
+                switch settings.durability {
+                case .full: options.durability = .full
+                case .meta: options.durability = .noMetaSync
+                case .none: options.durability = .noSync
+                }
+                return try LMDBStore(path: settings.path, options: options)
             }),
         ]
     }
