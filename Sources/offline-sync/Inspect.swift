@@ -31,18 +31,46 @@ struct Inspect: AsyncParsableCommand {
         var facts = [("store", configuration.description), ("backend", info.backend)]
         if let location = info.location { facts.append(("location", location)) }
         facts += info.properties.map { ($0.name, $0.value) }
+        let state = try SyncState(of: store)
 
-        var tables = TextTable(headers: ["table", "rows", "columns"])
+        var tables = TextTable(headers: ["table", "rows", "pending", "errors", "columns"])
         for table in StoreAccess.userTables(schema) {
-            tables.rows.append([table.name, String(try store.count(table.name)), String(table.columns.count + 1)])
+            tables.rows.append([table.name, String(try store.count(table.name)), String(state.pendingCount(table: table.name)),
+                                String(state.errorCount(table: table.name)), String(table.columns.count + 1)])
         }
+        var sections = [TextTable.pairs(facts), tables.rows.isEmpty ? "no tables" : tables.rendered]
+
         var system = TextTable(headers: ["system table", "rows"])
         for table in schema.tables where table.isSystem {
             system.rows.append([table.name, String(try store.count(table.name))])
         }
-        var sections = [TextTable.pairs(facts)]
-        sections.append(tables.rows.isEmpty ? "no tables" : tables.rendered)
         if !system.rows.isEmpty { sections.append(system.rendered) }
+
+        if state.operations.isEmpty {
+            sections.append("no pending operations")
+        } else {
+            var queue = TextTable(headers: ["pending (push order)", "kind", "table", "item", "state", "queued at"])
+            queue.rows = state.operations.map {
+                [String($0.sequence), $0.kind.rawValue, $0.table, $0.itemId, $0.state.rawValue, $0.createdAt.iso8601]
+            }
+            sections.append(queue.rendered)
+        }
+        if state.errors.isEmpty {
+            sections.append("no operation errors")
+        } else {
+            var errors = TextTable(headers: ["operation error", "kind", "table", "item", "status", "message"])
+            errors.rows = state.errors.map {
+                [String($0.sequence), $0.kind.rawValue, $0.table, $0.itemId, $0.status.map(String.init) ?? $0.reason, $0.message]
+            }
+            sections.append(errors.rendered)
+        }
+        if state.deltaTokens.isEmpty {
+            sections.append("no delta tokens")
+        } else {
+            var tokens = TextTable(headers: ["delta token", "query id", "updatedAt", "after item"])
+            tokens.rows = state.deltaTokens.map { [$0.table, $0.queryId, $0.token.updatedAt.iso8601, $0.token.itemId ?? ""] }
+            sections.append(tokens.rendered)
+        }
         return sections.joined(separator: "\n\n")
     }
 }
