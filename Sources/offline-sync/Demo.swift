@@ -33,10 +33,10 @@ struct Demo: AsyncParsableCommand {
         let logger = global.start("demo")
         var configuration = try selection.configuration()
         var scratch: ScratchDirectory?
-        if selection.store == nil {
+        if selection.store == nil, configuration.path != nil {
             let directory = try ScratchDirectory(near: nil, purpose: "demo")
             scratch = directory
-            configuration = try directory.freshLocation(for: configuration.relocated(to: configuration.path ?? "store"))
+            configuration = try directory.freshLocation(for: configuration)
         }
         defer { scratch?.remove() }
         var script = DemoScript(configuration: configuration, reset: reset, keepsStore: scratch == nil, logger: logger)
@@ -65,7 +65,7 @@ struct DemoScript {
             try remote.service.insert(Item(id: id, values: ["text": .string(text), "complete": false]), into: "todoitem")
         }
         print("OfflineSync demo: the offline tutorial, step by step")
-        say("local store:  \(configuration)\(keepsStore ? "" : " (temporary)")")
+        say("local store:  \(configuration)\(keepsStore || configuration.path == nil ? "" : " (temporary)")")
         say("remote:       an in-process server (InMemoryRemote) holding 3 todo items")
 
         let store = try StoreAccess.open(configuration, schema: StoreSchema([]), logger: logger)
