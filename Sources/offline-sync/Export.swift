@@ -7,9 +7,9 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write every item of a table to standard output, one JSON object per line, in id order.",
         discussion: """
-        Each line holds "id" first, then the table's columns in declaration order; null values are \
-        left out and dates are ISO 8601 strings, so the same items export to the same bytes on \
-        every backend. A progress bar is drawn on standard error when it is a terminal.
+        Each line holds "id" first, then the other columns in name order; null values are left \
+        out, dates are ISO 8601 strings in UTC and json columns compact JSON, so the same items \
+        export to the same bytes on every backend. A progress bar is drawn on standard error when it is a terminal.
 
         Examples:
           offline-sync export --store sqlite:./app.sqlite --table todoitem \\
@@ -32,14 +32,14 @@ struct Export: AsyncParsableCommand {
         let configuration = try selection.configuration()
         let (store, schema) = try StoreAccess.openExisting(configuration, logger: logger)
         defer { try? store.close() }
-        let declaration = try StoreAccess.table(table, in: schema, configuration: configuration)
+        _ = try StoreAccess.table(table, in: schema, configuration: configuration)
         let total = try store.count(table)
         var progress = ProgressBar("exporting \(table)", total: total)
         var written = 0
         var output = StandardOutput()
         try StoreAccess.forEachPage(of: table, in: store) { page in
             for item in page {
-                output.write(JSONLine.encode(item, columns: declaration.columns))
+                output.write(try JSONLine.encode(item))
                 output.write("\n")
             }
             written += page.count

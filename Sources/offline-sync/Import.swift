@@ -104,12 +104,9 @@ struct Import: AsyncParsableCommand {
             var bytes = line[...]
             if bytes.last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
             if bytes.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw OfflineSyncError(.invalidValue, "\(file) line \(number): not valid UTF-8; nothing was imported")
-            }
             let item: Item
             do {
-                item = try table.normalize(try JSONLine.decode(text), origin: .local)
+                item = try table.normalize(try JSONLine.decode(bytes), origin: .local)
             } catch {
                 throw OfflineSyncError(.invalidValue, "\(file) line \(number): \(error); nothing was imported")
             }

@@ -8,11 +8,12 @@ struct QueryCommand: AsyncParsableCommand {
         commandName: "query",
         abstract: "Read items of a table, filtered, ordered and paged with OData expressions.",
         discussion: """
-        With --count, the table format adds the total to its footer, json wraps the items as \
-        {"count": N, "items": [...]}, and jsonl prints the total on standard error. \
         --filter takes an OData $filter expression and --orderby an OData $orderby list; results \
         follow the reference semantics of every backend (nulls first ascending, ties by id). \
         A malformed expression is reported with its position.
+
+        With --count, the table format adds the total to its footer, json writes the table \
+        protocol's {"results": [...], "count": N}, and jsonl prints the total on standard error.
 
         Examples:
           offline-sync query --store sqlite:./app.sqlite --table todoitem \\
@@ -49,13 +50,13 @@ struct QueryCommand: AsyncParsableCommand {
         try query.validate(against: declaration)
         logger.debug("querying \(table)", metadata: ["filter": "\(filter != nil)", "top": "\(top.map(String.init) ?? "all")", "skip": "\(skip)"])
         let result = try store.read(query)
-        print(QueryCommand.render(result, columns: declaration.columns, format: format))
+        print(try QueryCommand.render(result, columns: declaration.columns, format: format))
         if format == .jsonl, let total = result.totalCount {
             FileHandle.standardError.write(Data("\(total) matching in all\n".utf8))
         }
     }
 
-    static func render(_ result: QueryResult, columns: [Column], format: Format) -> String {
+    static func render(_ result: QueryResult, columns: [Column], format: Format) throws -> String {
         switch format {
         case .table:
             var table = TextTable(headers: ["id"] + columns.map(\.name))
@@ -64,11 +65,9 @@ struct QueryCommand: AsyncParsableCommand {
             if let total = result.totalCount { footer += " (\(total) matching in all)" }
             return (result.items.isEmpty ? "" : table.rendered + "\n") + footer
         case .jsonl:
-            return result.items.map { JSONLine.encode($0, columns: columns) }.joined(separator: "\n")
+            return try result.items.map(JSONLine.encode).joined(separator: "\n")
         case .json:
-            let items = "[" + result.items.map { JSONLine.encode($0, columns: columns) }.joined(separator: ",\n ") + "]"
-            guard let total = result.totalCount else { return items }
-            return "{\"count\":\(total),\n \"items\":\(items)}"
+            return String(decoding: try JSONCodec.encode(result), as: UTF8.self)
         }
     }
 }
