@@ -26,6 +26,16 @@ enum Todo {
 
     """
 
+    /// Runs `body` with a new store of `backend` holding the fixtures, in a directory removed afterwards.
+    static func withImportedStore(on backend: Backend, _ body: (TemporaryDirectory, String) throws -> Void) throws {
+        let directory = try TemporaryDirectory()
+        try withExtendedLifetime(directory) {
+            let url = backend.url("store", in: directory)
+            try importFixtures(into: url, in: directory)
+            try body(directory, url)
+        }
+    }
+
     /// Imports the fixtures into a new store at `url`.
     static func importFixtures(into url: String, in directory: TemporaryDirectory) throws {
         let schema = try directory.write("schema.json", Todo.schema)
@@ -40,44 +50,41 @@ enum Todo {
 struct CLIStoreTests {
     @Test(arguments: Backend.available)
     func importThenExportGivesTheCanonicalLines(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let export = try CLI.run(["export", "--store", url, "--table", "todoitem"])
-        #expect(export.status == 0, "\(export)")
-        #expect(export.stdout == Todo.exported, "\(export)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let export = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+            #expect(export.status == 0, "\(export)")
+            #expect(export.stdout == Todo.exported, "\(export)")
+        }
     }
 
     @Test(arguments: Backend.available)
     func malformedLineIsNamedAndNothingIsImported(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let bad = try directory.write("bad.jsonl", """
-            {"id":"d","text":"first"}
-            {"id":"e","text":"second"}
-            {"id":"f","text": oops}
-            {"id":"g","text":"fourth"}
-            """)
-        let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("bad.jsonl line 3: invalid JSON at byte offset 18"), "\(result)")
-        #expect(result.stderr.contains("nothing was imported"), "\(result)")
-        let export = try CLI.run(["export", "--store", url, "--table", "todoitem"])
-        #expect(export.stdout == Todo.exported, "\(export)")
+        try Todo.withImportedStore(on: backend) { directory, url in
+            let bad = try directory.write("bad.jsonl", """
+                {"id":"d","text":"first"}
+                {"id":"e","text":"second"}
+                {"id":"f","text": oops}
+                {"id":"g","text":"fourth"}
+                """)
+            let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("bad.jsonl line 3: invalid JSON at byte offset 18"), "\(result)")
+            #expect(result.stderr.contains("nothing was imported"), "\(result)")
+            let export = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+            #expect(export.stdout == Todo.exported, "\(export)")
+        }
     }
 
     @Test(arguments: Backend.available)
     func valueThatDoesNotFitItsColumnIsNamedWithItsLine(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let bad = try directory.write("bad.jsonl", "{\"id\":\"d\",\"complete\":\"yes\"}\n{\"id\":\"e\",\"colour\":\"red\"}\n")
-        let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("bad.jsonl line 1: table 'todoitem' column 'complete' is bool"), "\(result)")
-        let count = try CLI.run(["query", "--store", url, "--table", "todoitem", "--count", "--top", "0"])
-        #expect(count.stdout.contains("(3 matching in all)"), "\(count)")
+        try Todo.withImportedStore(on: backend) { directory, url in
+            let bad = try directory.write("bad.jsonl", "{\"id\":\"d\",\"complete\":\"yes\"}\n{\"id\":\"e\",\"colour\":\"red\"}\n")
+            let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("bad.jsonl line 1: table 'todoitem' column 'complete' is bool"), "\(result)")
+            let count = try CLI.run(["query", "--store", url, "--table", "todoitem", "--count", "--top", "0"])
+            #expect(count.stdout.contains("(3 matching in all)"), "\(count)")
+        }
     }
 
     @Test(arguments: Backend.available)
@@ -106,35 +113,32 @@ struct CLIStoreTests {
 
     @Test(arguments: Backend.available)
     func inspectShowsBackendAndRowCounts(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let result = try CLI.run(["inspect", "--store", url])
-        #expect(result.status == 0, "\(result)")
-        #expect(result.hasRow("backend", backend.rawValue), "\(result)")
-        #expect(result.rows.contains { $0.first == "todoitem" && $0.dropFirst().first == "3" }, "\(result)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let result = try CLI.run(["inspect", "--store", url])
+            #expect(result.status == 0, "\(result)")
+            #expect(result.hasRow("backend", backend.rawValue), "\(result)")
+            #expect(result.rows.contains { $0.first == "todoitem" && $0.dropFirst().first == "3" }, "\(result)")
+        }
     }
 
     @Test(arguments: Backend.available)
     func queryPrintsJSONLinesAndCounts(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--skip", "1", "--top", "1", "--count", "--format", "jsonl"])
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdout == Todo.exported.split(separator: "\n")[1] + "\n", "\(result)")
-        #expect(result.stderr.contains("3 matching in all"), "\(result)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--skip", "1", "--top", "1", "--count", "--format", "jsonl"])
+            #expect(result.status == 0, "\(result)")
+            #expect(result.stdout == Todo.exported.split(separator: "\n")[1] + "\n", "\(result)")
+            #expect(result.stderr.contains("3 matching in all"), "\(result)")
+        }
     }
 
     @Test(arguments: Backend.available)
     func queryPrintsAnAlignedTable(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--top", "2"])
-        #expect(result.status == 0, "\(result)")
-        #expect(result.rows.first?.prefix(3) == ["id", "text", "complete"], "\(result)")
-        #expect(result.stdout.hasSuffix("2 items\n"), "\(result)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--top", "2"])
+            #expect(result.status == 0, "\(result)")
+            #expect(result.rows.first?.prefix(3) == ["id", "text", "complete"], "\(result)")
+            #expect(result.stdout.hasSuffix("2 items\n"), "\(result)")
+        }
     }
 
     @Test(arguments: Backend.available)
@@ -152,15 +156,14 @@ struct CLIStoreTests {
 struct CLILoggingTests {
     @Test(arguments: Backend.available)
     func verboseLogsStepsButNeverItemContents(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        for arguments in [["export", "--table", "todoitem"], ["query", "--table", "todoitem"], ["inspect"]] {
-            let result = try CLI.run(arguments + ["--store", url, "--verbose"])
-            #expect(result.status == 0, "\(result)")
-            #expect(result.stderr.contains("opening \(backend.rawValue):"), "\(arguments): \(result)")
-            for secret in ["Buy milk", "Walk the dog", CLI.key] {
-                #expect(!result.stderr.contains(secret), "\(arguments) logged '\(secret)': \(result.stderr)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            for arguments in [["export", "--table", "todoitem"], ["query", "--table", "todoitem"], ["inspect"]] {
+                let result = try CLI.run(arguments + ["--store", url, "--verbose"])
+                #expect(result.status == 0, "\(result)")
+                #expect(result.stderr.contains("opening \(backend.rawValue):"), "\(arguments): \(result)")
+                for secret in ["Buy milk", "Walk the dog", CLI.key] {
+                    #expect(!result.stderr.contains(secret), "\(arguments) logged '\(secret)': \(result.stderr)")
+                }
             }
         }
     }
@@ -170,49 +173,45 @@ struct CLILoggingTests {
 struct CLIQueryTests {
     @Test(arguments: Backend.available)
     func filterAndOrderByFollowTheReferenceSemantics(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "complete eq false or priority ge 1",
-                                  "--orderby", "priority desc", "--format", "jsonl"])
-        #expect(result.status == 0, "\(result)")
-        let ids = result.stdout.split(separator: "\n").compactMap { $0.split(separator: "\"").dropFirst(3).first }
-        #expect(ids == ["a", "b", "c"], "nulls last when descending: \(result)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "complete eq false or priority ge 1",
+                                      "--orderby", "priority desc", "--format", "jsonl"])
+            #expect(result.status == 0, "\(result)")
+            let ids = result.stdout.split(separator: "\n").compactMap { $0.split(separator: "\"").dropFirst(3).first }
+            #expect(ids == ["a", "b", "c"], "nulls last when descending: \(result)")
+        }
     }
 
     @Test(arguments: Backend.available)
     func jsonFormatWrapsItemsWithTheCount(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "startswith(text, 'Walk')",
-                                  "--count", "--format", "json"])
-        #expect(result.status == 0, "\(result)")
-        let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-        #expect(document?["count"] as? Int == 1, "\(result)")
-        #expect((document?["results"] as? [[String: Any]])?.first?["id"] as? String == "b", "\(result)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "startswith(text, 'Walk')",
+                                      "--count", "--format", "json"])
+            #expect(result.status == 0, "\(result)")
+            let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            #expect(document?["count"] as? Int == 1, "\(result)")
+            #expect((document?["results"] as? [[String: Any]])?.first?["id"] as? String == "b", "\(result)")
+        }
     }
 
     @Test(arguments: Backend.available)
     func malformedFilterShowsThePosition(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let filter = "text eq 'a' and and complete"
-        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", filter])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("at column 17"), "\(result)")
-        #expect(result.stderr.contains("    \(filter)\n    " + String(repeating: " ", count: 16) + "^"), "\(result)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let filter = "text eq 'a' and and complete"
+            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", filter])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("at column 17"), "\(result)")
+            #expect(result.stderr.contains("    \(filter)\n    " + String(repeating: " ", count: 16) + "^"), "\(result)")
+        }
     }
 
     @Test(arguments: Backend.available)
     func unknownColumnInTheFilterIsNamed(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "colour eq 'red'"])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("column 'colour'"), "\(result)")
+        try Todo.withImportedStore(on: backend) { _, url in
+            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "colour eq 'red'"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("column 'colour'"), "\(result)")
+        }
     }
 }
 
@@ -224,42 +223,39 @@ struct CLIKeyTests {
 
     @Test(arguments: sqlcipher)
     func wrongKeyIsReportedWithoutShowingAnyKey(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let result = try CLI.run(["export", "--store", url, "--table", "todoitem"], environment: [CLI.keyVariable: CLIKeyTests.otherKey])
-        #expect(result.status == 1)
-        #expect(result.stderr.lowercased().contains("wrong key"), "\(result)")
-        #expect(!result.stderr.contains(CLIKeyTests.otherKey) && !result.stderr.contains(CLI.key), "\(result)")
-        #expect(result.stdout.isEmpty)
+        try Todo.withImportedStore(on: backend) { _, url in
+            let result = try CLI.run(["export", "--store", url, "--table", "todoitem"], environment: [CLI.keyVariable: CLIKeyTests.otherKey])
+            #expect(result.status == 1)
+            #expect(result.stderr.lowercased().contains("wrong key"), "\(result)")
+            #expect(!result.stderr.contains(CLIKeyTests.otherKey) && !result.stderr.contains(CLI.key), "\(result)")
+            #expect(result.stdout.isEmpty)
+        }
     }
 
     @Test(arguments: sqlcipher)
     func keyFromAFileOpensTheStore(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let keyFile = try directory.write("store.key", CLI.key + "\n")
-        let fromFile = "sqlcipher:\(directory.path("store.db"))?key-file=\(keyFile)"
-        let result = try CLI.run(["export", "--store", fromFile, "--table", "todoitem"])
-        #expect(result.stdout == Todo.exported, "\(result)")
+        try Todo.withImportedStore(on: backend) { directory, url in
+            let keyFile = try directory.write("store.key", CLI.key + "\n")
+            let fromFile = "sqlcipher:\(directory.path("store.db"))?key-file=\(keyFile)"
+            let result = try CLI.run(["export", "--store", fromFile, "--table", "todoitem"])
+            #expect(result.stdout == Todo.exported, "\(result)")
+        }
     }
 
     @Test(arguments: sqlcipher)
     func rekeyChangesTheKeyAndTheOldOneStopsWorking(backend: Backend) throws {
-        let directory = try TemporaryDirectory()
-        let url = backend.url("store", in: directory)
-        try Todo.importFixtures(into: url, in: directory)
-        let rekey = try CLI.run(["rekey", "--store", url, "--new-key-env", "NEW_STORE_KEY"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
-        #expect(rekey.status == 0, "\(rekey)")
-        #expect(rekey.stdout.contains("key-env=NEW_STORE_KEY"), "\(rekey)")
-        #expect(!rekey.stdout.contains(CLIKeyTests.otherKey) && !rekey.stderr.contains(CLIKeyTests.otherKey))
+        try Todo.withImportedStore(on: backend) { directory, url in
+            let rekey = try CLI.run(["rekey", "--store", url, "--new-key-env", "NEW_STORE_KEY"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
+            #expect(rekey.status == 0, "\(rekey)")
+            #expect(rekey.stdout.contains("key-env=NEW_STORE_KEY"), "\(rekey)")
+            #expect(!rekey.stdout.contains(CLIKeyTests.otherKey) && !rekey.stderr.contains(CLIKeyTests.otherKey))
 
-        let newURL = "sqlcipher:\(directory.path("store.db"))?key-env=NEW_STORE_KEY"
-        let withNew = try CLI.run(["export", "--store", newURL, "--table", "todoitem"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
-        #expect(withNew.stdout == Todo.exported, "\(withNew)")
-        let withOld = try CLI.run(["export", "--store", url, "--table", "todoitem"])
-        #expect(withOld.status == 1, "\(withOld)")
+            let newURL = "sqlcipher:\(directory.path("store.db"))?key-env=NEW_STORE_KEY"
+            let withNew = try CLI.run(["export", "--store", newURL, "--table", "todoitem"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
+            #expect(withNew.stdout == Todo.exported, "\(withNew)")
+            let withOld = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+            #expect(withOld.status == 1, "\(withOld)")
+        }
     }
 
     @Test(arguments: sqlcipher)
