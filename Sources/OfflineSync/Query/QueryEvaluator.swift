@@ -21,11 +21,22 @@ public struct QueryEvaluator: Sendable {
 
     /// `true` when `lhs` sorts before `rhs` under the query's ordering (then `id` ascending).
     public func precedes(_ lhs: Item, _ rhs: Item) -> Bool {
-        for key in query.orderBy {
-            let order = ValueSemantics.compare(lhs[key.column], rhs[key.column])
+        precedes(sortKeys(of: lhs), lhs.id, sortKeys(of: rhs), rhs.id)
+    }
+
+    /// The values of an item's ordering keys, most significant first.
+    private func sortKeys(of item: Item) -> [Value] {
+        query.orderBy.map { item[$0.column] }
+    }
+
+    /// The ordering rule: the keys in turn (nulls first, reversed when descending), then the ids'
+    /// bytes.
+    private func precedes(_ lhsKeys: [Value], _ lhsId: String, _ rhsKeys: [Value], _ rhsId: String) -> Bool {
+        for (position, key) in query.orderBy.enumerated() {
+            let order = ValueSemantics.compare(lhsKeys[position], rhsKeys[position])
             if order != 0 { return key.descending ? order > 0 : order < 0 }
         }
-        return ValueSemantics.compareBytes(lhs.id, rhs.id) < 0
+        return ValueSemantics.compareBytes(lhsId, rhsId) < 0
     }
 
     /// Runs the whole query over the rows of its table.
@@ -79,15 +90,8 @@ public struct QueryEvaluator: Sendable {
     /// The positions of `items` in query order (the order of ``precedes(_:_:)``). Sort keys are read
     /// once per item and positions are sorted instead of items, which keeps sorting cheap.
     private func sortedPositions(of items: [Item]) -> [Int] {
-        let keys = items.map { item in query.orderBy.map { item[$0.column] } }
-        let descending = query.orderBy.map(\.descending)
-        return items.indices.sorted { a, b in
-            for position in descending.indices {
-                let order = ValueSemantics.compare(keys[a][position], keys[b][position])
-                if order != 0 { return descending[position] ? order > 0 : order < 0 }
-            }
-            return ValueSemantics.compareBytes(items[a].id, items[b].id) < 0
-        }
+        let keys = items.map(sortKeys)
+        return items.indices.sorted { precedes(keys[$0], items[$0].id, keys[$1], items[$1].id) }
     }
 
     /// The item reduced to the query's selection (`id` always kept).
