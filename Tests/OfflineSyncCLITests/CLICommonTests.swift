@@ -50,6 +50,15 @@ struct CLICommonTests {
         #expect(result.hasRow("store", "memory:"), "\(result)")
     }
 
+    @Test func defaultStoreIsAnSQLiteFileInTheWorkingDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let result = try CLI.run(["inspect"], in: directory.url)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("no store at ./.offline-sync/store.sqlite (sqlite:)"), "\(result)")
+        let demo = try CLI.run(["import", "--help"], in: directory.url)
+        #expect(demo.stdout.contains("sqlite:./.offline-sync/store.sqlite"), "\(demo)")
+    }
+
     @Test func badEnvironmentStoreIsReportedAsSuch() throws {
         let result = try CLI.run(["inspect"], environment: ["OFFLINE_SYNC_STORE": "nosuch:x"])
         #expect(result.status == 1)
