@@ -76,6 +76,9 @@ struct Import: AsyncParsableCommand {
         }
         progress.finish()
         print("imported \(items.count) item\(items.count == 1 ? "" : "s") into \(table)")
+        if configuration.path == nil {
+            logger.warning("the \(configuration.scheme): store keeps nothing after this command ends; name a file store to keep the items")
+        }
     }
 
     /// The table as the store will hold it after the import: the stored declaration widened by the

@@ -40,16 +40,18 @@ enum StoreAccess {
         throw OfflineSyncError(.unknownTable, "the store \(configuration) has no table '\(name)'; \(list)")
     }
 
-    /// Every item of a table in id order, read in pages of `pageSize`.
+    /// Every item of a table in id order, read in pages of `pageSize` (each page starts after the
+    /// last id of the previous one, so no page rescans the ones before it).
     static func forEachPage(of table: String, in store: any LocalStore, pageSize: Int = 1000,
                             _ body: ([Item]) throws -> Void) throws {
-        var skip = 0
+        var after: String?
         while true {
-            let page = try store.read(Query(table: table, orderBy: [SortKey("id")], skip: skip, top: pageSize)).items
-            if page.isEmpty { return }
+            let filter = after.map { Expression.comparison(.column("id"), .gt, .literal(.string($0))) }
+            let page = try store.read(Query(table: table, filter: filter, orderBy: [SortKey("id")], top: pageSize)).items
+            guard let last = page.last else { return }
             try body(page)
-            skip += page.count
             if page.count < pageSize { return }
+            after = last.id
         }
     }
 }
