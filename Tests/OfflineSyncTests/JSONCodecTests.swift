@@ -155,6 +155,24 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
         #expect(item.updatedAt == Timestamp(iso8601: "2026-11-22T00:04:39.354Z"))
     }
 
+    @Test func readsItemsWhoseMembersChangeOrderAndName() throws {
+        let json = #"[{"id":"a","x":1,"y":2},{"y":3,"id":"b","x":4},{"id":"c","":5,"z":6},{"x":7,"id":"d"}]"#
+        let items = try JSONCodec.decodeItems(Array(json.utf8))
+        #expect(items == [Item(id: "a", values: ["x": 1, "y": 2]), Item(id: "b", values: ["x": 4, "y": 3]),
+                          Item(id: "c", values: ["": 5, "z": 6]), Item(id: "d", values: ["x": 7])])
+    }
+
+    @Test func readsPagesWithMoreDistinctMemberNamesThanItRemembers() throws {
+        let count = JSONReader.maximumMemberNames * 2
+        let items = (0..<count).map { Item(id: "i\($0)", values: ["c\($0)": .int(Int64($0)), "shared": "s"]) }
+        #expect(try JSONCodec.decodeItems(try JSONCodec.encode(items)) == items)
+    }
+
+    @Test func treatsEscapedAndPlainSpellingsOfANameAsTheSameMember() {
+        expectFailure(failure(#"{"id":"a","text":1,"te\u0078t":2}"#), .invalidValue, offset: 19)
+        expectFailure(failure(#"{"\u0069d":"a","id":"b"}"#), .invalidValue, offset: 15)
+    }
+
     @Test func keepsNullMembers() throws {
         let item = try JSONCodec.decodeItem(Array(#"{"id":"a","text":null}"#.utf8))
         #expect(item.values == ["text": .null])

@@ -11,8 +11,6 @@ struct JSONReader {
     var index = 0
     /// Decoded bytes of a string with escapes, reused between strings.
     var scratch: [UInt8] = []
-    /// Columns of the previous item, to size the next item's dictionary.
-    var expectedColumns = 8
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -181,31 +179,24 @@ struct JSONReader {
         if negative { index += 1 }
         var mantissa: UInt64 = 0
         var mantissaOverflow = false
-        func digit(at offset: Int) -> UInt64? {
-            guard offset < bytes.count else { return nil }
-            let byte = bytes[offset]
-            return byte >= 48 && byte <= 57 ? UInt64(byte - 48) : nil
+        guard index < bytes.count, bytes[index] &- 48 <= 9 else { throw expected("a digit") }
+        let leadingZero = bytes[index] == UInt8(ascii: "0")
+        var integerDigits = 0
+        while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
+            if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa &* 10 &+ UInt64(digit) } else { mantissaOverflow = true }
+            integerDigits += 1
+            index += 1
         }
-        func accumulate(_ value: UInt64) {
-            if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa * 10 + value } else { mantissaOverflow = true }
-        }
-        guard let firstDigit = digit(at: index) else { throw expected("a digit") }
-        index += 1
-        accumulate(firstDigit)
-        if firstDigit != 0 {
-            while let value = digit(at: index) { accumulate(value); index += 1 }
-        } else if digit(at: index) != nil {
-            throw syntaxError("a number may not have a leading zero", at: start)
-        }
+        if leadingZero, integerDigits > 1 { throw syntaxError("a number may not have a leading zero", at: start) }
         var fractionDigits = 0
         var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             isInteger = false
-            guard digit(at: index) != nil else { throw expected("a digit after '.'") }
-            while let value = digit(at: index) {
+            guard index < bytes.count, bytes[index] &- 48 <= 9 else { throw expected("a digit after '.'") }
+            while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
+                if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa &* 10 &+ UInt64(digit) } else { mantissaOverflow = true }
                 fractionDigits += 1
-                accumulate(value)
                 index += 1
             }
         }
@@ -218,9 +209,9 @@ struct JSONReader {
                 exponentNegative = bytes[index] == UInt8(ascii: "-")
                 index += 1
             }
-            guard digit(at: index) != nil else { throw expected("a digit in the exponent") }
-            while let value = digit(at: index) {
-                if exponent < 100_000 { exponent = exponent * 10 + Int(value) }
+            guard index < bytes.count, bytes[index] &- 48 <= 9 else { throw expected("a digit in the exponent") }
+            while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
+                if exponent < 100_000 { exponent = exponent * 10 + Int(digit) }
                 index += 1
             }
             if exponentNegative { exponent = -exponent }
@@ -230,7 +221,7 @@ struct JSONReader {
             if !negative, mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
         }
         let exponent10 = exponent - fractionDigits
-        if !mantissaOverflow, mantissa <= 1 << 53, (-22...22).contains(exponent10) {
+        if !mantissaOverflow, mantissa <= 1 << 53, exponent10 >= -22, exponent10 <= 22 {
             let magnitude = exponent10 < 0 ? Double(mantissa) / JSONReader.powersOfTen[-exponent10]
                                            : Double(mantissa) * JSONReader.powersOfTen[exponent10]
             return .double(negative ? -magnitude : magnitude)
@@ -244,33 +235,65 @@ struct JSONReader {
 
     // MARK: - Strings
 
-    /// Reads a string at the current position (the opening quote).
-    mutating func readString() throws -> String {
-        try withStringBytes { String(decoding: $0, as: UTF8.self) }
+    /// Where the content of a string just read is: in the input, or in ``scratch`` when it had
+    /// escapes.
+    enum StringContent {
+        case input(Range<Int>)
+        case scratch
     }
 
-    /// Reads a string and hands its validated, unescaped UTF-8 bytes to `body`.
-    mutating func withStringBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+    /// Reads a string at the current position (the opening quote).
+    mutating func readString() throws -> String {
+        let content = try scanString()
+        return withBytes(of: content) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The validated, unescaped UTF-8 bytes of a string read by ``scanString()``.
+    func withBytes<T>(of content: StringContent, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        switch content {
+        case .input(let range): return try body(UnsafeBufferPointer(rebasing: bytes[range]))
+        case .scratch: return try scratch.withUnsafeBufferPointer(body)
+        }
+    }
+
+    /// Reads a string at the current position (the opening quote), validating its UTF-8 and
+    /// decoding its escapes.
+    mutating func scanString() throws -> StringContent {
         let quote = index
         index += 1
         let start = index
         while index < bytes.count {
+            if index + 8 <= bytes.count, JSONReader.isPlainASCII(bytes, at: index) {
+                index += 8
+                continue
+            }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let content = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                return try body(content)
+                return .input(start..<index - 1)
             }
             if byte == UInt8(ascii: "\\") {
                 scratch.removeAll(keepingCapacity: true)
                 scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
                 try readEscapedRest(openedAt: quote)
-                return try scratch.withUnsafeBufferPointer(body)
+                return .scratch
             }
             if byte < 0x20 { throw controlCharacter(byte) }
             if byte < 0x80 { index += 1 } else { index += try utf8SequenceLength(at: index) }
         }
         throw syntaxError("unterminated string", at: quote)
+    }
+
+    /// Whether the 8 bytes at `offset` are all ASCII, not control characters, not `"` and not `\`
+    /// (so a string scan can skip them at once).
+    @inline(__always)
+    static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
+        let word = UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        let control = (word &- ones &* 0x20) & ~word & highs
+        return word & highs == 0 && control == 0 && !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
     }
 
     private func controlCharacter(_ byte: UInt8) -> OfflineSyncError {
@@ -401,6 +424,59 @@ struct JSONReader {
 
     // MARK: - Items
 
+    /// A member name seen before, kept so that the names repeated in every item of a page are
+    /// decoded once.
+    struct MemberName {
+        enum Role { case id, systemDate, column }
+        let bytes: [UInt8]
+        let name: String
+        let role: Role
+
+        func matches(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard bytes.count == text.count else { return false }
+            return text.isEmpty || bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 }
+        }
+    }
+
+    /// The member names seen so far (at most ``maximumMemberNames``).
+    var memberNames: [MemberName] = []
+    /// The index in ``memberNames`` of each member of the previous item, in order.
+    var previousOrder: [Int] = []
+    /// The same for the item being read (kept to reuse its storage).
+    var currentOrder: [Int] = []
+    static let maximumMemberNames = 256
+
+    /// Reads a member name; `position` is its place in the object, to try the previous item's
+    /// name at that place first.
+    mutating func readMemberName(position: Int) throws -> MemberName {
+        let content = try scanString()
+        let found: Int? = withBytes(of: content) { text in
+            if position < previousOrder.count, memberNames[previousOrder[position]].matches(text) {
+                return previousOrder[position]
+            }
+            return memberNames.firstIndex { $0.matches(text) }
+        }
+        if let found {
+            currentOrder.append(found)
+            return memberNames[found]
+        }
+        let member: MemberName = withBytes(of: content) { text in
+            let name = String(decoding: text, as: UTF8.self)
+            let role: MemberName.Role
+            switch name {
+            case "id": role = .id
+            case SystemProperty.createdAt.rawValue, SystemProperty.updatedAt.rawValue: role = .systemDate
+            default: role = .column
+            }
+            return MemberName(bytes: Array(text), name: name, role: role)
+        }
+        if memberNames.count < JSONReader.maximumMemberNames {
+            currentOrder.append(memberNames.count)
+            memberNames.append(member)
+        }
+        return member
+    }
+
     /// Reads an object into an item: `id` must be a string; `createdAt` and `updatedAt` that read
     /// as ISO 8601 become dates; a member name may appear once.
     mutating func readItem() throws -> Item {
@@ -409,38 +485,45 @@ struct JSONReader {
         guard first == UInt8(ascii: "{") else {
             throw shapeError("an item must be a JSON object, found \(describeByte(at: index))", at: index)
         }
+        index += 1
         var id: String?
-        var values = [String: Value](minimumCapacity: expectedColumns)
-        try readObject { reader, key, keyOffset in
-            switch key {
-            case "id":
-                guard reader.peek() == UInt8(ascii: "\"") else {
-                    throw reader.shapeError("the item's 'id' must be a string, found \(reader.describeByte(at: reader.index))", at: reader.index)
+        var values = [String: Value](minimumCapacity: previousOrder.count)
+        currentOrder.removeAll(keepingCapacity: true)
+        if !consumeIf(UInt8(ascii: "}")) {
+            repeat {
+                guard peek() == UInt8(ascii: "\"") else { throw expected("a member name in double quotes") }
+                let nameOffset = index
+                let member = try readMemberName(position: currentOrder.count)
+                try consume(UInt8(ascii: ":"), "':' after a member name")
+                let value: Value
+                switch member.role {
+                case .id:
+                    guard peek() == UInt8(ascii: "\"") else {
+                        throw shapeError("the item's 'id' must be a string, found \(describeByte(at: index))", at: index)
+                    }
+                    guard id == nil else { throw shapeError("the item has the member 'id' twice", at: nameOffset) }
+                    id = try readString()
+                    continue
+                case .systemDate:
+                    value = try readDateOrValue()
+                case .column:
+                    value = try readValue()
                 }
-                guard id == nil else { throw reader.shapeError("the item has the member 'id' twice", at: keyOffset) }
-                id = try reader.readString()
-            case SystemProperty.createdAt.rawValue, SystemProperty.updatedAt.rawValue:
-                let value = try reader.readDateOrValue()
-                try reader.store(value, for: key, at: keyOffset, in: &values)
-            default:
-                let value = try reader.readValue()
-                try reader.store(value, for: key, at: keyOffset, in: &values)
-            }
+                guard values.updateValue(value, forKey: member.name) == nil else {
+                    throw shapeError("the item has the member '\(member.name)' twice", at: nameOffset)
+                }
+            } while consumeIf(UInt8(ascii: ","))
+            try consume(UInt8(ascii: "}"), "',' or '}' after an object member")
         }
         guard let id else { throw shapeError("the item has no string member 'id'", at: start) }
-        expectedColumns = values.count
+        swap(&previousOrder, &currentOrder)
         return Item(id: id, values: values)
-    }
-
-    private func store(_ value: Value, for key: String, at offset: Int, in values: inout [String: Value]) throws {
-        guard values.updateValue(value, forKey: key) == nil else {
-            throw shapeError("the item has the member '\(key)' twice", at: offset)
-        }
     }
 
     private mutating func readDateOrValue() throws -> Value {
         guard peek() == UInt8(ascii: "\"") else { return try readValue() }
-        return try withStringBytes { text in
+        let content = try scanString()
+        return withBytes(of: content) { text in
             Timestamp.parseISO8601(text).map(Value.date) ?? .string(String(decoding: text, as: UTF8.self))
         }
     }
@@ -483,3 +566,9 @@ struct JSONReader {
         return QueryResult(items: items, totalCount: count)
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
