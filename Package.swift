@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
+        .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
+        .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -15,6 +17,20 @@ let package = Package(
     targets: [
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
+        // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
+        // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "OfflineSyncSQLite", dependencies: ["OfflineSync", "CSQLite"]),
+        // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
+        // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
+        .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
+        .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
+        ]),
+        .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+        ]),
     ]
 )

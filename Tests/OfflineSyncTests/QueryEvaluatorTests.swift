@@ -50,6 +50,11 @@ import Testing
         #expect(result.totalCount == 4)
     }
 
+    @Test func theLargestTopAndSkipDoNotOverflow() throws {
+        #expect(try ids(Query(table: "t", skip: 1, top: Int.max)) == ["2", "3", "4"])
+        #expect(try ids(Query(table: "t", skip: Int.max, top: Int.max)) == [])
+    }
+
     @Test func illTypedFiltersAreRejected() {
         #expect(throws: OfflineSyncError.self) { try QueryEvaluator(query: Query(table: "t", filter: .comparison(.column("s"), .eq, .literal(1))), schema: table) }
         #expect(throws: OfflineSyncError.self) { try QueryEvaluator(query: Query(table: "t", filter: .column("n")), schema: table) }
