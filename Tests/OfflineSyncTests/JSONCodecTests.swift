@@ -1,5 +1,6 @@
 import Testing
 @testable import OfflineSync
+@testable import OfflineSyncConformance
 
 private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
@@ -55,7 +56,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func writesDoublesThatReadBackBitExactly() throws {
-        var random = SeededGenerator(seed: 42)
+        var random = SeededRandom(seed: 42)
         for _ in 0..<20_000 {
             let number = Double(bitPattern: random.next())
             guard number.isFinite else { continue }
@@ -70,7 +71,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func readsDecimalTextAsTheCorrectlyRoundedDouble() throws {
-        var random = SeededGenerator(seed: 5)
+        var random = SeededRandom(seed: 5)
         for _ in 0..<20_000 {
             let digits = String(UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random))
             let point = Int.random(in: 0...digits.count, using: &random)
@@ -288,7 +289,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func randomAndTruncatedBytesOnlyDecodeOrThrowOfflineSyncErrors() throws {
-        var random = SeededGenerator(seed: 11)
+        var random = SeededRandom(seed: 11)
         let valid = try JSONCodec.encode([JSONCodecRoundTripTests.everyValue, Item(id: "b", values: ["x": 1])])
         let alphabet = Array(#"{}[]:,"\u0aeE+-.1290 tfnrul"#.utf8) + [0x00, 0x0A, 0xC3, 0xA9, 0xF0, 0x9F, 0xED, 0xFF]
         for round in 0..<5_000 {
