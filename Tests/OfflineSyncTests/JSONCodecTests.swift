@@ -164,7 +164,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func readsPagesWithMoreDistinctMemberNamesThanItRemembers() throws {
-        let count = JSONReader.maximumMemberNames * 2
+        let count = JSONMemberNames.capacity * 2
         let items = (0..<count).map { Item(id: "i\($0)", values: ["c\($0)": .int(Int64($0)), "shared": "s"]) }
         #expect(try JSONCodec.decodeItems(try JSONCodec.encode(items)) == items)
     }

@@ -11,6 +11,8 @@ struct JSONReader {
     var index = 0
     /// Decoded bytes of a string with escapes, reused between strings.
     var scratch: [UInt8] = []
+    /// The number of columns of the previous item, to size the next one's dictionary.
+    var expectedColumns = 0
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -424,57 +426,15 @@ struct JSONReader {
 
     // MARK: - Items
 
-    /// A member name seen before, kept so that the names repeated in every item of a page are
-    /// decoded once.
-    struct MemberName {
-        enum Role { case id, systemDate, column }
-        let bytes: [UInt8]
-        let name: String
-        let role: Role
+    /// The member names of items read so far.
+    var memberNames = JSONMemberNames()
 
-        func matches(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
-            guard bytes.count == text.count else { return false }
-            return text.isEmpty || bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 }
+    /// Reads a member name into ``memberNames`` and answers its index there.
+    mutating func readMemberName() throws -> Int {
+        switch try scanString() {
+        case .input(let range): return memberNames.index(of: UnsafeBufferPointer(rebasing: bytes[range]))
+        case .scratch: return scratch.withUnsafeBufferPointer { memberNames.index(of: $0) }
         }
-    }
-
-    /// The member names seen so far (at most ``maximumMemberNames``).
-    var memberNames: [MemberName] = []
-    /// The index in ``memberNames`` of each member of the previous item, in order.
-    var previousOrder: [Int] = []
-    /// The same for the item being read (kept to reuse its storage).
-    var currentOrder: [Int] = []
-    static let maximumMemberNames = 256
-
-    /// Reads a member name; `position` is its place in the object, to try the previous item's
-    /// name at that place first.
-    mutating func readMemberName(position: Int) throws -> MemberName {
-        let content = try scanString()
-        let found: Int? = withBytes(of: content) { text in
-            if position < previousOrder.count, memberNames[previousOrder[position]].matches(text) {
-                return previousOrder[position]
-            }
-            return memberNames.firstIndex { $0.matches(text) }
-        }
-        if let found {
-            currentOrder.append(found)
-            return memberNames[found]
-        }
-        let member: MemberName = withBytes(of: content) { text in
-            let name = String(decoding: text, as: UTF8.self)
-            let role: MemberName.Role
-            switch name {
-            case "id": role = .id
-            case SystemProperty.createdAt.rawValue, SystemProperty.updatedAt.rawValue: role = .systemDate
-            default: role = .column
-            }
-            return MemberName(bytes: Array(text), name: name, role: role)
-        }
-        if memberNames.count < JSONReader.maximumMemberNames {
-            currentOrder.append(memberNames.count)
-            memberNames.append(member)
-        }
-        return member
     }
 
     /// Reads an object into an item: `id` must be a string; `createdAt` and `updatedAt` that read
@@ -487,16 +447,16 @@ struct JSONReader {
         }
         index += 1
         var id: String?
-        var values = [String: Value](minimumCapacity: previousOrder.count)
-        currentOrder.removeAll(keepingCapacity: true)
+        var values = [String: Value](minimumCapacity: expectedColumns)
+        memberNames.beginObject()
         if !consumeIf(UInt8(ascii: "}")) {
             repeat {
                 guard peek() == UInt8(ascii: "\"") else { throw expected("a member name in double quotes") }
                 let nameOffset = index
-                let member = try readMemberName(position: currentOrder.count)
+                let member = try readMemberName()
                 try consume(UInt8(ascii: ":"), "':' after a member name")
                 let value: Value
-                switch member.role {
+                switch memberNames.roles[member] {
                 case .id:
                     guard peek() == UInt8(ascii: "\"") else {
                         throw shapeError("the item's 'id' must be a string, found \(describeByte(at: index))", at: index)
@@ -509,14 +469,14 @@ struct JSONReader {
                 case .column:
                     value = try readValue()
                 }
-                guard values.updateValue(value, forKey: member.name) == nil else {
-                    throw shapeError("the item has the member '\(member.name)' twice", at: nameOffset)
+                guard values.updateValue(value, forKey: memberNames.names[member]) == nil else {
+                    throw shapeError("the item has the member '\(memberNames.names[member])' twice", at: nameOffset)
                 }
             } while consumeIf(UInt8(ascii: ","))
             try consume(UInt8(ascii: "}"), "',' or '}' after an object member")
         }
         guard let id else { throw shapeError("the item has no string member 'id'", at: start) }
-        swap(&previousOrder, &currentOrder)
+        expectedColumns = values.count
         return Item(id: id, values: values)
     }
 
@@ -566,9 +526,3 @@ struct JSONReader {
         return QueryResult(items: items, totalCount: count)
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
