@@ -65,6 +65,15 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
         }
     }
 
+    @Test func readsBackSpecialCharactersAtEveryPositionOfAString() throws {
+        for special in ["\"", "\\", "\n", "\u{1F}", "\u{7F}", "é", "👋", "\u{0}"] {
+            for position in 0..<20 {
+                let string = String(repeating: "a", count: position) + special + String(repeating: "b", count: 11)
+                #expect(try JSONCodec.decodeValue(try JSONCodec.encode(.string(string))) == .string(string), "\(position)")
+            }
+        }
+    }
+
     @Test func writesNegativeZeroWithItsSign() throws {
         #expect(text(try JSONCodec.encode(.double(-0.0))) == "-0.0")
         #expect(try value("-0.0") == .double(-0.0))

@@ -265,9 +265,13 @@ struct JSONReader {
         index += 1
         let start = index
         while index < bytes.count {
-            if index + 8 <= bytes.count, JSONReader.isPlainASCII(bytes, at: index) {
-                index += 8
-                continue
+            if index + 8 <= bytes.count {
+                let special = JSONReader.specialBytes(bytes, at: index)
+                if special == 0 {
+                    index += 8
+                    continue
+                }
+                index += special.trailingZeroBitCount >> 3
             }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
@@ -286,16 +290,18 @@ struct JSONReader {
         throw syntaxError("unterminated string", at: quote)
     }
 
-    /// Whether the 8 bytes at `offset` are all ASCII, not control characters, not `"` and not `\`
-    /// (so a string scan can skip them at once).
+    /// A mask with the high bit set in the lowest of the 8 bytes at `offset` that a string scan
+    /// must look at (non-ASCII, a control character, `"` or `\`), 0 when there is none. Higher
+    /// bits may be set spuriously; only the lowest one is exact.
     @inline(__always)
-    static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> Bool {
-        let word = UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self)
+    static func specialBytes(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64 {
+        let word = UInt64(littleEndian: UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self))
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
-        let control = (word &- ones &* 0x20) & ~word & highs
-        return word & highs == 0 && control == 0 && !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let control = (word &- ones &* 0x20) & ~word
+        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word) & highs
     }
 
     private func controlCharacter(_ byte: UInt8) -> OfflineSyncError {
