@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
+        .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,8 +30,12 @@ let package = Package(
         .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
             "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
         ]),
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
+        .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
+        .testTarget(name: "OfflineSyncLMDBTests", dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
         .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
-            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
         ]),
     ]
 )
