@@ -150,6 +150,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
         #expect(item["tags"] == .json(#"[1,"xé/",{"k":null},2.50e1]"#))
         #expect(try value(" [ ] ") == .json("[]"))
         #expect(try value("{\"a\":\"\\u0001\"}") == .json(#"{"a":"\u0001"}"#))
+        #expect(try value("[1e999, -0, 12345678901234567890123]") == .json("[1e999,-0,12345678901234567890123]"))
     }
 
     @Test func readsSystemDatesAsDatesAndOtherTextAsStrings() throws {

@@ -155,9 +155,8 @@ struct JSONReader {
         case UInt8(ascii: "\""):
             JSONWriter.appendString(try readString(), to: &text)
         case UInt8(ascii: "-"), 48...57:
-            let start = index
-            _ = try readNumber()
-            text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            let number = try scanNumber()
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[number.start..<index]))
         default:
             let start = index
             _ = try readValue()
@@ -173,9 +172,40 @@ struct JSONReader {
         return value
     }
 
+    /// A number as read: its decimal digits as an integer (while they fit) and a power of ten.
+    struct ScannedNumber {
+        var start: Int
+        var negative: Bool
+        var mantissa: UInt64
+        var mantissaOverflow: Bool
+        var isInteger: Bool
+        var exponent10: Int
+    }
+
     /// Reads a number: an integer that fits `Int64` becomes ``Value/int(_:)``, anything else a
     /// correctly rounded ``Value/double(_:)``.
     mutating func readNumber() throws -> Value {
+        let number = try scanNumber()
+        if number.isInteger, !number.mantissaOverflow {
+            let mantissa = number.mantissa
+            if number.negative, mantissa <= UInt64(Int64.max) + 1 { return .int(Int64(truncatingIfNeeded: 0 &- mantissa)) }
+            if !number.negative, mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
+        }
+        let exponent10 = number.exponent10
+        if !number.mantissaOverflow, number.mantissa <= 1 << 53, exponent10 >= -22, exponent10 <= 22 {
+            let magnitude = exponent10 < 0 ? Double(number.mantissa) / JSONReader.powersOfTen[-exponent10]
+                                           : Double(number.mantissa) * JSONReader.powersOfTen[exponent10]
+            return .double(number.negative ? -magnitude : magnitude)
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[number.start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
+            throw shapeError("the number \(text) is beyond the range of a double", at: number.start)
+        }
+        return .double(value)
+    }
+
+    /// Reads the text of a number, checking the JSON grammar.
+    mutating func scanNumber() throws -> ScannedNumber {
         let start = index
         let negative = bytes[index] == UInt8(ascii: "-")
         if negative { index += 1 }
@@ -218,21 +248,8 @@ struct JSONReader {
             }
             if exponentNegative { exponent = -exponent }
         }
-        if isInteger, !mantissaOverflow {
-            if negative, mantissa <= UInt64(Int64.max) + 1 { return .int(Int64(truncatingIfNeeded: 0 &- mantissa)) }
-            if !negative, mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
-        }
-        let exponent10 = exponent - fractionDigits
-        if !mantissaOverflow, mantissa <= 1 << 53, exponent10 >= -22, exponent10 <= 22 {
-            let magnitude = exponent10 < 0 ? Double(mantissa) / JSONReader.powersOfTen[-exponent10]
-                                           : Double(mantissa) * JSONReader.powersOfTen[exponent10]
-            return .double(negative ? -magnitude : magnitude)
-        }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(text), value.isFinite else {
-            throw shapeError("the number \(text) is beyond the range of a double", at: start)
-        }
-        return .double(value)
+        return ScannedNumber(start: start, negative: negative, mantissa: mantissa, mantissaOverflow: mantissaOverflow,
+                             isInteger: isInteger, exponent10: exponent - fractionDigits)
     }
 
     // MARK: - Strings
