@@ -191,7 +191,8 @@ public struct TableSchema: Sendable, Hashable, Codable {
         guard length <= maximumIdLength else {
             throw OfflineSyncError(.invalidValue, "table '\(table)': id '\(id.prefix(32))…' is \(length) bytes long; the limit is \(maximumIdLength)")
         }
-        guard !id.utf8.contains(0) else {
+        let hasNUL = id.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? id.utf8.contains(0)
+        guard !hasNUL else {
             throw OfflineSyncError(.invalidValue, "table '\(table)': id '\(id.replacingNUL)' contains the character U+0000, which ids may not contain")
         }
     }
