@@ -148,7 +148,8 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// - Unknown columns: an error for ``WriteOrigin/local`` writes, dropped for ``WriteOrigin/server``.
     /// - Conversions: an integer into a `double` column becomes a double; an integral double into an
     ///   `integer` column becomes an integer; an ISO 8601 string into a `date` column becomes a date.
-    /// - Rejected: other type mismatches, NaN and infinities, an empty id or one longer than
+    /// - Rejected: other type mismatches, NaN and infinities, dates outside ``Timestamp/minimum`` ...
+    ///   ``Timestamp/maximum`` (years 1 to 9999, what ISO 8601 text carries), an empty id or one longer than
     ///   ``maximumIdLength`` UTF-8 bytes or containing U+0000.
     /// - `null` values are removed: an absent column and a null column are the same.
     public func normalize(_ item: Item, origin: WriteOrigin) throws -> Item {
@@ -202,7 +203,12 @@ public struct TableSchema: Sendable, Hashable, Codable {
             OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has \(value.type?.rawValue ?? "null") value \(value)")
         }
         switch (type, value) {
-        case (.bool, .bool), (.integer, .int), (.string, .string), (.date, .date), (.json, .json):
+        case (.bool, .bool), (.integer, .int), (.string, .string), (.json, .json):
+            return value
+        case (.date, .date(let date)):
+            guard date >= .minimum, date <= .maximum else {
+                throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry")
+            }
             return value
         case (.double, .double(let number)):
             guard number.isFinite else {
