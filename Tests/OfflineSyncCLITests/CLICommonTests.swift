@@ -85,6 +85,22 @@ struct CLICommonTests {
         #expect(result.stderr.contains("no all-tier conformance group matches 'no-such-group'"), "\(result)")
     }
 
+    @Test func badSchemaFileNamesTheFieldAtFault() throws {
+        let directory = try TemporaryDirectory()
+        let schema = try directory.write("schema.json", #"{"tables": [{"name": "todoitem", "columns": [{"name": "due", "type": "datetime"}]}]}"#)
+        let lines = try directory.write("todo.jsonl", #"{"id": "a"}"#)
+        let result = try CLI.run(["import", "--store", "memory:", "--table", "todoitem", "--file", lines, "--schema", schema])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("the schema file \(schema) is not valid: .tables[0].columns[0].type"), "\(result)")
+        #expect(result.stderr.contains("bool, integer, double, string, date, json"), "\(result)")
+    }
+
+    @Test func missingImportFileIsNamed() throws {
+        let result = try CLI.run(["import", "--store", "memory:", "--table", "todoitem", "--file", "/nonexistent/todo.jsonl"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot read the file /nonexistent/todo.jsonl"), "\(result)")
+    }
+
     @Test func benchIsReservedAndSaysSo() throws {
         let result = try CLI.run(["bench"])
         #expect(result.status == 1)
