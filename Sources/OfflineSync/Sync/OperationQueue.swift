@@ -16,9 +16,10 @@ final class OperationQueue: Sendable {
         case followUp = "+"
     }
 
-    /// The row id of the operation that is being sent right now, if any. Edits read it inside
-    /// their store transaction; push sets and clears it inside its own, so both see one order.
-    let inFlight = Mutex<String?>(nil)
+    /// The row ids of the operations a push has begun and not yet settled (one chunk of up to
+    /// 64). Edits read it inside their store transaction; push adds and removes ids inside its
+    /// own, so both see one order.
+    let inFlight = Mutex<Set<String>>([])
 
     /// The store's schema, to read the items kept in the queue with their declared types.
     let schema: StoreSchema
@@ -100,7 +101,7 @@ final class OperationQueue: Sendable {
             return
         }
         try OperationQueue.validate(existing: latest.kind, new: kind, table: table, itemId: itemId)
-        if followUp == nil, inFlight.withLock({ $0 == latest.id }) {
+        if followUp == nil, inFlight.withLock({ $0.contains(latest.id) }) {
             try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now, in: transaction)
             return
         }
