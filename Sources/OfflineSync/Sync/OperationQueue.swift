@@ -92,21 +92,24 @@ final class OperationQueue: Sendable {
 
     /// Queues one local edit, collapsing it into the item's pending operation by the rules of
     /// ``SyncTable``. `sequence` is the next free number; it is advanced when a row is created.
+    /// The operation rows to write are appended to `rows`, which the caller upserts into
+    /// ``SystemTables/operations`` in the same transaction, in one call for a whole batch (an
+    /// edit of several items touches each item's rows once, so deferring them changes no read).
     func enqueue(_ kind: OperationKind, table: String, itemId: String, deletedItem: Item?,
-                 sequence: inout Int64, now: Timestamp, in transaction: any StoreTransaction) throws {
+                 sequence: inout Int64, now: Timestamp, rows: inout [Item], in transaction: any StoreTransaction) throws {
         let primary = try operation(table: table, itemId: itemId, slot: .primary, in: transaction)
         let followUp = primary == nil ? nil : try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
         guard let latest = followUp ?? primary else {
-            try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now, in: transaction)
+            rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now))
             return
         }
         try OperationQueue.validate(existing: latest.kind, new: kind, table: table, itemId: itemId)
         if followUp == nil, inFlight.withLock({ $0.contains(latest.id) }) {
-            try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now, in: transaction)
+            rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now))
             return
         }
         if let collapsed = OperationQueue.collapse(latest, kind, item: deletedItem) {
-            try transaction.upsert([collapsed.row()], into: SystemTables.operations, origin: .local)
+            rows.append(try collapsed.row())
             if var error = try transaction.lookup(table: SystemTables.errors, id: latest.id) {
                 error[SystemTables.ErrorColumn.version] = .int(collapsed.version)
                 try transaction.upsert([error], into: SystemTables.errors, origin: .local)
@@ -117,13 +120,14 @@ final class OperationQueue: Sendable {
         }
     }
 
+    /// The row of a new operation in `slot`, taking the next sequence number.
     private func create(_ kind: OperationKind, table: String, itemId: String, item: Item?, slot: Slot,
-                        sequence: inout Int64, now: Timestamp, in transaction: any StoreTransaction) throws {
+                        sequence: inout Int64, now: Timestamp) throws -> Item {
         let operation = QueuedOperation(id: OperationQueue.key(table: table, itemId: itemId, slot: slot), sequence: sequence,
                                         kind: kind, state: .pending, table: table, itemId: itemId,
                                         item: kind == .delete ? item : nil, version: 1, createdAt: now)
         sequence += 1
-        try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
+        return try operation.row()
     }
 
     /// Throws for the combinations that have no meaning: anything after a delete, an insert after

@@ -89,6 +89,8 @@ public struct SyncTable: Sendable {
             var seen = Set<String>()
             var written: [Item] = []
             written.reserveCapacity(items.count)
+            var operations: [Item] = []
+            operations.reserveCapacity(items.count)
             for item in items {
                 guard seen.insert(item.id).inserted else {
                     throw OfflineSyncError(.invalidOperation, "item '\(item.id)' appears twice in one \(kind.rawValue) of table '\(table)'; write it once")
@@ -116,8 +118,9 @@ public struct SyncTable: Sendable {
                     written.append(stored)
                 }
                 try queue.enqueue(kind, table: table, itemId: item.id, deletedItem: kind == .delete ? stored : nil,
-                                  sequence: &sequence, now: now, in: transaction)
+                                  sequence: &sequence, now: now, rows: &operations, in: transaction)
             }
+            if !operations.isEmpty { try transaction.upsert(operations, into: SystemTables.operations, origin: .local) }
             if kind == .delete {
                 try transaction.delete(ids: written.map(\.id), from: table)
             } else {
