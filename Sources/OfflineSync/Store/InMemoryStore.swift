@@ -11,7 +11,7 @@ public final class InMemoryStore: LocalStore {
     private struct State {
         var isOpen = false
         var schema = StoreSchema([])
-        var tables: [String: [RowKey: Item]] = [:]
+        var tables: [String: [IdKey: Item]] = [:]
         /// Rows of a table sorted by an ordering that a ``RangeScan`` used, kept until the
         /// table's next write (at most ``maximumOrderings`` per table).
         var orderings: [String: [[SortKey]: [Item]]] = [:]
@@ -24,13 +24,6 @@ public final class InMemoryStore: LocalStore {
 
     /// How many orderings of one table are kept sorted at once; a new one beyond it drops the others.
     private static let maximumOrderings = 4
-
-    /// A row's id compared by its UTF-8 bytes. `String`'s own `==` uses canonical equivalence, under
-    /// which precomposed and decomposed "é" would be one key; ids are byte-wise (see ``Item``).
-    private struct RowKey: Hashable {
-        let bytes: [UInt8]
-        init(_ id: String) { bytes = Array(id.utf8) }
-    }
 
     private let state = Mutex(State())
 
@@ -75,7 +68,7 @@ public final class InMemoryStore: LocalStore {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[RowKey(id)]
+            return state.tables[table]?[IdKey(id)]
         }
     }
 
@@ -132,7 +125,7 @@ public final class InMemoryStore: LocalStore {
 
         func rollBack() {
             for entry in undo.reversed() {
-                state.tables[entry.table]?[RowKey(entry.id)] = entry.previous
+                state.tables[entry.table]?[IdKey(entry.id)] = entry.previous
                 state.changed(entry.table)
             }
             undo.removeAll()
@@ -144,7 +137,7 @@ public final class InMemoryStore: LocalStore {
 
         func lookup(table: String, id: String) throws -> Item? {
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[RowKey(id)]
+            return state.tables[table]?[IdKey(id)]
         }
 
         func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
@@ -152,7 +145,7 @@ public final class InMemoryStore: LocalStore {
             let normalized = try items.map { try schema.normalize($0, origin: origin) }
             state.changed(table)
             for item in normalized {
-                let previous = state.tables[table]?.updateValue(item, forKey: RowKey(item.id))
+                let previous = state.tables[table]?.updateValue(item, forKey: IdKey(item.id))
                 undo.append((table, item.id, previous))
             }
         }
@@ -161,7 +154,7 @@ public final class InMemoryStore: LocalStore {
             _ = try state.schema.requireTable(table)
             state.changed(table)
             for id in ids {
-                if let previous = state.tables[table]?.removeValue(forKey: RowKey(id)) {
+                if let previous = state.tables[table]?.removeValue(forKey: IdKey(id)) {
                     undo.append((table, id, previous))
                 }
             }

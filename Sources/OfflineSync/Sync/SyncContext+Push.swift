@@ -117,32 +117,51 @@ extension SyncContext {
     static let pushChunk = 64
 
     /// Re-reads each operation and its item, marks it attempted (if it is not yet) and in flight,
-    /// in one transaction. Operations changed since they were read are left out. Marking early is
-    /// on the safe side: an attempted insert followed by a local delete queues a delete (answered
-    /// 404 if the insert never arrived) instead of vanishing.
+    /// in one transaction. Operations changed since they were read, and follow-up rows (pushed
+    /// once they take the primary slot), are left out. Marking early is on the safe side: an
+    /// attempted insert followed by a local delete queues a delete (answered 404 if the insert
+    /// never arrived) instead of vanishing. The operations and the items are read with one
+    /// query each per table, not one lookup per operation.
     private func begin(_ operations: ArraySlice<QueuedOperation>) throws -> [(operation: QueuedOperation, item: Item?)] {
+        let primary = operations.filter { $0.id == OperationQueue.key(table: $0.table, itemId: $0.itemId, slot: .primary) }
+        guard !primary.isEmpty else { return [] }
         do {
             return try store.write { transaction in
-                var begun: [(operation: QueuedOperation, item: Item?)] = []
+                let current = try operationsById(primary.map(\.id), in: transaction)
+                var begun: [QueuedOperation] = []
                 var marked: [Item] = []
-                for queued in operations {
-                    guard var operation = try queue.operation(table: queued.table, itemId: queued.itemId, slot: .primary, in: transaction),
-                          operation.id == queued.id, operation.sequence == queued.sequence else { continue }
-                    let item = operation.kind == .delete ? operation.item : try transaction.lookup(table: operation.table, id: operation.itemId)
+                var itemIds: [String: [String]] = [:]
+                for queued in primary {
+                    guard var operation = current[IdKey(queued.id)], operation.table == queued.table, operation.itemId == queued.itemId,
+                          operation.sequence == queued.sequence else { continue }
                     if operation.state == .pending {
                         operation.state = .attempted
                         marked.append(try operation.row())
                     }
-                    begun.append((operation, item))
+                    if operation.kind != .delete { itemIds[operation.table, default: []].append(operation.itemId) }
+                    begun.append(operation)
+                }
+                var items: [String: [IdKey: Item]] = [:]
+                for (table, ids) in itemIds {
+                    let rows = try transaction.read(Query(table: table, filter: .isIn(.column("id"), ids.map { .string($0) }))).items
+                    items[table] = Dictionary(rows.map { (IdKey($0.id), $0) }, uniquingKeysWith: { first, _ in first })
                 }
                 if !marked.isEmpty { try transaction.upsert(marked, into: SystemTables.operations, origin: .local) }
-                queue.inFlight.withLock { $0.formUnion(begun.map(\.operation.id)) }
-                return begun
+                queue.inFlight.withLock { $0.formUnion(begun.map(\.id)) }
+                return begun.map { ($0, $0.kind == .delete ? $0.item : items[$0.table]?[IdKey($0.itemId)]) }
             }
         } catch {
-            queue.inFlight.withLock { $0.subtract(operations.map(\.id)) }
+            queue.inFlight.withLock { $0.subtract(primary.map(\.id)) }
             throw error
         }
+    }
+
+    /// The operations stored at these row ids (missing ones left out), read with one query.
+    private func operationsById(_ ids: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
+        let rows = try transaction.read(Query(table: SystemTables.operations, filter: .isIn(.column("id"), ids.map { .string($0) }))).items
+        var operations: [IdKey: QueuedOperation] = [:]
+        for row in rows { operations[IdKey(row.id)] = try QueuedOperation(row: row, schema: queue.schema) }
+        return operations
     }
 
     /// Commits the outcomes of sent operations in one transaction and ends their flight (inside
@@ -160,7 +179,7 @@ extension SyncContext {
         }
         func committing(_ settlements: [Settlement], applied: inout Bool) throws -> [OperationError] {
             try store.write { transaction in
-                let errors = try settlements.flatMap { try apply($0, in: transaction) }
+                let errors = try applyTogether(settlements, in: transaction)
                 queue.inFlight.withLock { $0.subtract(settlements.map(\.operation.id)) }
                 applied = true
                 return errors
@@ -187,6 +206,35 @@ extension SyncContext {
             }
             if let refusal { throw refusal }
         }
+    }
+
+    /// Applies outcomes inside the caller's transaction; returns the operation errors recorded.
+    /// The common case, a pushed operation with no edit queued behind it, is applied in bulk:
+    /// one query finds the follow-ups, one delete removes the operations (and one their errors),
+    /// one upsert per table stores the server's copies. Every other outcome goes through
+    /// ``apply(_:in:)``; all of them touch only their own item's rows.
+    private func applyTogether(_ settlements: [Settlement], in transaction: any StoreTransaction) throws -> [OperationError] {
+        let followUpKeys = settlements.map { OperationQueue.key(table: $0.operation.table, itemId: $0.operation.itemId, slot: .followUp) }
+        let followUps = try operationsById(followUpKeys, in: transaction)
+        var completed: [String] = []
+        var copies: [String: [Item]] = [:]
+        var errors: [OperationError] = []
+        for (settlement, followUpKey) in zip(settlements, followUpKeys) {
+            guard case .finished(let operation, .pushed(let server)) = settlement, followUps[IdKey(followUpKey)] == nil else {
+                errors += try apply(settlement, in: transaction)
+                continue
+            }
+            completed.append(operation.id)
+            guard operation.kind != .delete, let server else { continue }
+            try requireServerCopy(server, of: operation)
+            copies[operation.table, default: []].append(server)
+        }
+        if !completed.isEmpty {
+            try transaction.delete(ids: completed, from: SystemTables.operations)
+            try transaction.delete(ids: completed, from: SystemTables.errors)
+        }
+        for (table, items) in copies { try transaction.upsert(items, into: table, origin: .server) }
+        return errors
     }
 
     /// Applies one outcome inside the caller's transaction; returns the operation error recorded, if any.
@@ -216,9 +264,7 @@ extension SyncContext {
     /// then only its system properties are taken, so the next push sends the new `version`.
     private func storeServerCopy(_ server: Item, of operation: QueuedOperation, followUp: QueuedOperation?,
                                  in transaction: any StoreTransaction) throws {
-        guard server.id == operation.itemId else {
-            throw OfflineSyncError(.invalidValue, "the server answered the \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' with item '\(server.id)'")
-        }
+        try requireServerCopy(server, of: operation)
         guard var followUp else {
             try transaction.upsert([server], into: operation.table, origin: .server)
             return
@@ -235,6 +281,13 @@ extension SyncContext {
             try transaction.upsert([followUp.row()], into: SystemTables.operations, origin: .local)
         } else if let local = try transaction.lookup(table: operation.table, id: operation.itemId) {
             try transaction.upsert([refreshed(local)], into: operation.table, origin: .local)
+        }
+    }
+
+    /// Throws unless `server` is the server's copy of the operation's item.
+    private func requireServerCopy(_ server: Item, of operation: QueuedOperation) throws {
+        guard server.id == operation.itemId else {
+            throw OfflineSyncError(.invalidValue, "the server answered the \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' with item '\(server.id)'")
         }
     }
 
