@@ -3,7 +3,8 @@ import Testing
 @testable import OfflineSyncConformance
 
 /// Pages bounded on their first ordering key are answered by ``RangeScan`` over a sorted copy of
-/// the table; the rows must be exactly what ``QueryEvaluator`` returns over the whole table.
+/// the table, and filters pinning the id by lookups; the rows must be exactly what
+/// ``QueryEvaluator`` returns over the whole table.
 @Suite struct RangeScanTests {
     static let schema = TableSchema("t", columns: [
         Column("n", .integer), Column("x", .double), Column("s", .string), Column("d", .date), Column("b", .bool),
@@ -40,6 +41,10 @@ import Testing
                                                : .comparison(.column(column), random.pick(operators), .literal(value)))
         }
         if random.chance(30) { conjuncts.append(.comparison(.column("b"), .ne, .literal(.bool(true)))) }
+        if random.chance(15) {
+            let ids: [Value] = (0..<random.int(in: 0...4)).map { _ in .string("r\(random.int(in: 0...60))") }
+            conjuncts.append(.isIn(.column("id"), ids + (random.chance(30) ? [.null, .json("r1")] : [])))
+        }
         if random.chance(15) { conjuncts.append(.or(.comparison(.column("n"), .gt, .literal(.int(0))), .comparison(.column("id"), .gt, .literal(.string("r2"))))) }
         let filter = conjuncts.dropFirst().reduce(conjuncts[0]) { .and($0, $1) }
         var orderBy = column == "id" && random.chance(50) ? [] : [SortKey(column)]

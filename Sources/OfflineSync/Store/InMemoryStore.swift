@@ -99,13 +99,17 @@ public final class InMemoryStore: LocalStore {
         }
     }
 
-    /// Answers a query with ``QueryEvaluator``; a page bounded on its first ordering key runs as
+    /// Answers a query with ``QueryEvaluator``. A filter that pins the id (`id eq`, `id in`) is
+    /// evaluated over the rows with those ids only; a page bounded on its first ordering key runs as
     /// a ``RangeScan`` over the table sorted in that order, sorted once and kept until the table
     /// changes, so paging through a large table costs a binary search per page, not a full scan.
     private static func read(_ query: Query, in state: inout State) throws -> QueryResult {
         let table = try state.schema.requireTable(query.table)
         let evaluator = try QueryEvaluator(query: query, schema: table)
         let rows = (state.tables[query.table] ?? [:]).values
+        if let ids = RangeScan.pinnedIds(query.filter) {
+            return evaluator.run(over: ids.compactMap { state.tables[query.table]?[IdKey($0)] })
+        }
         guard let scan = RangeScan(query, schema: table) else { return evaluator.run(over: rows) }
         if let sorted = state.orderings[query.table]?[query.orderBy] { return scan.run(evaluator, over: sorted) }
         let sorted = evaluator.ordered(rows)

@@ -81,6 +81,30 @@ struct RangeScan {
         return low
     }
 
+    /// The only ids a filter can match when one of its conjuncts is `id eq literal` or
+    /// `id in (…)`, or `nil` when no conjunct pins the id. A row whose id is not listed fails that
+    /// conjunct (an id equals only a string or JSON value with the same bytes), so evaluating the
+    /// query over the listed rows alone gives the same result as over the whole table.
+    static func pinnedIds(_ filter: Expression?) -> [String]? {
+        guard let filter else { return nil }
+        for conjunct in conjuncts(of: filter) {
+            let values: [Value]
+            switch conjunct {
+            case .isIn(.column("id"), let listed): values = listed
+            case .comparison(.column("id"), .eq, .literal(let value)), .comparison(.literal(let value), .eq, .column("id")): values = [value]
+            default: continue
+            }
+            var seen = Set<IdKey>()
+            return values.compactMap { value -> String? in
+                switch value {
+                case .string(let id), .json(let id): seen.insert(IdKey(id)).inserted ? id : nil
+                default: nil
+                }
+            }
+        }
+        return nil
+    }
+
     private static func conjuncts(of expression: Expression) -> [Expression] {
         if case .and(let lhs, let rhs) = expression { return conjuncts(of: lhs) + conjuncts(of: rhs) }
         return [expression]
