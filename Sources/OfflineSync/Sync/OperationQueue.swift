@@ -53,6 +53,24 @@ final class OperationQueue: Sendable {
     func operation(table: String, itemId: String, slot: Slot, in transaction: any StoreTransaction) throws -> QueuedOperation? {
         let key = OperationQueue.key(table: table, itemId: itemId, slot: slot)
         guard let row = try transaction.lookup(table: SystemTables.operations, id: key) else { return nil }
+        return try checked(row, table: table, itemId: itemId)
+    }
+
+    /// The primary operations of many items of one table, keyed by item id bytes, read with one
+    /// query per 500 items and checked like ``operation(table:itemId:slot:in:)``.
+    func primaryOperations(table: String, itemIds: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
+        let keys = itemIds.map { OperationQueue.key(table: table, itemId: $0, slot: .primary) }
+        let rows = try transaction.rows(withIds: keys, in: SystemTables.operations)
+        var operations: [IdKey: QueuedOperation] = [:]
+        for (key, itemId) in zip(keys, itemIds) {
+            guard let row = rows[IdKey(key)] else { continue }
+            operations[IdKey(itemId)] = try checked(row, table: table, itemId: itemId)
+        }
+        return operations
+    }
+
+    /// The operation stored in `row`, which must belong to this item (a long id hashes to its key).
+    private func checked(_ row: Item, table: String, itemId: String) throws -> QueuedOperation {
         let operation = try QueuedOperation(row: row, schema: schema)
         guard operation.table == table, operation.itemId == itemId else {
             throw OfflineSyncError(.conflict, "item '\(itemId.prefix(40))…' of table '\(table)' hashes to the same queue key as item '\(operation.itemId.prefix(40))…' of '\(operation.table)'; use shorter ids (table name plus id up to 254 bytes never hash)")
@@ -91,13 +109,14 @@ final class OperationQueue: Sendable {
     }
 
     /// Queues one local edit, collapsing it into the item's pending operation by the rules of
-    /// ``SyncTable``. `sequence` is the next free number; it is advanced when a row is created.
-    /// The operation rows to write are appended to `rows`, which the caller upserts into
+    /// ``SyncTable``. `primary` is the item's operation in the primary slot, read by the caller
+    /// (see ``primaryOperations(table:itemIds:in:)``). `sequence` is the next free number; it is
+    /// advanced when a row is created. The operation rows to write are appended to `rows`, which the caller upserts into
     /// ``SystemTables/operations`` in the same transaction, in one call for a whole batch (an
     /// edit of several items touches each item's rows once, so deferring them changes no read).
     func enqueue(_ kind: OperationKind, table: String, itemId: String, deletedItem: Item?,
-                 sequence: inout Int64, now: Timestamp, rows: inout [Item], in transaction: any StoreTransaction) throws {
-        let primary = try operation(table: table, itemId: itemId, slot: .primary, in: transaction)
+                 primary: QueuedOperation?, sequence: inout Int64, now: Timestamp, rows: inout [Item],
+                 in transaction: any StoreTransaction) throws {
         let followUp = primary == nil ? nil : try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
         guard let latest = followUp ?? primary else {
             rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now))

@@ -142,10 +142,7 @@ extension SyncContext {
                     begun.append(operation)
                 }
                 var items: [String: [IdKey: Item]] = [:]
-                for (table, ids) in itemIds {
-                    let rows = try transaction.read(Query(table: table, filter: .isIn(.column("id"), ids.map { .string($0) }))).items
-                    items[table] = Dictionary(rows.map { (IdKey($0.id), $0) }, uniquingKeysWith: { first, _ in first })
-                }
+                for (table, ids) in itemIds { items[table] = try transaction.rows(withIds: ids, in: table) }
                 if !marked.isEmpty { try transaction.upsert(marked, into: SystemTables.operations, origin: .local) }
                 queue.inFlight.withLock { $0.formUnion(begun.map(\.id)) }
                 return begun.map { ($0, $0.kind == .delete ? $0.item : items[$0.table]?[IdKey($0.itemId)]) }
@@ -158,10 +155,7 @@ extension SyncContext {
 
     /// The operations stored at these row ids (missing ones left out), read with one query.
     private func operationsById(_ ids: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
-        let rows = try transaction.read(Query(table: SystemTables.operations, filter: .isIn(.column("id"), ids.map { .string($0) }))).items
-        var operations: [IdKey: QueuedOperation] = [:]
-        for row in rows { operations[IdKey(row.id)] = try QueuedOperation(row: row, schema: queue.schema) }
-        return operations
+        try transaction.rows(withIds: ids, in: SystemTables.operations).mapValues { try QueuedOperation(row: $0, schema: queue.schema) }
     }
 
     /// Commits the outcomes of sent operations in one transaction and ends their flight (inside
