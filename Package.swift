@@ -8,7 +8,6 @@ let package = Package(
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
         .library(name: "OfflineSyncHTTP", targets: ["OfflineSyncHTTP"]),
-        .library(name: "OfflineSyncServer", targets: ["OfflineSyncServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -16,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(name: "OfflineSync"),
@@ -27,15 +27,10 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .target(name: "OfflineSyncServer", dependencies: [
-            "OfflineSync",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
         .testTarget(name: "OfflineSyncHTTPTests", dependencies: [
-            "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync",
+            "OfflineSyncHTTP", "OfflineSync",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
         ], exclude: ["Fixtures"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),

@@ -50,7 +50,7 @@ struct TableRequest: Sendable, Equatable {
         if includeDeleted { parameters.append(("__includeDeleted", "true")) }
         var target = tablePath(query.table)
         if !parameters.isEmpty {
-            target += "?" + parameters.map { "\($0.0)=\(PercentEncoding.component($0.1))" }.joined(separator: "&")
+            target += "?" + parameters.map { "\($0.0)=\(PercentEncoding.queryValue($0.1))" }.joined(separator: "&")
         }
         return TableRequest(method: .get, target: target, headers: baseHeaders(clientVersion), body: nil)
     }
@@ -97,17 +97,30 @@ struct TableRequest: Sendable, Equatable {
     }
 }
 
-/// Percent-encoding as the Azure Mobile Apps JavaScript client applies it to ids and query values.
+/// Percent-encoding as the Azure Mobile Apps JavaScript client applies it.
 package enum PercentEncoding {
-    /// Encodes every byte of the UTF-8 form except ASCII letters, digits and `-_.!~*()`
-    /// (JavaScript's `encodeURIComponent`, with `'` also encoded as `%27`, as the recorded
-    /// traffic shows).
+    /// A path segment (table name, id): every byte of the UTF-8 form is escaped except ASCII
+    /// letters, digits and `-_.!~*()` (JavaScript's `encodeURIComponent`, with `'` also escaped as
+    /// `%27`), so `/`, `?` and `#` in an id never change the path.
     package static func component(_ text: String) -> String {
+        encode(text, keeping: "")
+    }
+
+    /// A query option value: as ``component(_:)`` but `:`, `@`, `/`, `?`, `,`, `$` and `;` stay
+    /// literal (they are plain characters in a query), as the recorded traffic shows for dates
+    /// (`datetimeoffset%272026-11-22T00:04:43.885Z%27`). `&`, `=`, `+`, `#`, `%`, `'` and spaces
+    /// are escaped.
+    package static func queryValue(_ text: String) -> String {
+        encode(text, keeping: ":@/?,$;")
+    }
+
+    private static func encode(_ text: String, keeping extra: String) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         let hex = Array("0123456789ABCDEF".utf8)
+        let kept = Array(extra.utf8)
         for byte in text.utf8 {
-            if isUnreserved(byte) {
+            if isUnreserved(byte) || kept.contains(byte) {
                 output.append(byte)
             } else {
                 output.append(UInt8(ascii: "%"))

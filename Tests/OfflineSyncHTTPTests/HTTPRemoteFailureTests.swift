@@ -72,7 +72,7 @@ struct HTTPRemoteFailureTests {
     func wrongTypes() async throws {
         let bodies = [#"[{"id":"a","updatedAt":12}]"#: "\"updatedAt\"", #"[{"id":"a","deleted":"yes"}]"#: "\"deleted\"",
                       #"[{"id":"a","version":3}]"#: "\"version\"", #"[{"id":"a","createdAt":"yesterday"}]"#: "'yesterday'",
-                      #"{"id":"a"}"#: "not a JSON array"]
+                      #"{"id":"a"}"#: "without a \"results\" array"]
         for (body, text) in bodies {
             try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(body.utf8))) { remote in
                 await expectError(.server, containing: text) { _ = try await remote.readPage(Self.page, includeDeleted: true) }
@@ -115,7 +115,8 @@ struct HTTPRemoteFailureTests {
     @Test("404 is nil for a lookup and notFound for a delete")
     func notFound() async throws {
         try await against(ScriptedResponse(status: 404, headers: Self.json, body: Array(#"{"error":"The item does not exist"}"#.utf8))) { remote in
-            #expect(try await remote.lookup(id: "a", in: "todoitem") == nil)
+            let found = try await remote.lookup(id: "a", in: "todoitem")
+            #expect(found == nil)
             await expectError(.notFound, containing: "DELETE /tables/todoitem/a") {
                 try await remote.delete(id: "a", from: "todoitem", ifMatch: "MQ==")
             }
@@ -181,6 +182,7 @@ struct HTTPRemoteFailureTests {
         let port = try await withLoopbackServer({ _ in ScriptedResponse(status: 200) }) { $0 }
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
         configuration.readRetries = 0
+        configuration.connectTimeout = .milliseconds(500)
         let remote = try HTTPRemote(configuration: configuration)
         await expectError(.network, containing: "did not complete") { _ = try await remote.insert(Item(id: "a"), into: "todoitem") }
         try await remote.shutdown()

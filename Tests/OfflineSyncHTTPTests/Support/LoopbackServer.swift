@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -49,7 +50,7 @@ func withLoopbackServer<Result: Sendable>(
     }
     let (ports, continuation) = AsyncStream<Int>.makeStream()
     var logger = Logger(label: "loopback")
-    logger.logLevel = .error
+    logger.logLevel = .critical
     let app = Application(responder: responder,
                           configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                           onServerRunning: { channel in

@@ -67,14 +67,21 @@ struct WireExchange: @unchecked Sendable {
     static let offlineFile = "js-client-2.0.1--node-server-3.0.0--offline-sync.jsonl"
 }
 
-/// `true` when two JSON documents are equal as values (key order ignored).
+/// `true` when two JSON documents are equal as values (key order ignored, booleans distinct
+/// from numbers).
 func jsonEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
-    switch (lhs, rhs) {
-    case (nil, nil): return true
-    case (nil, let other?), (let other?, nil): return other is NSNull
-    case (let a?, let b?):
-        if a is NSNull || b is NSNull { return a is NSNull && b is NSNull }
-        return (a as AnyObject).isEqual(b as AnyObject)
+    let left = lhs ?? NSNull(), right = rhs ?? NSNull()
+    switch (left, right) {
+    case (is NSNull, is NSNull): return true
+    case (let a as [String: Any], let b as [String: Any]):
+        return a.count == b.count && a.allSatisfy { key, value in b[key].map { jsonEqual(value, $0) } ?? false }
+    case (let a as [Any], let b as [Any]):
+        return a.count == b.count && zip(a, b).allSatisfy { jsonEqual($0, $1) }
+    case (let a as String, let b as String): return a == b
+    case (let a as NSNumber, let b as NSNumber):
+        let aBool = String(cString: a.objCType) == "c", bBool = String(cString: b.objCType) == "c"
+        return aBool == bBool && (aBool ? a.boolValue == b.boolValue : a.doubleValue == b.doubleValue)
+    default: return false
     }
 }
 
