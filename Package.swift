@@ -34,5 +34,6 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
         ], exclude: ["Fixtures"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncConformanceTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
     ]
 )
