@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
         .library(name: "OfflineSyncHTTP", targets: ["OfflineSyncHTTP"]),
+        .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
+        .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
+        .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,7 +36,24 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
         ], exclude: ["Fixtures"]),
+        // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
+        // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "OfflineSyncSQLite", dependencies: ["OfflineSync", "CSQLite"]),
+        // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
+        // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
+        .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
+        .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
-        .testTarget(name: "OfflineSyncConformanceTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
+        ]),
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
+        .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
+        .testTarget(name: "OfflineSyncLMDBTests", dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
+        .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+        ]),
     ]
 )

@@ -1,5 +1,9 @@
+import Foundation
 import OfflineSync
 import OfflineSyncConformance
+import OfflineSyncLMDB
+import OfflineSyncSQLCipher
+import OfflineSyncSQLite
 import Testing
 
 /// A store implementation the conformance tests run against.
@@ -31,5 +35,18 @@ struct Backend: Sendable, CustomTestStringConvertible {
 enum Backends {
     static let all: [Backend] = [
         Backend("memory", .all) { InMemoryStore() },
+        Backend("sqlite", .all) { SQLiteStore(path: try freshDatabasePath()) },
+        Backend("sqlcipher", .all) {
+            try SQLCipherStore(path: try freshDatabasePath(), key: .raw(Array(repeating: 0x5c, count: 32)))
+        },
+        Backend("lmdb", .all) { try LMDBStore(path: try freshDatabasePath()) },
     ]
+
+    /// A new file path in this process's own temporary directory (the files are small; the
+    /// directory is named after the process so runs never share one).
+    static func freshDatabasePath() throws -> String {
+        let directory = NSTemporaryDirectory() + "offline-sync-conformance-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory + "/" + UUID().uuidString + ".db"
+    }
 }
