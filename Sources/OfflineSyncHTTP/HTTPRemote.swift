@@ -80,7 +80,7 @@ public final class HTTPRemote: RemoteService {
         let response = try await send(request)
         guard response.status == 200 else { throw failure(request, response) }
         do {
-            return try ItemJSON.decodePage(response.body)
+            return try WireJSON.decodePage(response.body)
         } catch {
             throw unreadable(request, response, error)
         }
@@ -96,14 +96,16 @@ public final class HTTPRemote: RemoteService {
     }
 
     public func insert(_ item: Item, into table: String) async throws -> Item {
-        let request = TableRequest.insert(item, into: table, clientVersion: configuration.clientVersion)
+        let request = try writable(item, in: table) { try TableRequest.insert(item, into: table, clientVersion: configuration.clientVersion) }
         let response = try await send(request)
         guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
         return try serverItem(request, response)
     }
 
     public func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
-        let request = TableRequest.update(item, in: table, ifMatch: version, clientVersion: configuration.clientVersion)
+        let request = try writable(item, in: table) {
+            try TableRequest.update(item, in: table, ifMatch: version, clientVersion: configuration.clientVersion)
+        }
         let response = try await send(request)
         guard response.status == 200 else { throw failure(request, response) }
         return try serverItem(request, response)
@@ -117,11 +119,21 @@ public final class HTTPRemote: RemoteService {
 
     // MARK: Answers
 
+    /// Builds a write request; an item that cannot be written as JSON is a `.server` failure of
+    /// that operation (recorded, the push goes on).
+    private func writable(_ item: Item, in table: String, _ build: () throws -> TableRequest) throws(RemoteError) -> TableRequest {
+        do {
+            return try build()
+        } catch {
+            throw RemoteError(.server, message: "item '\(item.id)' of '\(table)' cannot be sent: \(error)")
+        }
+    }
+
     /// The item of a successful answer, with the version from a strong `ETag` when present.
     private func serverItem(_ request: TableRequest, _ response: WireResponse) throws(RemoteError) -> Item {
         var item: Item
         do {
-            item = try ItemJSON.decodeItem(response.body)
+            item = try WireJSON.decodeItem(response.body)
         } catch {
             throw unreadable(request, response, error)
         }
@@ -136,7 +148,7 @@ public final class HTTPRemote: RemoteService {
         let what = "\(request.method.rawValue) \(request.target)"
         switch response.status {
         case 409, 412:
-            let item = try? ItemJSON.decodeItem(response.body)
+            let item = try? WireJSON.decodeItem(response.body)
             let reason = response.status == 412 ? "the server's version differs from If-Match" : "the item already exists on the server"
             let missing = item == nil ? "; the answer carried no readable server item" : ""
             return RemoteError(.conflict, status: response.status, serverItem: item, message: "\(what): conflict, \(reason)\(missing)")
@@ -274,7 +286,7 @@ struct WireResponse: Sendable {
     /// or the start of a text body.
     var summary: String? {
         if body.isEmpty { return nil }
-        if let error = try? ItemJSON.decodeObject(body), case .string(let text)? = error["error"] {
+        if let error = try? WireJSON.decodeObject(body), case .string(let text)? = error["error"] {
             return text
         }
         let text = String(decoding: body.prefix(4096), as: UTF8.self)

@@ -62,19 +62,19 @@ struct TableRequest: Sendable, Equatable {
 
     /// `POST /tables/{table}` with the item's columns (system properties stripped; an empty id
     /// is left out so the server assigns one).
-    static func insert(_ item: Item, into table: String, clientVersion: String) -> TableRequest {
+    static func insert(_ item: Item, into table: String, clientVersion: String) throws(WireFormatError) -> TableRequest {
         TableRequest(method: .post, target: tablePath(table),
                      headers: baseHeaders(clientVersion) + [("Content-Type", "application/json")],
-                     body: ItemJSON.encodeForWrite(item))
+                     body: try WireJSON.encodeForWrite(item))
     }
 
     /// `PATCH /tables/{table}/{id}` with `If-Match: "version"` when a version is known.
-    static func update(_ item: Item, in table: String, ifMatch version: String?, clientVersion: String) -> TableRequest {
+    static func update(_ item: Item, in table: String, ifMatch version: String?, clientVersion: String) throws(WireFormatError) -> TableRequest {
         var headers = baseHeaders(clientVersion)
         if let version { headers.insert(("If-Match", ETag.quoted(version)), at: 1) }
         headers.append(("Content-Type", "application/json"))
         return TableRequest(method: .patch, target: itemPath(table, item.id), headers: headers,
-                            body: ItemJSON.encodeForWrite(item))
+                            body: try WireJSON.encodeForWrite(item))
     }
 
     /// `DELETE /tables/{table}/{id}` with `If-Match: "version"` when a version is known.

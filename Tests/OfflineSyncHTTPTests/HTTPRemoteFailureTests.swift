@@ -54,17 +54,17 @@ struct HTTPRemoteFailureTests {
         }
     }
 
-    @Test("an item without an id is a server error naming its position")
+    @Test("an item without an id is a server error naming the byte offset")
     func missingId() async throws {
         try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(#"[{"id":"a"},{"text":"x"}]"#.utf8))) { remote in
-            await expectError(.server, containing: "item 1 of the page has no \"id\"") { _ = try await remote.readPage(Self.page, includeDeleted: true) }
+            await expectError(.server, containing: "byte offset 12: the item has no string member 'id'") { _ = try await remote.readPage(Self.page, includeDeleted: true) }
         }
     }
 
     @Test("a numeric id is a server error")
     func numericId() async throws {
         try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(#"[{"id":5}]"#.utf8))) { remote in
-            await expectError(.server, containing: "ids must be strings") { _ = try await remote.readPage(Self.page, includeDeleted: true) }
+            await expectError(.server, containing: "'id' must be a string") { _ = try await remote.readPage(Self.page, includeDeleted: true) }
         }
     }
 
@@ -72,7 +72,7 @@ struct HTTPRemoteFailureTests {
     func wrongTypes() async throws {
         let bodies = [#"[{"id":"a","updatedAt":12}]"#: "\"updatedAt\"", #"[{"id":"a","deleted":"yes"}]"#: "\"deleted\"",
                       #"[{"id":"a","version":3}]"#: "\"version\"", #"[{"id":"a","createdAt":"yesterday"}]"#: "'yesterday'",
-                      #"{"id":"a"}"#: "without a \"results\" array"]
+                      #"{"id":"a"}"#: "no member 'results'"]
         for (body, text) in bodies {
             try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(body.utf8))) { remote in
                 await expectError(.server, containing: text) { _ = try await remote.readPage(Self.page, includeDeleted: true) }
