@@ -63,9 +63,14 @@ package enum WireJSON {
     }
 
     /// Reads a JSON object of column values (a request body, which may lack `id`). Nested arrays
-    /// and objects become ``Value/json(_:)``; `createdAt` and `updatedAt` stay strings.
+    /// and objects become ``Value/json(_:)``.
     package static func decodeObject(_ body: [UInt8]) throws(WireFormatError) -> [String: Value] {
         try requireBody(body)
+        if let item = try? JSONCodec.decodeItem(body) {
+            var values = item.values
+            values["id"] = .string(item.id)
+            return values
+        }
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
