@@ -89,18 +89,8 @@ public enum LoopbackBenchmark {
         let service = try TableService(store: serverStore, options: .init(maximumPageSize: max(50, pageSize)))
         var logger = Logger(label: "offline-sync.bench")
         logger.logLevel = .warning
-        let server = TableServer(service: service, configuration: .init(port: 0, logger: logger))
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let task = Task {
-            defer { continuation.finish() }
-            try await server.run { continuation.yield($0) }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            try await task.value
-            throw OfflineSyncError(.invalidOperation, "the benchmark server did not start")
-        }
-        defer { task.cancel() }
+        let server = try await TableServer(service: service, configuration: .init(port: 0, logger: logger)).start()
+        let port = server.port
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
         configuration.logger = logger
         let remote = try HTTPRemote(configuration: configuration)
@@ -109,11 +99,13 @@ public enum LoopbackBenchmark {
             let context = try SyncContext(store: clientStore, remote: counter, tables: [table])
             let figures = try await body(context, counter)
             try context.close()
-            try serverStore.close()
             try await remote.shutdown()
+            await server.stop()
+            try serverStore.close()
             return figures
         } catch {
             try? await remote.shutdown()
+            await server.stop()
             throw error
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import OfflineSync
 import OfflineSyncHTTP
+import OfflineSyncServer
 import OfflineSyncSQLite
 import Synchronization
 import Testing
@@ -56,13 +57,17 @@ struct EndToEndTests {
         let local = try bob.items()
         for (id, item) in seen { #expect(local[id]?.version == item.version, "both devices hold '\(id)' at the server's version") }
 
-        try await alice.close()
-        try await bob.close()
+        try await Self.shutDown(alice, bob, server: server)
+    }
+
+    /// Closes the devices, then stops the server.
+    static func shutDown(_ devices: Device..., server: TableServer.Running) async throws {
+        for device in devices { try await device.close() }
         await server.stop()
     }
 
     /// Alice and Bob both edit `shared`; Alice pushes first, so Bob's push meets a 412.
-    func conflict(bobHandler: any PushHandler, in directory: TemporaryDirectory) async throws -> (alice: Device, bob: Device, push: PushResult, server: RunningServer) {
+    func conflict(bobHandler: any PushHandler, in directory: TemporaryDirectory) async throws -> (alice: Device, bob: Device, push: PushResult, server: TableServer.Running) {
         let server = try await RunningServer.start(try Self.service())
         let alice = try Device.make("alice", store: InMemoryStore(), port: server.port)
         let bob = try Device.make("bob", store: Self.sqliteStore("bob", in: directory), port: server.port, handler: bobHandler)
@@ -95,9 +100,7 @@ struct EndToEndTests {
         #expect(try await bob.context.push().succeeded)
         try await alice.pullAll()
         #expect(try alice.todo.lookup(id: "shared")?["text"] == "bob's edit")
-        try await alice.close()
-        try await bob.close()
-        await server.stop()
+        try await Self.shutDown(alice, bob, server: server)
     }
 
     @Test("client wins: the second device's edit overwrites the server")
@@ -108,9 +111,7 @@ struct EndToEndTests {
         try await alice.pullAll()
         #expect(try alice.todo.lookup(id: "shared")?["text"] == "bob's edit")
         #expect(try bob.todo.lookup(id: "shared")?.version == alice.todo.lookup(id: "shared")?.version)
-        try await alice.close()
-        try await bob.close()
-        await server.stop()
+        try await Self.shutDown(alice, bob, server: server)
     }
 
     @Test("server wins: the second device takes the server's copy")
@@ -122,9 +123,7 @@ struct EndToEndTests {
         #expect(try bob.context.pendingOperationCount() == 0)
         try await alice.pullAll()
         #expect(try alice.todo.lookup(id: "shared")?["text"] == "alice's edit")
-        try await alice.close()
-        try await bob.close()
-        await server.stop()
+        try await Self.shutDown(alice, bob, server: server)
     }
 
     @Test("the server crashes in the middle of a push: the client resumes, nothing lost, nothing applied twice")

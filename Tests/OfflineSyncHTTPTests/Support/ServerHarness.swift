@@ -29,41 +29,14 @@ func withTableServer<Result: Sendable>(
     }
 }
 
-/// A ``TableServer`` running in a task of the test process; ``stop()`` shuts it down the way
-/// SIGTERM does (no new connections, requests in progress finish).
-final class RunningServer: Sendable {
-    let port: Int
-    private let task: Task<Void, any Error>
-
-    private init(port: Int, task: Task<Void, any Error>) {
-        self.port = port
-        self.task = task
-    }
-
-    /// Starts serving `service` on 127.0.0.1:`port` (`0`: a free port).
+/// A ``TableServer`` over `service` on 127.0.0.1 with test logging (`port` `0`: a free port).
+enum RunningServer {
     static func start(_ service: TableService, port: Int = 0, createsTables: Bool = false,
-                      maximumBodyBytes: Int = 1 << 20) async throws -> RunningServer {
+                      maximumBodyBytes: Int = 1 << 20) async throws -> TableServer.Running {
         var logger = Logger(label: "test-server")
         logger.logLevel = .critical
-        let server = TableServer(service: service, configuration: .init(port: port, maximumBodyBytes: maximumBodyBytes,
-                                                                        createsTables: createsTables, logger: logger))
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let task = Task {
-            defer { continuation.finish() }
-            try await server.run { continuation.yield($0) }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next() else {
-            try await task.value
-            throw CancellationError()
-        }
-        return RunningServer(port: bound, task: task)
-    }
-
-    /// Stops the server and waits until it no longer listens.
-    func stop() async {
-        task.cancel()
-        _ = await task.result
+        return try await TableServer(service: service, configuration: .init(port: port, maximumBodyBytes: maximumBodyBytes,
+                                                                           createsTables: createsTables, logger: logger)).start()
     }
 }
 
