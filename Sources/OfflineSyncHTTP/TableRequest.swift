@@ -5,7 +5,7 @@ import OfflineSync
 /// Building requests is separate from sending them so the exact wire form (the percent-encoding
 /// of the target, the header set, the body) is decided in one place and can be compared with the
 /// recorded traffic of the original clients.
-struct TableRequest: Sendable, Equatable {
+struct TableRequest: Sendable {
     /// The HTTP methods the table protocol uses.
     enum Method: String, Sendable {
         case get = "GET", post = "POST", patch = "PATCH", delete = "DELETE"
@@ -21,11 +21,6 @@ struct TableRequest: Sendable, Equatable {
     var headers: [(name: String, value: String)]
     /// The JSON body, when the method carries one.
     var body: [UInt8]?
-
-    static func == (lhs: TableRequest, rhs: TableRequest) -> Bool {
-        lhs.method == rhs.method && lhs.target == rhs.target && lhs.body == rhs.body
-            && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
-    }
 
     /// The protocol version header every request carries.
     static let apiVersion = (name: "ZUMO-API-VERSION", value: "2.0.0")
