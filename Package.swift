@@ -42,7 +42,7 @@ let package = Package(
         ]),
         .executableTarget(name: "http-loopback-bench", dependencies: ["OfflineSync", "OfflineSyncServer", "OfflineSyncSQLite"]),
         .testTarget(name: "OfflineSyncHTTPTests", dependencies: [
-            "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite",
+            "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "offline-sync",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
