@@ -32,7 +32,7 @@ public enum LoopbackBenchmark {
 
     static let table = TableSchema("benchitem", columns: [
         Column("text", .string), Column("complete", .bool), Column("priority", .integer), Column("due", .date),
-    ], indexes: [TableServer.pullIndex(for: "benchitem")])
+    ])
 
     /// A full (incremental, first-time) pull of `records` records with pages of `pageSize`.
     public static func pull(records: Int, pageSize: Int = 1000, serverStore: any LocalStore,

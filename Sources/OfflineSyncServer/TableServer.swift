@@ -95,24 +95,6 @@ public struct TableServer: Sendable {
         logger.info("server stopped")
     }
 
-    /// The index that keeps incremental pulls fast: `(updatedAt, id)`, the order and position
-    /// filter of every pulled page, so a page is an index range instead of a scan and a sort.
-    /// Tables created under a dynamic schema get it; declare it on tables you serve.
-    public static func pullIndex(for table: String) -> Index {
-        Index(String((table + "_updatedAt_id").prefix(Identifier.maximumLength)), on: [SystemProperty.updatedAt.rawValue, "id"])
-    }
-
-    /// Declares ``pullIndex(for:)`` on every synced user table of `store` that has no index
-    /// starting with `updatedAt` (the store is closed and reopened to widen its schema).
-    public static func addPullIndexes(to store: any LocalStore) throws {
-        let missing = try store.schema.tables.filter { table in
-            !table.isSystem && table.synced && !table.indexes.contains { $0.columns.first == SystemProperty.updatedAt.rawValue }
-        }
-        guard !missing.isEmpty else { return }
-        try store.close()
-        try store.open(schema: StoreSchema(missing.map { TableSchema($0.name, columns: [], indexes: [pullIndex(for: $0.name)]) }))
-    }
-
     /// The framework-independent form of a request; throws `NIOTooManyBytesError` for a body
     /// over the limit.
     static func tableRequest(_ request: Request, maximumBodyBytes: Int) async throws -> TableProtocol.Request {

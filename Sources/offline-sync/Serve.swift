@@ -14,7 +14,7 @@ struct Serve: AsyncParsableCommand {
         from the store itself, or, with --dynamic-schema, are created and widened on the first write, \
         like the Azure Node server's dynamic schema. A new store without --schema gets the demo table \
         'todoitem' (text, complete) and a dynamic schema. Each request is logged on standard error; \
-        Synced tables get an index on (updatedAt, id) for fast incremental pulls. Ctrl-C or SIGTERM stops the server after the requests in progress.
+        Ctrl-C or SIGTERM stops the server after the requests in progress.
 
         Examples:
           offline-sync serve --store sqlite:./server.sqlite
@@ -65,7 +65,6 @@ struct Serve: AsyncParsableCommand {
             try store.open(schema: StoreSchema([Serve.demoTable]))
             dynamic = true
         }
-        try TableServer.addPullIndexes(to: store)
         let service = try TableService(store: store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic))
         let server = TableServer(service: service, configuration: .init(
             host: host, port: port, maximumBodyBytes: maxBodyBytes, createsTables: dynamic, logger: requestLogger))

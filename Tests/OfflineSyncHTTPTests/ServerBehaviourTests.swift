@@ -1,6 +1,5 @@
 import Foundation
 import OfflineSync
-import OfflineSyncServer
 import Testing
 
 /// What the reference server accepts and how it refuses, beyond the recorded sessions.
@@ -164,24 +163,6 @@ struct ServerBehaviourTests {
             let page = try await send("GET", "/tables/notes?$filter=stars%20eq%203", port: port, headers: Self.api)
             #expect((page.json as? [[String: Any]])?.map { $0["id"] as? String } == ["n1"])
         }
-    }
-
-    @Test("a table created under a dynamic schema is indexed on (updatedAt, id) for incremental pulls")
-    func dynamicTableIndexed() async throws {
-        let store = InMemoryStore()
-        try await withTableServer(store: store, tables: [], options: .init(widensSchema: true), createsTables: true) { port in
-            _ = try await post(port, #"{"id": "n1", "title": "hello"}"#, table: "notes")
-        }
-        #expect(try store.schema.table(named: "notes")?.indexes.map(\.columns) == [["updatedAt", "id"]])
-    }
-
-    @Test("serving a store adds the pull index to synced tables that lack one")
-    func pullIndexesAdded() throws {
-        let store = InMemoryStore()
-        try store.open(schema: StoreSchema([todoItemSchema, TableSchema("local", columns: [], synced: false)]))
-        try TableServer.addPullIndexes(to: store)
-        #expect(try store.schema.table(named: "todoitem")?.indexes == [TableServer.pullIndex(for: "todoitem")])
-        #expect(try store.schema.table(named: "local")?.indexes == [])
     }
 
     @Test("without a dynamic schema, an unknown table is a 404 and an unknown column a 400")
