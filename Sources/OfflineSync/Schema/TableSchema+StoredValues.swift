@@ -15,9 +15,12 @@ extension TableSchema {
                                    _ body: (_ position: Int, _ value: Value) throws -> Void) throws {
         try TableSchema.validateId(item.id, table: name)
         for (key, value) in item.values {
-            if !value.isNull, let position = position(ofColumn: key) {
-                let converted = try TableSchema.converted(value, to: columns[position].type, table: name, column: key, id: item.id)
-                try body(position, converted ?? value)
+            if !value.isNull, let (position, type) = declaredColumn(key) {
+                if let converted = try TableSchema.converted(value, to: type, table: name, column: key, id: item.id) {
+                    try body(position, converted)
+                } else {
+                    try body(position, value)
+                }
                 continue
             }
             guard value.isNull || key == "id" || origin == .server else {
@@ -28,7 +31,19 @@ extension TableSchema {
 
     /// The position in ``columns`` of the column with this exact name, if declared.
     public func position(ofColumn name: String) -> Int? {
+        declaredColumn(name)?.position
+    }
+
+    /// The position and type of the declared column with this exact name (lengths compared
+    /// before text: cheaper than hashing for the handful of columns a table has).
+    @inline(__always)
+    private func declaredColumn(_ name: String) -> (position: Int, type: ColumnType)? {
         let length = name.utf8.count
-        return columns.firstIndex { $0.name.utf8.count == length && $0.name == name }
+        return columns.withUnsafeBufferPointer { columns in
+            for position in columns.indices where columns[position].name.utf8.count == length && columns[position].name == name {
+                return (position, columns[position].type)
+            }
+            return nil
+        }
     }
 }
