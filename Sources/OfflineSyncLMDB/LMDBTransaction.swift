@@ -10,7 +10,6 @@ import OfflineSync
 final class LMDBTransaction: StoreTransaction {
     private let context: TransactionContext
     private let catalog: Catalog
-    private var record = RecordWriter()
     private var isFinished = false
 
     init(context: TransactionContext, catalog: Catalog) {
@@ -38,8 +37,6 @@ final class LMDBTransaction: StoreTransaction {
             // No index to maintain, so no normalised item is needed: the record is written
             // straight from the core's checked values, in one walk of each item.
             var writer = RecordWriter()
-            swap(&writer, &record)
-            defer { swap(&writer, &record) }
             for item in items {
                 writer.begin()
                 try schema.forEachStoredValue(of: item, origin: origin) { writer.append(ordinal: $0, $1) }
@@ -47,17 +44,18 @@ final class LMDBTransaction: StoreTransaction {
             }
             return
         }
+        var writer = RecordWriter()
         for item in items {
             let row = try schema.normalize(item, origin: origin)
-            RecordCodec.encode(row, columns: ordinals, into: &record)
+            RecordCodec.encode(row, columns: ordinals, into: &writer)
             let previous = try TableReader(context: context, layout: layout).lookup(row.id)
             try reindex(layout, from: previous, to: row)
-            try put(rows, id: row.id, record)
+            try put(rows, id: row.id, writer)
         }
     }
 
     /// Stores `record` under `id` in the items sub-database `rows`.
-    private func put(_ rows: MDB_dbi, id: String, _ record: RecordWriter) throws {
+    private func put(_ rows: MDB_dbi, id: String, _ record: borrowing RecordWriter) throws {
         var id = id
         try id.withUTF8 { key in
             try record.withBytes { try context.put(rows, UnsafeRawBufferPointer(key), $0) }

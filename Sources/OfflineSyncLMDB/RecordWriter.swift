@@ -3,14 +3,23 @@ import OfflineSync
 /// A record being built in the ``RecordCodec`` format.
 ///
 /// Each field is written through a pointer after one capacity check (where `Array.append` checks
-/// once per byte), and the storage is kept from one record to the next, so a bulk write
-/// allocates only while its largest record grows.
-package struct RecordWriter {
-    private var storage: [UInt8] = []
+/// capacity and uniqueness once per byte), and the memory is kept from one record to the next,
+/// so a bulk write allocates only while its largest record grows. The writer owns its memory and
+/// cannot be copied, so no two writers ever share it.
+package struct RecordWriter: ~Copyable {
+    private var base: UnsafeMutableRawPointer
+    private var capacity: Int
     private var count = 0
 
     /// An empty writer; call ``begin()`` before each record.
-    package init() {}
+    package init() {
+        capacity = 256
+        base = .allocate(byteCount: capacity, alignment: 1)
+    }
+
+    deinit {
+        base.deallocate()
+    }
 
     /// Starts a new record: forgets the previous one and writes the format byte.
     package mutating func begin() {
@@ -47,7 +56,7 @@ package struct RecordWriter {
 
     /// Calls `body` with the bytes of the record written so far.
     package func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try storage.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 
     @inline(__always)
@@ -75,19 +84,23 @@ package struct RecordWriter {
         }
     }
 
-    /// Grows the storage to hold `maximumBytes` more, then lets `body` write at the end and
-    /// return how many bytes it wrote (at most `maximumBytes`).
+    /// Makes room for `maximumBytes` more, then lets `body` write at the end and return how many
+    /// bytes it wrote (at most `maximumBytes`).
     @inline(__always)
     private mutating func write(maximumBytes: Int, _ body: (UnsafeMutableRawPointer) -> Int) {
-        let needed = count + maximumBytes
-        if needed > storage.count {
-            storage.append(contentsOf: repeatElement(0, count: max(needed - storage.count, storage.count)))
+        if count + maximumBytes > capacity {
+            grow(toHold: count + maximumBytes)
         }
-        let start = count
-        count += storage.withUnsafeMutableBytes { buffer in
-            // `buffer` has room for `maximumBytes` from `start` (grown above).
-            body(buffer.baseAddress.unsafelyUnwrapped + start)
-        }
+        count += body(base + count)
+    }
+
+    private mutating func grow(toHold needed: Int) {
+        let larger = max(needed, capacity * 2)
+        let moved = UnsafeMutableRawPointer.allocate(byteCount: larger, alignment: 1)
+        moved.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = moved
+        capacity = larger
     }
 
     /// Stores `value` as LEB128 at `bytes` (room for 10 bytes) and returns its length.
