@@ -11,15 +11,19 @@ public final class InMemoryStore: LocalStore {
     private struct State {
         var isOpen = false
         var schema = StoreSchema([])
-        var tables: [String: [RowKey: Item]] = [:]
+        var tables: [String: [IdKey: Item]] = [:]
+        /// Rows of a table sorted by an ordering that a ``RangeScan`` used, kept until the
+        /// table's next write (at most ``maximumOrderings`` per table).
+        var orderings: [String: [[SortKey]: [Item]]] = [:]
+
+        /// Drops the sorted copies of a table after a write to it.
+        mutating func changed(_ table: String) {
+            if orderings[table] != nil { orderings[table] = nil }
+        }
     }
 
-    /// A row's id compared by its UTF-8 bytes. `String`'s own `==` uses canonical equivalence, under
-    /// which precomposed and decomposed "é" would be one key; ids are byte-wise (see ``Item``).
-    private struct RowKey: Hashable {
-        let bytes: [UInt8]
-        init(_ id: String) { bytes = Array(id.utf8) }
-    }
+    /// How many orderings of one table are kept sorted at once; a new one beyond it drops the others.
+    private static let maximumOrderings = 4
 
     private let state = Mutex(State())
 
@@ -56,7 +60,7 @@ public final class InMemoryStore: LocalStore {
     public func read(_ query: Query) throws -> QueryResult {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
-            return try InMemoryStore.read(query, in: state)
+            return try InMemoryStore.read(query, in: &state)
         }
     }
 
@@ -64,7 +68,7 @@ public final class InMemoryStore: LocalStore {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[RowKey(id)]
+            return state.tables[table]?[IdKey(id)]
         }
     }
 
@@ -95,10 +99,23 @@ public final class InMemoryStore: LocalStore {
         }
     }
 
-    private static func read(_ query: Query, in state: State) throws -> QueryResult {
+    /// Answers a query with ``QueryEvaluator``. A filter that pins the id (`id eq`, `id in`) is
+    /// evaluated over the rows with those ids only; a page bounded on its first ordering key runs as
+    /// a ``RangeScan`` over the table sorted in that order, sorted once and kept until the table
+    /// changes, so paging through a large table costs a binary search per page, not a full scan.
+    private static func read(_ query: Query, in state: inout State) throws -> QueryResult {
         let table = try state.schema.requireTable(query.table)
         let evaluator = try QueryEvaluator(query: query, schema: table)
-        return evaluator.run(over: (state.tables[query.table] ?? [:]).values)
+        let rows = (state.tables[query.table] ?? [:]).values
+        if let ids = RangeScan.pinnedIds(query.filter) {
+            return evaluator.run(over: ids.compactMap { state.tables[query.table]?[IdKey($0)] })
+        }
+        guard let scan = RangeScan(query, schema: table) else { return evaluator.run(over: rows) }
+        if let sorted = state.orderings[query.table]?[query.orderBy] { return scan.run(evaluator, over: sorted) }
+        let sorted = evaluator.ordered(rows)
+        if state.orderings[query.table, default: [:]].count >= maximumOrderings { state.orderings[query.table] = [:] }
+        state.orderings[query.table, default: [:]][query.orderBy] = sorted
+        return scan.run(evaluator, over: sorted)
     }
 
     /// A transaction over the store's state, with an undo log of the rows it replaced.
@@ -112,33 +129,36 @@ public final class InMemoryStore: LocalStore {
 
         func rollBack() {
             for entry in undo.reversed() {
-                state.tables[entry.table]?[RowKey(entry.id)] = entry.previous
+                state.tables[entry.table]?[IdKey(entry.id)] = entry.previous
+                state.changed(entry.table)
             }
             undo.removeAll()
         }
 
         func read(_ query: Query) throws -> QueryResult {
-            try InMemoryStore.read(query, in: state)
+            try InMemoryStore.read(query, in: &state)
         }
 
         func lookup(table: String, id: String) throws -> Item? {
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[RowKey(id)]
+            return state.tables[table]?[IdKey(id)]
         }
 
         func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
             let schema = try state.schema.requireTable(table)
             let normalized = try items.map { try schema.normalize($0, origin: origin) }
+            state.changed(table)
             for item in normalized {
-                let previous = state.tables[table]?.updateValue(item, forKey: RowKey(item.id))
+                let previous = state.tables[table]?.updateValue(item, forKey: IdKey(item.id))
                 undo.append((table, item.id, previous))
             }
         }
 
         func delete(ids: [String], from table: String) throws {
             _ = try state.schema.requireTable(table)
+            state.changed(table)
             for id in ids {
-                if let previous = state.tables[table]?.removeValue(forKey: RowKey(id)) {
+                if let previous = state.tables[table]?.removeValue(forKey: IdKey(id)) {
                     undo.append((table, id, previous))
                 }
             }
@@ -146,7 +166,7 @@ public final class InMemoryStore: LocalStore {
 
         func delete(matching query: Query) throws -> Int {
             let ids = try InMemoryStore.read(Query(table: query.table, filter: query.filter, orderBy: query.orderBy,
-                                                   skip: query.skip, top: query.top, selection: []), in: state).items.map(\.id)
+                                                   skip: query.skip, top: query.top, selection: []), in: &state).items.map(\.id)
             try delete(ids: ids, from: query.table)
             return ids.count
         }
