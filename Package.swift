@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "offline-sync",
             dependencies: [
-                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher", "OfflineSyncServer",
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher", "OfflineSyncServer", "OfflineSyncHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

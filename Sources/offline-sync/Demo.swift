@@ -5,7 +5,7 @@ import OfflineSync
 /// `offline-sync demo`: the offline tutorial of Azure Mobile Apps, narrated.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Walk through offline sync step by step with an in-process remote service.",
+        abstract: "Walk through offline sync step by step, with an in-process or a real server.",
         discussion: """
         Declares a todoitem table, pulls from an in-process server, goes offline, adds and \
         completes items, closes and reopens the store, shows the pending queue, comes back \
@@ -16,15 +16,23 @@ struct Demo: AsyncParsableCommand {
         else SQLite) in a temporary directory and removes it at the end. With --store it keeps \
         the store; a store that already holds todoitem data is refused unless --reset purges it.
 
+        With --remote the same steps run against a real server of the Azure Mobile Apps table \
+        protocol 2.0.0 (such as 'offline-sync serve'): the three starter items are inserted into \
+        its todoitem table where missing, going offline makes every request of this device fail \
+        with a network error, and the other device edits over its own HTTP connection.
+
         Examples:
           offline-sync demo
           offline-sync demo --store sqlite:/tmp/demo.sqlite
           offline-sync demo --store "lmdb:/tmp/demo.lmdb?map-size=64MiB" --reset
+          offline-sync demo --remote http://127.0.0.1:8080
         """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: StoreSelection
     @Flag(help: "Purge the todoitem table (items, queue, tokens) of an existing store first.") var reset = false
+    @Option(help: ArgumentHelp("Sync with the server at this URL instead of an in-process one.", valueName: "url"))
+    var remote: String?
 
     static let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
     static let queryId = "allTodoItems"
@@ -39,8 +47,15 @@ struct Demo: AsyncParsableCommand {
             configuration = try directory.freshLocation(for: configuration)
         }
         defer { scratch?.remove() }
+        let server = if let remote { try await DemoServer.http(remote) } else { try await DemoServer.inProcess() }
         var script = DemoScript(configuration: configuration, reset: reset, keepsStore: scratch == nil, logger: logger)
-        try await script.run()
+        do {
+            try await script.run(server)
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
     }
 }
 
@@ -59,14 +74,11 @@ struct DemoScript {
         self.logger = logger
     }
 
-    mutating func run() async throws {
-        let remote = try InMemoryRemote(tables: [Demo.todo])
-        for (id, text) in [("1", "Buy bread"), ("2", "Call mom"), ("3", "Water the plants")] {
-            try remote.service.insert(Item(id: id, values: ["text": .string(text), "complete": false]), into: "todoitem")
-        }
+    mutating func run(_ server: DemoServer) async throws {
+        let remote = server.device
         print("OfflineSync demo: the offline tutorial, step by step")
         say("local store:  \(configuration)\(keepsStore || configuration.path == nil ? "" : " (temporary)")")
-        say("remote:       an in-process server (InMemoryRemote) holding 3 todo items")
+        say("remote:       \(server.name) holding \(try await server.items().count) todo items")
 
         let store = try StoreAccess.open(configuration, schema: StoreSchema([]), logger: logger)
         try store.close()
@@ -80,7 +92,7 @@ struct DemoScript {
         begin("Pull from the server (incremental, query id \"\(Demo.queryId)\")")
         let first = try await todo.pull(queryId: Demo.queryId)
         say("received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")")
-        show(try todo.read(DemoScript.byText).items)
+        show(DemoScript.ordered(try todo.read().items))
 
         begin("Go offline: every request to the server now fails with a network error")
         remote.setOffline(true)
@@ -109,16 +121,16 @@ struct DemoScript {
         say("reopened \(configuration.scheme): \(try todo.read().items.count) items, \(try context.pendingOperationCount()) pending operations")
         begin("The pending queue, in push order")
         showQueue(try context.pendingOperations())
-        say("server still holds \(try remote.items(in: "todoitem").count) items: nothing left the device")
+        say("server still holds \(try await server.items().count) items: nothing left the device")
 
         begin("Back online: push")
         remote.setOffline(false)
         let pushed = try await context.push()
-        say("\(pushed.completedCount) operations sent; the server now holds \(try remote.items(in: "todoitem").count) items")
+        say("\(pushed.completedCount) operations sent; the server now holds \(try await server.items().count) items")
 
         begin("Another device edits \"Buy milk\" on the server while we complete it here")
         let milkId = added[0].id
-        try remote.changeFromAnotherDevice(table: "todoitem", id: milkId) { $0["text"] = "Buy milk (2 litres)" }
+        try await server.changeFromAnotherDevice(id: milkId) { $0["text"] = "Buy milk (2 litres)" }
         say("other device: text → \"Buy milk (2 litres)\" (the server's version changes)")
         var milk = try todo.lookup(id: milkId) ?? Item(id: milkId)
         milk["complete"] = true
@@ -145,13 +157,13 @@ struct DemoScript {
         say("received \(second.received) changed items; delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")")
 
         begin("Final state on both sides")
-        let local = try todo.read(DemoScript.byText).items
-        let server = try remote.items(in: "todoitem", includeDeleted: false).sorted { ($0["text"].stringValue ?? "") < ($1["text"].stringValue ?? "") }
+        let local = DemoScript.ordered(try todo.read().items)
+        let served = DemoScript.ordered(try await server.items())
         say("this device:")
         show(local)
         say("server:")
-        show(server)
-        let agree = local.map(DemoScript.essence) == server.map(DemoScript.essence)
+        show(served)
+        let agree = local.map(DemoScript.essence) == served.map(DemoScript.essence)
         say(agree ? "local and server agree: \(local.count) items, \(try context.pendingOperationCount()) pending operations"
                   : "local and server differ")
         try context.close()
@@ -160,7 +172,10 @@ struct DemoScript {
         }
     }
 
-    static let byText = Query(table: "todoitem", orderBy: [SortKey("text")])
+    /// Items by text, then id (a server used by earlier runs holds several items of one text).
+    static func ordered(_ items: [Item]) -> [Item] {
+        items.sorted { ($0["text"].stringValue ?? "", $0.id) < ($1["text"].stringValue ?? "", $1.id) }
+    }
 
     /// What both sides must agree on.
     static func essence(_ item: Item) -> [Value] {

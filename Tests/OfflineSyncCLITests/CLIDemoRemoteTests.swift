@@ -1,0 +1,47 @@
+import Foundation
+import OfflineSync
+import Testing
+
+/// `offline-sync demo --remote` against a real `offline-sync serve` process.
+@Suite("offline-sync demo --remote")
+struct CLIDemoRemoteTests {
+    /// A running `offline-sync serve` on a free port; `stop()` ends it by its pid.
+    final class ServeProcess {
+        let process = Process()
+        let port: Int
+
+        init(store: String) throws {
+            process.executableURL = CLI.executable
+            process.arguments = ["serve", "--store", store, "--port", "0"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+            guard let range = line.range(of: "127.0.0.1:"),
+                  let bound = Int(line[range.upperBound...].prefix { $0.isNumber }) else {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                throw OfflineSyncError(.configuration, "offline-sync serve did not report its port: '\(line)'")
+            }
+            port = bound
+        }
+
+        func stop() {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test func demoRunsTheTutorialAgainstARealServer() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServeProcess(store: "sqlite:" + directory.path("server.sqlite"))
+        defer { server.stop() }
+        let result = try CLI.run(["demo", "--remote", "http://127.0.0.1:\(server.port)"])
+        #expect(result.status == 0, "\(result)")
+        for step in ["the server at http://127.0.0.1:\(server.port) holding 3 todo items", "abortedByNetwork",
+                     "server still holds 3 items", "HTTP 412", "local and server agree: 5 items, 0 pending operations"] {
+            #expect(result.stdout.contains(step), "missing '\(step)': \(result)")
+        }
+    }
+}
