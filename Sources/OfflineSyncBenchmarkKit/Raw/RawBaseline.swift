@@ -1,0 +1,55 @@
+/// The storage work of each scenario done directly on a C API, the yardstick for the ratios.
+///
+/// A raw baseline stores ``BenchmarkRecord`` fields with no value model, no schema checks and no
+/// sync logic: what a programmer writing against the C library by hand would do. Every backend's
+/// figure is divided by its baseline's figure for the same work in the same run.
+public protocol RawBaseline: AnyObject {
+    /// Creates an empty store (item table, operation-queue table, and the index on `quantity`
+    /// when `indexed`) and leaves it open.
+    func create(indexed: Bool) throws
+
+    /// Inserts or replaces the records, committing every `rowsPerTransaction` rows. With
+    /// `queueRows`, each record also gets an operation-queue row in the same transaction.
+    func insert(_ records: ArraySlice<BenchmarkRecord>, rowsPerTransaction: Int, queueRows: Bool) throws
+
+    /// What a push does to storage: for each queued record in order, one transaction that
+    /// replaces the item with the server's copy and deletes its queue row.
+    func drainQueue(_ records: [BenchmarkRecord]) throws
+
+    /// The record with this id, decoded, or `nil`.
+    func lookup(id: String) throws -> BenchmarkRecord?
+
+    /// The query scenario: `quantity >= threshold and done == false`, ordered by `quantity` then
+    /// `id`, first ``BenchmarkData/queryLimit`` rows, decoded.
+    func queryTop() throws -> [BenchmarkRecord]
+
+    /// Deletes every item (a purge) and returns how many there were.
+    func deleteAll() throws -> Int
+
+    /// Opens the existing store and reads from it once (the cold-open scenario).
+    func open() throws
+
+    /// Closes the store; closing a closed store does nothing.
+    func close()
+}
+
+/// How hard a store flushes a commit to disk, matched between a backend and its baseline.
+public enum RawDurability: String, Sendable, Hashable {
+    /// Survives a crash of the process (SQLite WAL `synchronous=NORMAL`; LMDB `MDB_NOMETASYNC`).
+    case normal
+    /// Survives a crash of the machine (SQLite `synchronous=FULL`; LMDB's default fsync per commit).
+    case full
+}
+
+/// Which key the SQLCipher baseline opens with.
+public enum RawSQLCipherKey: Sendable, Hashable {
+    /// A passphrase, stretched by SQLCipher's PBKDF2 at every open.
+    case passphrase(String)
+    /// A raw 256-bit key as 64 hex digits (no key derivation).
+    case raw(hex: String)
+
+    /// The passphrase used by the benchmarks.
+    public static let benchmarkPassphrase = RawSQLCipherKey.passphrase("benchmark passphrase")
+    /// The raw key used by the benchmarks.
+    public static let benchmarkRawKey = RawSQLCipherKey.raw(hex: String(repeating: "2b7e151628aed2a6", count: 4))
+}

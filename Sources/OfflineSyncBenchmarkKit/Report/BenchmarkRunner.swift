@@ -1,0 +1,97 @@
+import Foundation
+import OfflineSync
+
+/// Runs scenarios over backends and their raw baselines, one trial at a time, each in a fresh
+/// directory that is removed afterwards.
+public struct BenchmarkRunner: Sendable {
+    /// The backends to measure, in column order.
+    public var backends: [BenchmarkBackend]
+    /// The scenarios to run, in row order.
+    public var scenarios: [BenchmarkScenario]
+    /// How big each scenario is.
+    public var size: BenchmarkSize
+    /// The directory under which each trial gets its own temporary directory.
+    public var workDirectory: String
+
+    /// Creates a runner.
+    public init(backends: [BenchmarkBackend], scenarios: [BenchmarkScenario], size: BenchmarkSize,
+                workDirectory: String = NSTemporaryDirectory()) {
+        self.backends = backends
+        self.scenarios = scenarios
+        self.size = size
+        self.workDirectory = workDirectory
+    }
+
+    /// How many trials ``run(progress:)`` performs (for a progress bar).
+    public var trialCount: Int {
+        scenarios.reduce(0) { total, scenario in
+            total + backends.filter { scenario.applies(to: $0.name) }.reduce(0) { count, backend in
+                count + 1 + (backend.makeBaseline != nil && scenario.prepareBaseline != nil ? 1 : 0)
+            }
+        }
+    }
+
+    /// Runs every applicable (scenario, backend) pair and its baseline. A failing trial is
+    /// recorded in the report with its error; the run goes on.
+    /// - Parameter progress: called before each trial with the number done, the total and a label.
+    public func run(progress: (Int, Int, String) -> Void = { _, _, _ in }) async -> BenchmarkReport {
+        var report = BenchmarkReport(size: size, backends: backends.map(\.name), scenarios: scenarios.map {
+            BenchmarkReport.ScenarioInfo(id: $0.id, title: $0.title, unit: $0.unit)
+        })
+        let total = trialCount
+        var done = 0
+        for scenario in scenarios {
+            for backend in backends where scenario.applies(to: backend.name) {
+                progress(done, total, "\(scenario.id) · \(backend.name)")
+                var cell = BenchmarkReport.Cell(scenario: scenario.id, backend: backend.name)
+                do {
+                    cell.store = try await measureStore(scenario, backend)
+                } catch {
+                    cell.error = "\(error)"
+                }
+                done += 1
+                if let makeBaseline = backend.makeBaseline, scenario.prepareBaseline != nil {
+                    progress(done, total, "\(scenario.id) · raw \(backend.name)")
+                    do {
+                        cell.raw = try await measureBaseline(scenario, makeBaseline)
+                    } catch {
+                        cell.rawError = "\(error)"
+                    }
+                    done += 1
+                }
+                report.cells.append(cell)
+            }
+        }
+        progress(done, total, "done")
+        return report
+    }
+
+    private func measureStore(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement {
+        try await withTrialDirectory(scenario) { location in
+            let trial = try await scenario.prepareStore(try backend.makeStore(location), size)
+            return try await measure(trial)
+        }
+    }
+
+    private func measureBaseline(_ scenario: BenchmarkScenario,
+                                 _ makeBaseline: @Sendable (StoreLocation) throws -> any RawBaseline) async throws -> Measurement {
+        try await withTrialDirectory(scenario) { location in
+            guard let prepare = scenario.prepareBaseline else { throw BenchmarkError("\(scenario.id) has no raw baseline") }
+            return try await measure(try prepare(try makeBaseline(location), size))
+        }
+    }
+
+    private func measure(_ trial: Trial) async throws -> Measurement {
+        let measurement = try await Measurement.measure(operations: trial.operations) { try await trial.run() }
+        try trial.finish()
+        return measurement
+    }
+
+    private func withTrialDirectory<T>(_ scenario: BenchmarkScenario, _ body: (StoreLocation) async throws -> T) async throws -> T {
+        let directory = (workDirectory as NSString).appendingPathComponent("offline-sync-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        return try await body(StoreLocation(directory: directory, durability: scenario.durability,
+                                            usesPassphrase: scenario.usesPassphrase))
+    }
+}

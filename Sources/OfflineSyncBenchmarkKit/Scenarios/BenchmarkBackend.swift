@@ -1,0 +1,62 @@
+import OfflineSync
+
+/// A store backend under test, with the raw C baseline its figures are divided by.
+public struct BenchmarkBackend: Sendable {
+    /// The backend's scheme name (`memory`, `sqlite`, `sqlcipher`, `lmdb`), a column of the report.
+    public var name: String
+    /// Creates a closed store in the location's (empty, existing) directory.
+    public var makeStore: @Sendable (StoreLocation) throws -> any LocalStore
+    /// Creates the raw baseline in the location's directory, or `nil` when there is none (memory).
+    public var makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)?
+
+    /// Describes a backend.
+    public init(name: String, makeStore: @escaping @Sendable (StoreLocation) throws -> any LocalStore,
+                makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)? = nil) {
+        self.name = name
+        self.makeStore = makeStore
+        self.makeBaseline = makeBaseline
+    }
+
+    /// The reference ``InMemoryStore`` (no raw baseline: there is no C API to compare with).
+    public static let memory = BenchmarkBackend(name: "memory") { _ in InMemoryStore() }
+}
+
+/// Where a trial keeps its files, and the settings a backend opens with.
+public struct StoreLocation: Sendable, Hashable {
+    /// An empty directory owned by this trial, removed after it.
+    public var directory: String
+    /// How hard commits are flushed; a backend and its baseline use the same level.
+    public var durability: RawDurability
+    /// For SQLCipher: open with the passphrase (`true`) or the raw key (`false`).
+    public var usesPassphrase: Bool
+
+    /// Creates a location.
+    public init(directory: String, durability: RawDurability = .normal, usesPassphrase: Bool = false) {
+        self.directory = directory
+        self.durability = durability
+        self.usesPassphrase = usesPassphrase
+    }
+
+    /// The SQLCipher key the benchmarks open with.
+    public var sqlCipherKey: RawSQLCipherKey {
+        usesPassphrase ? .benchmarkPassphrase : .benchmarkRawKey
+    }
+}
+
+extension BenchmarkBackend {
+    /// The raw libsqlite3 baseline alone, as a backend-less column (`raw sqlite`).
+    public static func rawSQLiteBaseline(_ location: StoreLocation) -> any RawBaseline {
+        RawSQLiteBaseline(api: .system, path: location.directory + "/raw.sqlite", durability: location.durability)
+    }
+
+    /// The raw SQLCipher baseline (libsqlcipher loaded with dlopen).
+    public static func rawSQLCipherBaseline(_ location: StoreLocation) throws -> any RawBaseline {
+        RawSQLiteBaseline(api: try RawSQLiteAPI.loadSQLCipher(), path: location.directory + "/raw.sqlcipher",
+                          durability: location.durability, key: location.sqlCipherKey)
+    }
+
+    /// The raw LMDB baseline.
+    public static func rawLMDBBaseline(_ location: StoreLocation) -> any RawBaseline {
+        RawLMDBBaseline(path: location.directory, durability: location.durability)
+    }
+}
