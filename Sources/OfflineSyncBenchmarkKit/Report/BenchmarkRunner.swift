@@ -50,10 +50,10 @@ public struct BenchmarkRunner: Sendable {
                     cell.error = "\(error)"
                 }
                 done += 1
-                if let makeBaseline = backend.makeBaseline, scenario.prepareBaseline != nil {
+                if backend.makeBaseline != nil, scenario.prepareBaseline != nil {
                     progress(done, total, "\(scenario.id) · raw \(backend.name)")
                     do {
-                        cell.raw = try await measureBaseline(scenario, makeBaseline)
+                        cell.raw = try await measureBaseline(scenario, backend)
                     } catch {
                         cell.rawError = "\(error)"
                     }
@@ -67,31 +67,22 @@ public struct BenchmarkRunner: Sendable {
     }
 
     private func measureStore(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement {
-        try await withTrialDirectory(scenario) { location in
-            let trial = try await scenario.prepareStore(try backend.makeStore(location), size)
-            return try await measure(trial)
-        }
+        try await measure(try await scenario.storeTrial(on: backend, size: size, under: workDirectory))
     }
 
-    private func measureBaseline(_ scenario: BenchmarkScenario,
-                                 _ makeBaseline: @Sendable (StoreLocation) throws -> any RawBaseline) async throws -> Measurement {
-        try await withTrialDirectory(scenario) { location in
-            guard let prepare = scenario.prepareBaseline else { throw BenchmarkError("\(scenario.id) has no raw baseline") }
-            return try await measure(try prepare(try makeBaseline(location), size))
-        }
+    private func measureBaseline(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement? {
+        guard let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) else { return nil }
+        return try await measure(trial)
     }
 
     private func measure(_ trial: Trial) async throws -> Measurement {
-        let measurement = try await Measurement.measure(operations: trial.operations) { try await trial.run() }
-        try trial.finish()
-        return measurement
-    }
-
-    private func withTrialDirectory<T>(_ scenario: BenchmarkScenario, _ body: (StoreLocation) async throws -> T) async throws -> T {
-        let directory = (workDirectory as NSString).appendingPathComponent("offline-sync-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        return try await body(StoreLocation(directory: directory, durability: scenario.durability,
-                                            usesPassphrase: scenario.usesPassphrase))
+        do {
+            let measurement = try await Measurement.measure(operations: trial.operations) { try await trial.run() }
+            try trial.finish()
+            return measurement
+        } catch {
+            try? trial.finish()
+            throw error
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import OfflineSync
 
 /// A store backend under test, with the raw C baseline its figures are divided by.
@@ -37,6 +38,18 @@ public struct StoreLocation: Sendable, Hashable {
         self.usesPassphrase = usesPassphrase
     }
 
+    /// A location in a new, empty directory under `parent`.
+    public static func makeTemporary(under parent: String, durability: RawDurability, usesPassphrase: Bool) throws -> StoreLocation {
+        let directory = (parent as NSString).appendingPathComponent("offline-sync-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return StoreLocation(directory: directory, durability: durability, usesPassphrase: usesPassphrase)
+    }
+
+    /// Removes the directory and everything in it.
+    public func removeDirectory() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
     /// The SQLCipher key the benchmarks open with.
     public var sqlCipherKey: RawSQLCipherKey {
         usesPassphrase ? .benchmarkPassphrase : .benchmarkRawKey
@@ -58,5 +71,12 @@ extension BenchmarkBackend {
     /// The raw LMDB baseline.
     public static func rawLMDBBaseline(_ location: StoreLocation) -> any RawBaseline {
         RawLMDBBaseline(path: location.directory, durability: location.durability)
+    }
+}
+
+extension BenchmarkBackend {
+    /// Every backend built into OfflineSync, in report column order.
+    public static var available: [BenchmarkBackend] {
+        [.memory]
     }
 }

@@ -54,7 +54,7 @@ public final class Trial {
     /// How many operations ``run()`` performs.
     public let operations: Int
     private let body: () async throws -> Void
-    private let teardown: () throws -> Void
+    private var teardown: () throws -> Void
 
     /// A trial whose measured part is `body` and whose clean-up is `teardown`.
     public init(operations: Int, body: @escaping () async throws -> Void, teardown: @escaping () throws -> Void) {
@@ -68,9 +68,19 @@ public final class Trial {
         try await body()
     }
 
-    /// Closes stores and baselines (the caller removes the directory).
+    /// Closes stores and baselines and removes the trial's directory.
     public func finish() throws {
         try teardown()
+    }
+
+    /// Makes ``finish()`` also run `cleanup`, after the scenario's own teardown (even when it throws).
+    func adding(cleanup: @escaping () -> Void) -> Trial {
+        let teardown = self.teardown
+        self.teardown = {
+            defer { cleanup() }
+            try teardown()
+        }
+        return self
     }
 }
 
@@ -106,6 +116,37 @@ public struct BenchmarkScenario: Sendable {
         self.backends = backends
         self.prepareStore = prepareStore
         self.prepareBaseline = prepareBaseline
+    }
+
+    /// Prepares this scenario over a new store of `backend` in a new directory under `workDirectory`;
+    /// the trial's ``Trial/finish()`` removes the directory.
+    public func storeTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws -> Trial {
+        let location = try makeLocation(under: workDirectory)
+        do {
+            let trial = try await prepareStore(try backend.makeStore(location), size)
+            return trial.adding { location.removeDirectory() }
+        } catch {
+            location.removeDirectory()
+            throw error
+        }
+    }
+
+    /// Prepares this scenario over `backend`'s raw baseline in a new directory, or `nil` when the
+    /// backend or the scenario has none.
+    public func baselineTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws -> Trial? {
+        guard let makeBaseline = backend.makeBaseline, let prepareBaseline else { return nil }
+        let location = try makeLocation(under: workDirectory)
+        do {
+            let trial = try prepareBaseline(try makeBaseline(location), size)
+            return trial.adding { location.removeDirectory() }
+        } catch {
+            location.removeDirectory()
+            throw error
+        }
+    }
+
+    private func makeLocation(under workDirectory: String) throws -> StoreLocation {
+        try StoreLocation.makeTemporary(under: workDirectory, durability: durability, usesPassphrase: usesPassphrase)
     }
 
     /// Whether the scenario runs on `backend`.
