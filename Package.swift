@@ -21,5 +21,6 @@ let package = Package(
         .target(name: "OfflineSyncBenchmarkKit", dependencies: ["OfflineSync", "CSQLiteBaseline", "CLMDBBaseline"]),
         .testTarget(name: "OfflineSyncBenchmarkKitTests", dependencies: ["OfflineSyncBenchmarkKit"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncConformanceTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
     ]
 )

@@ -3,6 +3,10 @@ import Synchronization
 
 /// What a conformance case works with: stores from the suite's factory and expectations that
 /// collect failure messages instead of stopping at the first one.
+///
+/// Every message a case records names the operation, the table and the key (id, column or query)
+/// it was about, so a failure reads on its own, e.g.
+/// `lookup(values, id 'd-1') column 'd': expected -0.0, got 0.0`.
 final class CaseContext: Sendable {
     let suite: ConformanceSuite
     let caseName: String
@@ -56,14 +60,32 @@ final class CaseContext: Sendable {
         expect(actual == expected, "\(what()): expected \(expected), got \(actual)")
     }
 
-    /// Expects `body` to throw; when `code` is given, an ``OfflineSyncError`` of that code.
-    /// Returns the error thrown, if any.
+    /// Records a failure when an operation that answered `nil` (it failed, and said so already) or
+    /// a value other than `expected`.
+    @discardableResult
+    func expectEqual<T: Equatable>(_ actual: T?, _ expected: T, _ what: @autoclosure () -> String) -> Bool {
+        expect(actual == expected, "\(what()): expected \(expected), got \(actual.map { "\($0)" } ?? "nothing")")
+    }
+
+    /// Runs `body`; when it throws, records `what` with the error and returns `nil`.
+    func attempt<T>(_ what: @autoclosure () -> String, _ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch {
+            fail("\(what()) threw \(Self.describe(error))")
+            return nil
+        }
+    }
+
+    /// Expects `body` to throw; when `code` is given, an ``OfflineSyncError`` of that code, and
+    /// when `mentioning` is given, an error whose text contains each of those words (the table,
+    /// column or id at fault). Returns the error thrown, if any.
     @discardableResult
     func expectThrows<T>(_ what: @autoclosure () -> String, code: OfflineSyncError.Code? = nil,
-                         _ body: () throws -> T) -> (any Error)? {
+                         mentioning words: [String] = [], _ body: () throws -> T) -> (any Error)? {
         do {
             let value = try body()
-            fail("\(what()): expected an error, but it succeeded and returned \(value)")
+            fail("\(what()): expected \(code.map { "a \($0) error" } ?? "an error"), but it succeeded and returned \(value)")
             return nil
         } catch {
             if let code {
@@ -73,7 +95,17 @@ final class CaseContext: Sendable {
                     fail("\(what()): expected an OfflineSyncError \(code), got \(type(of: error)): \(error)")
                 }
             }
+            let text = Self.describe(error)
+            for word in words where !text.contains(word) {
+                fail("\(what()): the error should name '\(word)' but says: \(text)")
+            }
             return error
         }
+    }
+
+    /// The text of an error as a person reads it (an ``OfflineSyncError`` shows code and message).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? OfflineSyncError { return "\(error.code): \(error.message)" }
+        return String(describing: error)
     }
 }

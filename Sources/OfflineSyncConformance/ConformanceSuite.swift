@@ -22,6 +22,12 @@ public struct ConformanceSuite: Sendable {
     public let capabilities: StoreCapabilities
     /// Makes a new, empty, unopened store at a fresh location.
     public let makeStore: @Sendable () throws -> any LocalStore
+    /// The seed of the generated corpus and queries of the `query` group; a failure message quotes
+    /// it, and setting it back reproduces the failing run exactly.
+    public var seed: UInt64 = ConformanceSuite.defaultSeed
+
+    /// The seed used unless ``seed`` is set.
+    public static let defaultSeed: UInt64 = 0x0FF1_5EED
 
     /// Creates a suite for one backend.
     public init(storeName: String, capabilities: StoreCapabilities = .all,
@@ -64,7 +70,9 @@ public struct ConformanceSuite: Sendable {
 
 /// What a store can do; a case needing a missing capability is reported as skipped.
 public struct StoreCapabilities: OptionSet, Sendable, Hashable {
+    /// The bits of the set.
     public let rawValue: Int
+    /// Creates a set from its bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Data survives closing and reopening the store instance.
@@ -73,6 +81,14 @@ public struct StoreCapabilities: OptionSet, Sendable, Hashable {
     public static let largeValues = StoreCapabilities(rawValue: 1 << 1)
     /// Everything.
     public static let all: StoreCapabilities = [.persistent, .largeValues]
+
+    /// The names of the capabilities in this set, e.g. `persistent, largeValues`.
+    public var names: String {
+        var names: [String] = []
+        if contains(.persistent) { names.append("persistent") }
+        if contains(.largeValues) { names.append("largeValues") }
+        return names.joined(separator: ", ")
+    }
 }
 
 /// The two tiers of the suite.
@@ -123,26 +139,17 @@ struct ConformanceCase: Sendable {
     func run(_ suite: ConformanceSuite) async -> CaseResult {
         let missing = requires.subtracting(suite.capabilities)
         guard missing.isEmpty else {
-            return CaseResult(name: name, outcome: .skipped("\(suite.storeName) lacks capability \(missing.rawValue) (\(StoreCapabilities.describe(missing)))"))
+            return CaseResult(name: name, outcome: .skipped("\(suite.storeName) does not declare the capability \(missing.names)"))
         }
         let context = CaseContext(suite: suite, caseName: name)
         do {
             try await body(context)
         } catch {
-            context.fail("threw \(error)")
+            context.fail("stopped by an error: \(CaseContext.describe(error))")
         }
         context.closeStores()
         let failures = context.failures
         return CaseResult(name: name, outcome: failures.isEmpty ? .passed : .failed(failures))
-    }
-}
-
-extension StoreCapabilities {
-    static func describe(_ set: StoreCapabilities) -> String {
-        var names: [String] = []
-        if set.contains(.persistent) { names.append("persistent") }
-        if set.contains(.largeValues) { names.append("largeValues") }
-        return names.joined(separator: ", ")
     }
 }
 

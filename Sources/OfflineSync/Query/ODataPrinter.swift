@@ -1,11 +1,17 @@
 /// Prints queries as OData `$filter` / `$orderby` text that ``ODataParser`` reads back to the same
 /// tree (`parse(print(q)) == q`).
 ///
-/// Binary operators are parenthesised, strings use single quotes with `''` for a quote, dates print
+/// Binary operators and `not` are parenthesised, strings use single quotes with `''` for a quote, dates print
 /// as `datetimeoffset'2026-01-02T03:04:05.678Z'` (understood by OData v3 and v4 servers, the
 /// Azure Node server among them), doubles always carry a `.` or an exponent so they read back as
-/// doubles, and ``Function/contains`` prints as v4's `contains(s, needle)` unless the v3 dialect
-/// asks for `substringof(needle, s)`.
+/// doubles (NaN and the infinities print as v4's `NaN`, `INF`, `-INF`), and ``Function/contains``
+/// prints as v4's `contains(s, needle)` unless the v3 dialect asks for `substringof(needle, s)`.
+///
+/// The round trip holds for every expression whose column names are identifiers other than the
+/// parser's keywords, whose functions have their declared number of arguments, whose dates lie in
+/// years 1–9999 and whose depth is at most ``ODataParser/maximumDepth``. OData has no JSON
+/// literal: a ``Value/json(_:)`` literal prints as a string and reads back as
+/// ``Value/string(_:)``, which compares equal to it (see ``ValueSemantics``).
 public enum ODataPrinter {
     /// The OData dialect to print.
     public enum Dialect: Sendable {
@@ -23,7 +29,7 @@ public enum ODataPrinter {
         case .column(let name):
             return name
         case .not(let operand):
-            return "not (\(filter(operand, dialect: dialect)))"
+            return "(not \(filter(operand, dialect: dialect)))"
         case .and(let lhs, let rhs):
             return "(\(filter(lhs, dialect: dialect)) and \(filter(rhs, dialect: dialect)))"
         case .or(let lhs, let rhs):
@@ -52,10 +58,19 @@ public enum ODataPrinter {
         case .bool(let flag): return flag ? "true" : "false"
         case .int(let number): return String(number)
         case .double(let number):
+            if number.isNaN { return "NaN" }
+            if number.isInfinite { return number < 0 ? "-INF" : "INF" }
             let text = String(number)
             return text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? text : text + ".0"
         case .string(let text), .json(let text):
-            return "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
+            var quoted = String.UnicodeScalarView()
+            quoted.append("'")
+            for scalar in text.unicodeScalars {
+                if scalar == "'" { quoted.append(scalar) }
+                quoted.append(scalar)
+            }
+            quoted.append("'")
+            return String(quoted)
         case .date(let date):
             return "datetimeoffset'\(date.iso8601)'"
         }

@@ -30,13 +30,26 @@ public struct QueryEvaluator: Sendable {
 
     /// Runs the whole query over the rows of its table.
     public func run(over rows: some Sequence<Item>) -> QueryResult {
-        var matching = rows.filter(matches)
-        matching.sort(by: precedes)
+        let matching = rows.filter(matches)
         let total = query.includeTotalCount ? matching.count : nil
         let start = min(query.skip, matching.count)
-        let end = query.top.map { min(matching.count, start + $0) } ?? matching.count
-        let page = matching[start..<end].map(select)
+        let end = query.top.map { start + min(matching.count - start, $0) } ?? matching.count
+        let page = sortedPositions(of: matching)[start..<end].map { select(matching[$0]) }
         return QueryResult(items: page, totalCount: total)
+    }
+
+    /// The positions of `items` in query order (the order of ``precedes(_:_:)``). Sort keys are read
+    /// once per item and positions are sorted instead of items, which keeps sorting cheap.
+    private func sortedPositions(of items: [Item]) -> [Int] {
+        let keys = items.map { item in query.orderBy.map { item[$0.column] } }
+        let descending = query.orderBy.map(\.descending)
+        return items.indices.sorted { a, b in
+            for position in descending.indices {
+                let order = ValueSemantics.compare(keys[a][position], keys[b][position])
+                if order != 0 { return descending[position] ? order > 0 : order < 0 }
+            }
+            return ValueSemantics.compareBytes(items[a].id, items[b].id) < 0
+        }
     }
 
     /// The item reduced to the query's selection (`id` always kept).

@@ -11,7 +11,14 @@ public final class InMemoryStore: LocalStore {
     private struct State {
         var isOpen = false
         var schema = StoreSchema([])
-        var tables: [String: [String: Item]] = [:]
+        var tables: [String: [RowKey: Item]] = [:]
+    }
+
+    /// A row's id compared by its UTF-8 bytes. `String`'s own `==` uses canonical equivalence, under
+    /// which precomposed and decomposed "é" would be one key; ids are byte-wise (see ``Item``).
+    private struct RowKey: Hashable {
+        let bytes: [UInt8]
+        init(_ id: String) { bytes = Array(id.utf8) }
     }
 
     private let state = Mutex(State())
@@ -57,14 +64,17 @@ public final class InMemoryStore: LocalStore {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[id]
+            return state.tables[table]?[RowKey(id)]
         }
     }
 
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
+            // Move the state into the transaction so its writes mutate uniquely referenced storage
+            // instead of copying every table on the first write; it moves back when the body ends.
             let transaction = Transaction(state: state)
+            state = State()
             defer { state = transaction.state }
             do {
                 return try body(transaction)
@@ -102,7 +112,7 @@ public final class InMemoryStore: LocalStore {
 
         func rollBack() {
             for entry in undo.reversed() {
-                state.tables[entry.table]?[entry.id] = entry.previous
+                state.tables[entry.table]?[RowKey(entry.id)] = entry.previous
             }
             undo.removeAll()
         }
@@ -113,14 +123,14 @@ public final class InMemoryStore: LocalStore {
 
         func lookup(table: String, id: String) throws -> Item? {
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[id]
+            return state.tables[table]?[RowKey(id)]
         }
 
         func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
             let schema = try state.schema.requireTable(table)
             let normalized = try items.map { try schema.normalize($0, origin: origin) }
             for item in normalized {
-                let previous = state.tables[table]?.updateValue(item, forKey: item.id)
+                let previous = state.tables[table]?.updateValue(item, forKey: RowKey(item.id))
                 undo.append((table, item.id, previous))
             }
         }
@@ -128,7 +138,7 @@ public final class InMemoryStore: LocalStore {
         func delete(ids: [String], from table: String) throws {
             _ = try state.schema.requireTable(table)
             for id in ids {
-                if let previous = state.tables[table]?.removeValue(forKey: id) {
+                if let previous = state.tables[table]?.removeValue(forKey: RowKey(id)) {
                     undo.append((table, id, previous))
                 }
             }

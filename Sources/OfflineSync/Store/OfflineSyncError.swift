@@ -21,7 +21,8 @@ public struct OfflineSyncError: Error, Sendable, Hashable, CustomStringConvertib
         public static let invalidSchema = Code("invalidSchema")
         /// A query is malformed or ill-typed (see the message for the position or operand).
         public static let invalidQuery = Code("invalidQuery")
-        /// An OData `$filter` / `$orderby` text could not be parsed.
+        /// A text could not be parsed: an OData `$filter` / `$orderby` / `$select` (see
+        /// ``OfflineSyncError/position``) or JSON bytes (the message names the byte offset).
         public static let syntax = Code("syntax")
         /// The store is not open, or was closed.
         public static let notOpen = Code("notOpen")
@@ -43,11 +44,21 @@ public struct OfflineSyncError: Error, Sendable, Hashable, CustomStringConvertib
     public var code: Code
     /// A sentence naming what was wrong and, where possible, how to fix it.
     public var message: String
+    /// For ``Code-swift.struct/syntax`` errors of ``ODataParser``: the 1-based column (character
+    /// position) of the bad token in the parsed text; `nil` otherwise.
+    public var position: Int?
 
     /// Creates an error.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// Creates an error that points at a column of a parsed text.
+    public init(_ code: Code, _ message: String, position: Int) {
+        self.code = code
+        self.message = message
+        self.position = position
     }
 
     public var description: String { message }

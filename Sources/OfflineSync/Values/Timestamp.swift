@@ -54,13 +54,46 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     }
 
     /// ISO 8601 with milliseconds and `Z`, e.g. `2026-01-02T03:04:05.678Z`.
+    ///
+    /// Years outside 1–9999 (beyond ``minimum`` and ``maximum``) print in ISO 8601's expanded form
+    /// (`+10000-…`, `-0001-…`), which ``init(iso8601:)`` does not read.
     public var iso8601: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        appendISO8601(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``iso8601`` as UTF-8 without building a string.
+    func appendISO8601(to bytes: inout [UInt8]) {
         let c = components
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+        func append(_ value: Int, width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 1, value / divisor >= 10 { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(48 + rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2)).\(pad(c.millisecond, 3))Z"
+        if c.year > 9999 { bytes.append(UInt8(ascii: "+")) }
+        if c.year < 0 { bytes.append(UInt8(ascii: "-")) }
+        append(abs(c.year), width: 4)
+        bytes.append(UInt8(ascii: "-"))
+        append(c.month, width: 2)
+        bytes.append(UInt8(ascii: "-"))
+        append(c.day, width: 2)
+        bytes.append(UInt8(ascii: "T"))
+        append(c.hour, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        append(c.minute, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        append(c.second, width: 2)
+        bytes.append(UInt8(ascii: "."))
+        append(c.millisecond, width: 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     public var description: String { iso8601 }
@@ -71,7 +104,14 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// `YYYY-MM-DD` (midnight UTC). Fractions beyond milliseconds are truncated (toward the past).
     /// Returns `nil` for anything else.
     public init?(iso8601 text: some StringProtocol) {
-        let bytes = Array(text.utf8)
+        let parsed = text.utf8.withContiguousStorageIfAvailable(Timestamp.parseISO8601)
+            ?? Array(text.utf8).withUnsafeBufferPointer(Timestamp.parseISO8601)
+        guard let parsed else { return nil }
+        self = parsed
+    }
+
+    /// ``init(iso8601:)`` on UTF-8 bytes.
+    static func parseISO8601(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         var index = 0
         func number(_ width: Int) -> Int? {
             guard index + width <= bytes.count else { return nil }
@@ -90,17 +130,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         }
         guard let year = number(4), expect(UInt8(ascii: "-")), let month = number(2),
               expect(UInt8(ascii: "-")), let day = number(2) else { return nil }
-        var hour = 0, minute = 0, second = 0, millisecond = 0
+        var second = 0, millisecond = 0
         var offsetMinutes = 0
         if index == bytes.count {
-            guard let date = Timestamp(year: year, month: month, day: day) else { return nil }
-            self = date
-            return
+            return Timestamp(year: year, month: month, day: day)
         }
         guard expect(UInt8(ascii: "T")) || expect(UInt8(ascii: "t")) || expect(UInt8(ascii: " ")),
-              let h = number(2), expect(UInt8(ascii: ":")), let mi = number(2) else { return nil }
-        hour = h
-        minute = mi
+              let hour = number(2), expect(UInt8(ascii: ":")), let minute = number(2) else { return nil }
         if expect(UInt8(ascii: ":")) {
             guard let s = number(2) else { return nil }
             second = s
@@ -132,7 +168,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         guard index == bytes.count,
               let local = Timestamp(year: year, month: month, day: day, hour: hour, minute: minute,
                                     second: second, millisecond: millisecond) else { return nil }
-        self.init(millisecondsSince1970: local.millisecondsSince1970 - Int64(offsetMinutes) * 60_000)
+        return Timestamp(millisecondsSince1970: local.millisecondsSince1970 - Int64(offsetMinutes) * 60_000)
     }
 
     public init(from decoder: any Decoder) throws {

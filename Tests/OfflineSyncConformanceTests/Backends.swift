@@ -1,0 +1,35 @@
+import OfflineSync
+import OfflineSyncConformance
+import Testing
+
+/// A store implementation the conformance tests run against.
+struct Backend: Sendable, CustomTestStringConvertible {
+    /// The name shown in test results, e.g. `memory`.
+    let name: String
+    /// What the backend can do; cases needing more are reported as skipped.
+    let capabilities: StoreCapabilities
+    /// Makes a new, empty, unopened store at a fresh location.
+    let makeStore: @Sendable () throws -> any LocalStore
+
+    init(_ name: String, _ capabilities: StoreCapabilities, makeStore: @escaping @Sendable () throws -> any LocalStore) {
+        self.name = name
+        self.capabilities = capabilities
+        self.makeStore = makeStore
+    }
+
+    var suite: ConformanceSuite {
+        ConformanceSuite(storeName: name, capabilities: capabilities, makeStore: makeStore)
+    }
+
+    var testDescription: String { name }
+}
+
+/// Every backend the conformance tests cover. A backend joins by appending one line with its name,
+/// its capabilities and a factory returning a new, unopened store at a fresh location, e.g.
+/// `Backend("sqlite", .all) { try SQLiteStore(path: <a new temporary file>) }`; every group's test
+/// then runs on it too.
+enum Backends {
+    static let all: [Backend] = [
+        Backend("memory", .all) { InMemoryStore() },
+    ]
+}

@@ -1,0 +1,30 @@
+import OfflineSyncConformance
+import Testing
+
+/// The store tier of the conformance suite on every backend, one test per group.
+@Suite struct StoreTierTests {
+    @Test(arguments: Backends.all) func schema(_ backend: Backend) async { await expectPasses("schema", backend) }
+    @Test(arguments: Backends.all) func crud(_ backend: Backend) async { await expectPasses("crud", backend) }
+    @Test(arguments: Backends.all) func missing(_ backend: Backend) async { await expectPasses("missing", backend) }
+    @Test(arguments: Backends.all) func query(_ backend: Backend) async { await expectPasses("query", backend) }
+    @Test(arguments: Backends.all) func paging(_ backend: Backend) async { await expectPasses("paging", backend) }
+    @Test(arguments: Backends.all) func selection(_ backend: Backend) async { await expectPasses("selection", backend) }
+    @Test(arguments: Backends.all) func deleteByQuery(_ backend: Backend) async { await expectPasses("deleteByQuery", backend) }
+    @Test(arguments: Backends.all) func transactions(_ backend: Backend) async { await expectPasses("transactions", backend) }
+    @Test(arguments: Backends.all) func validation(_ backend: Backend) async { await expectPasses("validation", backend) }
+
+    @Test func everyStoreTierGroupHasATest() {
+        #expect(ConformanceSuite.groupNames(tier: .store) == [
+            "schema", "crud", "missing", "query", "paging", "selection", "deleteByQuery", "transactions", "validation",
+        ])
+    }
+
+    /// Runs one group and records each failure message as an issue.
+    private func expectPasses(_ group: String, _ backend: Backend) async {
+        let result = await backend.suite.run(group: group)
+        for message in result.failureMessages {
+            Issue.record("\(backend.name) \(group): \(message)")
+        }
+        #expect(result.failed == 0 && result.passed > 0, "\(result)")
+    }
+}

@@ -1,0 +1,155 @@
+import Testing
+@testable import OfflineSync
+
+/// SplitMix64: a small deterministic generator, so every run checks the same cases.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random expressions over the whole syntax the printer can produce.
+struct ExpressionGenerator {
+    var random: SeededGenerator
+
+    static let columns = ["id", "text", "Text", "complete", "priority", "_score", "updatedAt", "year", "x1", "a_b_c"]
+    static let characters: [String] = ["a", "Z", "0", " ", "'", "''", "'\u{301}", "é", "e\u{301}", "👋🏽", "中", "\u{0}",
+                                       "\n", "(", ")", ",", "eq", "\\", "%", "\u{FFFF}", "\u{10FFFF}"]
+
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &random) }
+
+    mutating func value() -> Value {
+        switch int(0...9) {
+        case 0: return .null
+        case 1: return .bool(int(0...1) == 1)
+        case 2: return .int([Int64.min, .max, 0, -1].randomElement(using: &random)!)
+        case 3: return .int(Int64.random(in: .min ... .max, using: &random))
+        case 4:
+            return .double([0.1, -0.0, 0.0, Double.leastNonzeroMagnitude, -1.7976931348623157e308, 1e16, 1e-5, 123456789.125, .nan, .infinity, -.infinity]
+                .randomElement(using: &random)!)
+        case 5:
+            var double = Double(bitPattern: random.next())
+            while !double.isFinite { double = Double(bitPattern: random.next()) }
+            return .double(double)
+        case 6, 7:
+            return .string((0..<int(0...6)).map { _ in Self.characters.randomElement(using: &random)! }.joined())
+        default:
+            let range = Timestamp.minimum.millisecondsSince1970...Timestamp.maximum.millisecondsSince1970
+            return .date(Timestamp(millisecondsSince1970: Int64.random(in: range, using: &random)))
+        }
+    }
+
+    mutating func expression(depth: Int) -> Expression {
+        if depth <= 1 || int(0...4) == 0 {
+            return int(0...1) == 0 ? .literal(value()) : .column(Self.columns.randomElement(using: &random)!)
+        }
+        switch int(0...6) {
+        case 0: return .not(expression(depth: depth - 1))
+        case 1: return .and(expression(depth: depth - 1), expression(depth: depth - 1))
+        case 2: return .or(expression(depth: depth - 1), expression(depth: depth - 1))
+        case 3, 4:
+            return .comparison(expression(depth: depth - 1), ComparisonOperator.allCases.randomElement(using: &random)!,
+                               expression(depth: depth - 1))
+        case 5: return .isIn(expression(depth: depth - 1), (0..<int(0...4)).map { _ in value() })
+        default:
+            let function = Function.allCases.randomElement(using: &random)!
+            return .function(function, function.parameterTypes.map { _ in expression(depth: depth - 1) })
+        }
+    }
+}
+
+@Suite struct ODataRoundTripTests {
+    @Test(arguments: [ODataPrinter.Dialect.v4, .v3])
+    func parsingPrintedExpressionsGivesThemBack(_ dialect: ODataPrinter.Dialect) throws {
+        var generator = ExpressionGenerator(random: SeededGenerator(seed: 20_261_122))
+        for _ in 0..<600 {
+            let expression = generator.expression(depth: 6)
+            let text = ODataPrinter.filter(expression, dialect: dialect)
+            let parsed = try ODataParser.filter(text)
+            #expect(parsed == expression, "\(text)")
+        }
+    }
+
+    @Test func printsNotInParenthesesSoItCanBeAnOperand() throws {
+        let expression = Expression.comparison(.not(.column("a")), .eq, .isIn(.not(.literal(true)), [nil]))
+        #expect(ODataPrinter.filter(expression) == "((not a) eq ((not true) in (null)))")
+        #expect(try ODataParser.filter(ODataPrinter.filter(expression)) == expression)
+    }
+
+    @Test func printedOrderByReadsBack() throws {
+        let keys = [SortKey("priority", descending: true), SortKey("text"), SortKey("id", descending: true)]
+        #expect(try ODataParser.orderBy(ODataPrinter.orderBy(keys)) == keys)
+    }
+
+    @Test func quotesFollowedByCombiningMarksAreDoubled() throws {
+        let text = "'\u{301}x"
+        #expect(ODataPrinter.literal(.string(text)) == "'''\u{301}x'")
+        #expect(try ODataParser.filter(ODataPrinter.literal(.string(text))) == .literal(.string(text)))
+    }
+
+    @Test func jsonLiteralsReadBackAsEqualStrings() throws {
+        let parsed = try ODataParser.filter(ODataPrinter.filter(.literal(.json("[1,'a']"))))
+        #expect(parsed == .literal(.string("[1,'a']")))
+        #expect(ValueSemantics.equal(.json("[1,'a']"), .string("[1,'a']")))
+    }
+
+    @Test func printedQueriesOfTheWireReadBackAsQueries() throws {
+        let query = Query(table: "todoitem", filter: .comparison(.column("updatedAt"), .ge, .literal(.date(.epoch))),
+                          orderBy: [SortKey("updatedAt")], skip: 50, top: 50, includeTotalCount: true)
+        let parsed = try ODataParser.query(table: query.table, filter: ODataPrinter.filter(query.filter!),
+                                           orderBy: ODataPrinter.orderBy(query.orderBy), skip: "50", top: "50", inlineCount: "allpages")
+        #expect(parsed == query)
+    }
+}
+
+@Suite struct ODataFuzzTests {
+    /// Parses text that may be anything; only a result or a syntax error is acceptable.
+    private func parseAnything(_ text: String) {
+        do {
+            _ = try ODataParser.filter(text)
+            _ = try? ODataParser.orderBy(text)
+            _ = try? ODataParser.select(text)
+        } catch let error as OfflineSyncError {
+            #expect(error.code == .syntax, "\(text): \(error)")
+            #expect(error.position != nil, "\(text): \(error)")
+        } catch {
+            Issue.record("\(text): unexpected \(error)")
+        }
+    }
+
+    @Test func randomTokenSoupOnlyParsesOrFailsWithSyntaxErrors() {
+        var random = SeededGenerator(seed: 7)
+        let pieces = ["(", ")", ",", " ", "'", "''", "a", "eq", "and", "or", "not", "in", "null", "true", "1", "-", "1.5", "e",
+                      "1e", ".", "startswith", "substringof", "year", "datetime", "datetimeoffset", "'2026-01-02T03:04:05Z'",
+                      "2026-01-02", "T", "Z", ":", "+", "INF", "NaN", "é", "👋", "\u{0}", "\t", "L", "d", "9223372036854775808", "/", "\""]
+        for _ in 0..<5_000 {
+            let text = (0..<Int.random(in: 0...12, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            parseAnything(text)
+        }
+    }
+
+    @Test func truncatedAndMutatedFiltersOnlyParseOrFailWithSyntaxErrors() {
+        var generator = ExpressionGenerator(random: SeededGenerator(seed: 99))
+        var random = SeededGenerator(seed: 100)
+        for _ in 0..<150 {
+            let text = ODataPrinter.filter(generator.expression(depth: 4))
+            var scalars = Array(text.unicodeScalars)
+            for length in stride(from: 0, to: scalars.count, by: max(1, scalars.count / 12)) {
+                parseAnything(String(String.UnicodeScalarView(scalars[..<length])))
+            }
+            for _ in 0..<10 where !scalars.isEmpty {
+                let index = Int.random(in: 0..<scalars.count, using: &random)
+                scalars[index] = Unicode.Scalar(UInt8.random(in: 32...126, using: &random))
+                parseAnything(String(String.UnicodeScalarView(scalars)))
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Testing
+@testable import OfflineSync
+
+@Suite struct TableSchemaTests {
+    let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("priority", .integer),
+                                                 Column("score", .double), Column("due", .date)])
+
+    @Test func syncedTablesGetTheSystemProperties() {
+        #expect(todo.column(named: "updatedAt")?.type == .date)
+        #expect(todo.column(named: "version")?.type == .string)
+        #expect(todo.column(named: "deleted")?.type == .bool)
+        #expect(TableSchema("plain", columns: [], synced: false).columns.isEmpty)
+    }
+
+    @Test func localWritesRejectUnknownColumns() throws {
+        let error = #expect(throws: OfflineSyncError.self) {
+            try todo.normalize(Item(id: "a", values: ["colour": "red"]), origin: .local)
+        }
+        #expect(error?.code == .unknownColumn)
+        #expect(error?.message.contains("'colour'") == true)
+    }
+
+    @Test func serverWritesDropUnknownColumns() throws {
+        let item = try todo.normalize(Item(id: "a", values: ["colour": "red", "text": "x"]), origin: .server)
+        #expect(item.values == ["text": "x"])
+    }
+
+    @Test func valuesAreConvertedToTheColumnType() throws {
+        let item = try todo.normalize(Item(id: "a", values: ["priority": .double(3), "score": .int(2),
+                                                              "due": "2026-01-02T03:04:05.678Z"]), origin: .server)
+        #expect(item["priority"] == .int(3))
+        #expect(item["score"] == .double(2))
+        #expect(item["due"] == .date(Timestamp(iso8601: "2026-01-02T03:04:05.678Z")!))
+    }
+
+    @Test func mismatchedValuesAreRejected() {
+        for value: Value in [.string("3"), .double(3.5), .bool(true)] {
+            #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a", values: ["priority": value]), origin: .local) }
+        }
+        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a", values: ["score": .double(.nan)]), origin: .local) }
+        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a", values: ["due": "tomorrow"]), origin: .local) }
+    }
+
+    @Test func nullsAreRemoved() throws {
+        #expect(try todo.normalize(Item(id: "a", values: ["text": .null]), origin: .local).values.isEmpty)
+    }
+
+    @Test func idsMustBeShortAndNonEmpty() {
+        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: ""), origin: .local) }
+        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: String(repeating: "x", count: 256)), origin: .local) }
+        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a\u{0}b"), origin: .local) }
+    }
+
+    @Test func identifiersFollowTheGrammar() {
+        for bad in ["", "1abc", "a-b", "a b", "é", "sqlite_master", String(repeating: "a", count: 129)] {
+            #expect(throws: OfflineSyncError.self, "\(bad)") { try Identifier.validate(bad, kind: "column") }
+        }
+        #expect(throws: OfflineSyncError.self) { try Identifier.validateUserTable("__operations") }
+        #expect(throws: Never.self) { try Identifier.validate("_a1", kind: "column") }
+    }
+
+    @Test func duplicateColumnsDifferingInCaseAreRejected() {
+        let schema = TableSchema("t", columns: [Column("Name", .string), Column("name", .string)])
+        #expect(throws: OfflineSyncError.self) { try schema.validate() }
+    }
+
+    @Test func reopeningWidensButNeverRetypes() throws {
+        let wider = try todo.merged(with: TableSchema("todoitem", columns: [Column("tags", .json)]))
+        #expect(wider.column(named: "tags")?.type == .json)
+        #expect(wider.column(named: "text")?.type == .string)
+        #expect(throws: OfflineSyncError.self) {
+            try todo.merged(with: TableSchema("todoitem", columns: [Column("text", .integer)]))
+        }
+    }
+}
