@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
+        .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
+        .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
         .library(name: "OfflineSyncBenchmarkKit", targets: ["OfflineSyncBenchmarkKit"]),
     ],
     dependencies: [
@@ -16,11 +18,25 @@ let package = Package(
     targets: [
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
-        .systemLibrary(name: "CSQLiteBaseline", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
+        // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "OfflineSyncSQLite", dependencies: ["OfflineSync", "CSQLite"]),
+        // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
+        // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
+        .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
+        .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .systemLibrary(name: "CLMDBBaseline", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
-        .target(name: "OfflineSyncBenchmarkKit", dependencies: ["OfflineSync", "CSQLiteBaseline", "CLMDBBaseline"]),
+        .target(name: "OfflineSyncBenchmarkKit", dependencies: [
+            "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite", "CLMDBBaseline",
+        ]),
         .testTarget(name: "OfflineSyncBenchmarkKitTests", dependencies: ["OfflineSyncBenchmarkKit"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
-        .testTarget(name: "OfflineSyncConformanceTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
+        ]),
+        .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+        ]),
     ]
 )

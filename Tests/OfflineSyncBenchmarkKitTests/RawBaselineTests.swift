@@ -42,7 +42,7 @@ struct RawBaselineTests {
     @Test("raw SQLite stores, finds, queries and deletes records", arguments: [false, true])
     func rawSQLiteRoundTrip(indexed: Bool) throws {
         try Self.withDirectory { directory in
-            try Self.checkRoundTrip(RawSQLiteBaseline(api: .system, path: directory + "/raw.sqlite", durability: .normal),
+            try Self.checkRoundTrip(RawSQLiteBaseline(library: .system, path: directory + "/raw.sqlite", durability: .normal),
                                     indexed: indexed)
         }
     }
@@ -58,10 +58,10 @@ struct RawBaselineTests {
     func rawSQLCipherEncrypts() throws {
         try Self.withDirectory { directory in
             let path = directory + "/raw.sqlcipher"
-            let api = try RawSQLiteAPI.loadSQLCipher()
-            #expect(api.version != RawSQLiteAPI.system.version, "SQLCipher's SQLite is not the system SQLite")
-            try Self.checkRoundTrip(RawSQLiteBaseline(api: api, path: path, durability: .normal, key: .benchmarkRawKey),
-                                    indexed: false)
+            let baseline = try RawSQLiteBaseline(library: .sqlcipher, path: path, durability: .normal, key: .benchmarkRawKey)
+            let system = try RawSQLiteBaseline(library: .system, path: directory + "/plain.sqlite", durability: .normal)
+            #expect(baseline.libraryVersion != system.libraryVersion, "SQLCipher's SQLite is not the system SQLite")
+            try Self.checkRoundTrip(baseline, indexed: false)
             let header = try #require(FileManager.default.contents(atPath: path)).prefix(16)
             #expect(header != Data("SQLite format 3\0".utf8), "the file header is encrypted")
         }

@@ -1,5 +1,8 @@
+import Foundation
 import OfflineSync
 import OfflineSyncConformance
+import OfflineSyncSQLCipher
+import OfflineSyncSQLite
 import Testing
 
 /// A store implementation the conformance tests run against.
@@ -31,5 +34,17 @@ struct Backend: Sendable, CustomTestStringConvertible {
 enum Backends {
     static let all: [Backend] = [
         Backend("memory", .all) { InMemoryStore() },
+        Backend("sqlite", .all) { SQLiteStore(path: try freshDatabasePath()) },
+        Backend("sqlcipher", .all) {
+            try SQLCipherStore(path: try freshDatabasePath(), key: .raw(Array(repeating: 0x5c, count: 32)))
+        },
     ]
+
+    /// A new file path in this process's own temporary directory (the files are small; the
+    /// directory is named after the process so runs never share one).
+    static func freshDatabasePath() throws -> String {
+        let directory = NSTemporaryDirectory() + "offline-sync-conformance-\(ProcessInfo.processInfo.processIdentifier)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory + "/" + UUID().uuidString + ".db"
+    }
 }

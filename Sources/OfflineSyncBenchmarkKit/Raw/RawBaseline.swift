@@ -49,7 +49,25 @@ public enum RawSQLCipherKey: Sendable, Hashable {
     case raw(hex: String)
 
     /// The passphrase used by the benchmarks.
-    public static let benchmarkPassphrase = RawSQLCipherKey.passphrase("benchmark passphrase")
+    public static let benchmarkPassphrase = RawSQLCipherKey.passphrase(benchmarkPassphraseText)
+
+    /// The text of ``benchmarkPassphrase``.
+    public static let benchmarkPassphraseText = "benchmark passphrase"
     /// The raw key used by the benchmarks.
-    public static let benchmarkRawKey = RawSQLCipherKey.raw(hex: String(repeating: "2b7e151628aed2a6", count: 4))
+    public static let benchmarkRawKey = RawSQLCipherKey.raw(hex: benchmarkRawKeyBytes.map {
+        ($0 < 16 ? "0" : "") + String($0, radix: 16)
+    }.joined())
+
+    /// The bytes of ``benchmarkRawKey``.
+    public static let benchmarkRawKeyBytes: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+}
+
+/// A failure of a raw baseline (a C call that returned an error), with the call and message.
+public struct RawBaselineError: Error, CustomStringConvertible, Sendable {
+    /// What failed.
+    public var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
 }

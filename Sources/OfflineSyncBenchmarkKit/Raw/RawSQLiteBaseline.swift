@@ -1,9 +1,24 @@
+import OfflineSyncSQLCipher
+import OfflineSyncSQLite
+
 /// The raw SQL baseline: prepared statements on libsqlite3, or on the dlopen'ed libsqlcipher.
 ///
 /// One connection, WAL, prepared statements reused across rows, values bound with
 /// `SQLITE_TRANSIENT` (as GRDB does), results decoded column by column into ``BenchmarkRecord``.
+/// The C functions are called through the SQL engine's function table (`SQLiteAPI`), filled from
+/// the linked libsqlite3 or from SQLCipher loaded with `dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)`
+/// by `SQLCipherLibrary`, so SQLCipher is never linked at build time.
 public final class RawSQLiteBaseline: RawBaseline {
-    private let api: RawSQLiteAPI
+    /// Which library the baseline calls.
+    public enum Library: Sendable, Hashable {
+        /// The system SQLite linked into the process.
+        case system
+        /// SQLCipher, loaded at run time from `SQLCipherLibrary.defaultPath`.
+        case sqlcipher
+    }
+
+    private let api: SQLiteAPI
+    private let name: String
     private let path: String
     private let durability: RawDurability
     private let key: RawSQLCipherKey?
@@ -13,10 +28,17 @@ public final class RawSQLiteBaseline: RawBaseline {
 
     /// A baseline storing its database at `path`.
     /// - Parameters:
-    ///   - api: ``RawSQLiteAPI/system`` or a table from ``RawSQLiteAPI/loadSQLCipher(path:)``.
+    ///   - library: the system SQLite or SQLCipher (throws when SQLCipher cannot be loaded).
     ///   - key: the SQLCipher key (required with SQLCipher, ignored without).
-    public init(api: RawSQLiteAPI, path: String, durability: RawDurability, key: RawSQLCipherKey? = nil) {
-        self.api = api
+    public init(library: Library, path: String, durability: RawDurability, key: RawSQLCipherKey? = nil) throws {
+        switch library {
+        case .system:
+            api = .system
+            name = "sqlite"
+        case .sqlcipher:
+            api = try SQLCipherLibrary.load().api
+            name = "sqlcipher"
+        }
         self.path = path
         self.durability = durability
         self.key = key
@@ -42,12 +64,12 @@ public final class RawSQLiteBaseline: RawBaseline {
         guard connection == nil else { return }
         var handle: OpaquePointer?
         let flags: Int32 = 0x0000_0002 | 0x0000_0004 | 0x0000_8000 // READWRITE | CREATE | NOMUTEX
-        let code = api.open(path, &handle, flags, nil)
+        let code = api.open_v2(path, &handle, flags, nil)
         connection = handle
         guard code == 0 else {
             let message = errorMessage()
             close()
-            throw RawBaselineError("\(api.name): cannot open '\(path)': \(message) (code \(code))")
+            throw RawBaselineError("\(name): cannot open '\(path)': \(message) (code \(code))")
         }
         switch key {
         case .passphrase(let passphrase)?:
@@ -67,7 +89,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         }
         statements.removeAll()
         if let connection {
-            _ = api.close(connection)
+            _ = api.close_v2(connection)
         }
         connection = nil
     }
@@ -83,10 +105,10 @@ public final class RawSQLiteBaseline: RawBaseline {
                 try bind(record, to: insertItem)
                 try run(insertItem)
                 if let insertOperation {
-                    _ = api.bindInt64(insertOperation, 1, nextSequence)
-                    _ = api.bindText(insertOperation, 2, BenchmarkData.tableName, -1, Self.transient)
-                    _ = api.bindText(insertOperation, 3, record.id, -1, Self.transient)
-                    _ = api.bindInt64(insertOperation, 4, 1)
+                    _ = api.bind_int64(insertOperation, 1, nextSequence)
+                    _ = api.bind_text(insertOperation, 2, BenchmarkData.tableName, -1, SQLiteAPI.transient)
+                    _ = api.bind_text(insertOperation, 3, record.id, -1, SQLiteAPI.transient)
+                    _ = api.bind_int64(insertOperation, 4, 1)
                     try run(insertOperation)
                     nextSequence += 1
                 }
@@ -104,13 +126,13 @@ public final class RawSQLiteBaseline: RawBaseline {
             try execute("BEGIN")
             guard api.step(first) == 100 else {
                 _ = api.reset(first)
-                throw RawBaselineError("\(api.name): the queue is empty before '\(record.id)' was pushed")
+                throw RawBaselineError("\(name): the queue is empty before '\(record.id)' was pushed")
             }
-            let sequence = api.columnInt64(first, 0)
+            let sequence = api.column_int64(first, 0)
             _ = api.reset(first)
             try bind(record, to: insertItem)
             try run(insertItem)
-            _ = api.bindInt64(deleteOperation, 1, sequence)
+            _ = api.bind_int64(deleteOperation, 1, sequence)
             try run(deleteOperation)
             try execute("COMMIT")
         }
@@ -118,15 +140,15 @@ public final class RawSQLiteBaseline: RawBaseline {
 
     public func lookup(id: String) throws -> BenchmarkRecord? {
         let select = try statement("SELECT * FROM item WHERE id = ?")
-        _ = api.bindText(select, 1, id, -1, Self.transient)
+        _ = api.bind_text(select, 1, id, -1, SQLiteAPI.transient)
         defer { _ = api.reset(select) }
         return try step(select) ? decode(select) : nil
     }
 
     public func queryTop() throws -> [BenchmarkRecord] {
         let select = try statement("SELECT * FROM item WHERE quantity >= ? AND done = 0 ORDER BY quantity, id LIMIT ?")
-        _ = api.bindInt64(select, 1, BenchmarkData.queryThreshold)
-        _ = api.bindInt64(select, 2, Int64(BenchmarkData.queryLimit))
+        _ = api.bind_int64(select, 1, BenchmarkData.queryThreshold)
+        _ = api.bind_int64(select, 2, Int64(BenchmarkData.queryLimit))
         defer { _ = api.reset(select) }
         var result: [BenchmarkRecord] = []
         while try step(select) {
@@ -137,54 +159,52 @@ public final class RawSQLiteBaseline: RawBaseline {
 
     public func deleteAll() throws -> Int {
         let count = try statement("SELECT count(*) FROM item")
-        guard try step(count) else { throw RawBaselineError("\(api.name): count(*) returned no row") }
-        let rows = Int(api.columnInt64(count, 0))
+        guard try step(count) else { throw RawBaselineError("\(name): count(*) returned no row") }
+        let rows = Int(api.column_int64(count, 0))
         _ = api.reset(count)
         try execute("BEGIN; DELETE FROM item; COMMIT")
         return rows
     }
 
-    /// The library's version, e.g. `3.40.1`.
+    /// The library's version, e.g. `3.40.1` (SQLCipher 3.4.1 answers `3.15.2`).
     public var libraryVersion: String { api.version }
 
     private static let insertItemSQL = "INSERT OR REPLACE INTO item (id, title, quantity, price, done, due, createdAt, updatedAt, version, deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     private static let insertOperationSQL = "INSERT INTO queue (seq, tableName, itemId, kind) VALUES (?, ?, ?, ?)"
-    /// `SQLITE_TRANSIENT`: SQLite copies the bound text before the call returns.
-    private static let transient = unsafeBitCast(-1, to: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self)
 
     private func bind(_ record: BenchmarkRecord, to statement: OpaquePointer) throws {
-        _ = api.bindText(statement, 1, record.id, -1, Self.transient)
-        _ = api.bindText(statement, 2, record.title, -1, Self.transient)
-        _ = api.bindInt64(statement, 3, record.quantity)
-        _ = api.bindDouble(statement, 4, record.price)
-        _ = api.bindInt64(statement, 5, record.done ? 1 : 0)
-        _ = api.bindInt64(statement, 6, record.due)
-        _ = api.bindInt64(statement, 7, record.createdAt)
-        _ = api.bindInt64(statement, 8, record.updatedAt)
-        _ = api.bindText(statement, 9, record.version, -1, Self.transient)
-        _ = api.bindInt64(statement, 10, record.deleted ? 1 : 0)
+        _ = api.bind_text(statement, 1, record.id, -1, SQLiteAPI.transient)
+        _ = api.bind_text(statement, 2, record.title, -1, SQLiteAPI.transient)
+        _ = api.bind_int64(statement, 3, record.quantity)
+        _ = api.bind_double(statement, 4, record.price)
+        _ = api.bind_int64(statement, 5, record.done ? 1 : 0)
+        _ = api.bind_int64(statement, 6, record.due)
+        _ = api.bind_int64(statement, 7, record.createdAt)
+        _ = api.bind_int64(statement, 8, record.updatedAt)
+        _ = api.bind_text(statement, 9, record.version, -1, SQLiteAPI.transient)
+        _ = api.bind_int64(statement, 10, record.deleted ? 1 : 0)
     }
 
     private func decode(_ statement: OpaquePointer) -> BenchmarkRecord {
-        BenchmarkRecord(id: text(statement, 0), title: text(statement, 1), quantity: api.columnInt64(statement, 2),
-                        price: api.columnDouble(statement, 3), done: api.columnInt64(statement, 4) != 0,
-                        due: api.columnInt64(statement, 5), createdAt: api.columnInt64(statement, 6),
-                        updatedAt: api.columnInt64(statement, 7), version: text(statement, 8),
-                        deleted: api.columnInt64(statement, 9) != 0)
+        BenchmarkRecord(id: text(statement, 0), title: text(statement, 1), quantity: api.column_int64(statement, 2),
+                        price: api.column_double(statement, 3), done: api.column_int64(statement, 4) != 0,
+                        due: api.column_int64(statement, 5), createdAt: api.column_int64(statement, 6),
+                        updatedAt: api.column_int64(statement, 7), version: text(statement, 8),
+                        deleted: api.column_int64(statement, 9) != 0)
     }
 
     private func text(_ statement: OpaquePointer, _ column: Int32) -> String {
-        guard let bytes = api.columnText(statement, column) else { return "" }
-        let count = Int(api.columnBytes(statement, column))
+        guard let bytes = api.column_text(statement, column) else { return "" }
+        let count = Int(api.column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     private func statement(_ sql: String) throws -> OpaquePointer {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
-        let code = api.prepare(try requireConnection(), sql, -1, &statement, nil)
+        let code = api.prepare_v2(try requireConnection(), sql, -1, &statement, nil)
         guard code == 0, let statement else {
-            throw RawBaselineError("\(api.name): cannot prepare \(sql): \(errorMessage()) (code \(code))")
+            throw RawBaselineError("\(name): cannot prepare \(sql): \(errorMessage()) (code \(code))")
         }
         statements[sql] = statement
         return statement
@@ -195,7 +215,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         switch api.step(statement) {
         case 100: return true
         case 101: return false
-        case let code: throw RawBaselineError("\(api.name): step failed: \(errorMessage()) (code \(code))")
+        case let code: throw RawBaselineError("\(name): step failed: \(errorMessage()) (code \(code))")
         }
     }
 
@@ -204,22 +224,33 @@ public final class RawSQLiteBaseline: RawBaseline {
         while try step(statement) {}
     }
 
+    /// Runs one or more `;`-separated statements (no cache: set-up and transaction control).
     private func execute(_ sql: String) throws {
-        var message: UnsafeMutablePointer<CChar>?
-        let code = api.exec(try requireConnection(), sql, nil, nil, &message)
-        guard code == 0 else {
-            let text = message.map { String(cString: $0) } ?? "code \(code)"
-            api.free(message)
-            throw RawBaselineError("\(api.name): \(sql) failed: \(text)")
+        let connection = try requireConnection()
+        try sql.withCString { start in
+            var next: UnsafePointer<CChar>? = start
+            while let current = next, current.pointee != 0 {
+                var statement: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = api.prepare_v2(connection, current, -1, &statement, &tail)
+                guard code == 0 else {
+                    throw RawBaselineError("\(name): cannot prepare \(sql): \(errorMessage()) (code \(code))")
+                }
+                defer { _ = api.finalize(statement) }
+                if let statement {
+                    while try step(statement) {}
+                }
+                next = tail
+            }
         }
     }
 
     private func requireConnection() throws -> OpaquePointer {
-        guard let connection else { throw RawBaselineError("\(api.name): the raw baseline at '\(path)' is not open") }
+        guard let connection else { throw RawBaselineError("\(name): the raw baseline at '\(path)' is not open") }
         return connection
     }
 
     private func errorMessage() -> String {
-        api.errorMessage(connection).map { String(cString: $0) } ?? "unknown error"
+        api.errmsg(connection).map { String(cString: $0) } ?? "unknown error"
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import OfflineSync
+import OfflineSyncSQLCipher
+import OfflineSyncSQLite
 
 /// A store backend under test, with the raw C baseline its figures are divided by.
 public struct BenchmarkBackend: Sendable {
@@ -58,14 +60,14 @@ public struct StoreLocation: Sendable, Hashable {
 
 extension BenchmarkBackend {
     /// The raw libsqlite3 baseline alone, as a backend-less column (`raw sqlite`).
-    public static func rawSQLiteBaseline(_ location: StoreLocation) -> any RawBaseline {
-        RawSQLiteBaseline(api: .system, path: location.directory + "/raw.sqlite", durability: location.durability)
+    public static func rawSQLiteBaseline(_ location: StoreLocation) throws -> any RawBaseline {
+        try RawSQLiteBaseline(library: .system, path: location.directory + "/raw.sqlite", durability: location.durability)
     }
 
     /// The raw SQLCipher baseline (libsqlcipher loaded with dlopen).
     public static func rawSQLCipherBaseline(_ location: StoreLocation) throws -> any RawBaseline {
-        RawSQLiteBaseline(api: try RawSQLiteAPI.loadSQLCipher(), path: location.directory + "/raw.sqlcipher",
-                          durability: location.durability, key: location.sqlCipherKey)
+        try RawSQLiteBaseline(library: .sqlcipher, path: location.directory + "/raw.sqlcipher",
+                              durability: location.durability, key: location.sqlCipherKey)
     }
 
     /// The raw LMDB baseline.
@@ -77,6 +79,34 @@ extension BenchmarkBackend {
 extension BenchmarkBackend {
     /// Every backend built into OfflineSync, in report column order.
     public static var available: [BenchmarkBackend] {
-        [.memory]
+        [.memory, .sqlite, .sqlcipher]
+    }
+
+    /// ``named(_:)`` of every backend name in `names` (all available backends when empty).
+    public static func named(_ names: [String]) throws -> [BenchmarkBackend] {
+        guard !names.isEmpty else { return available }
+        return try names.map { name in
+            guard let backend = available.first(where: { $0.name == name }) else {
+                throw BenchmarkError("unknown store '\(name)'; available: \(available.map(\.name).joined(separator: ", "))")
+            }
+            return backend
+        }
+    }
+
+    /// `SQLiteStore`, next to prepared statements on libsqlite3.
+    public static let sqlite = BenchmarkBackend(name: "sqlite", makeStore: { location in
+        SQLiteStore(path: location.directory + "/store.sqlite", options: sqlOptions(location))
+    }, makeBaseline: rawSQLiteBaseline)
+
+    /// `SQLCipherStore`, next to the same prepared statements on the dlopen'ed libsqlcipher.
+    public static let sqlcipher = BenchmarkBackend(name: "sqlcipher", makeStore: { location in
+        try SQLCipherStore(path: location.directory + "/store.sqlcipher",
+                           key: location.usesPassphrase ? .passphrase(RawSQLCipherKey.benchmarkPassphraseText)
+                                                        : .raw(RawSQLCipherKey.benchmarkRawKeyBytes),
+                           options: sqlOptions(location))
+    }, makeBaseline: rawSQLCipherBaseline)
+
+    private static func sqlOptions(_ location: StoreLocation) -> SQLStoreOptions {
+        SQLStoreOptions(durability: location.durability == .full ? .full : .normal)
     }
 }

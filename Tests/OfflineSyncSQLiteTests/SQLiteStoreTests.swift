@@ -1,0 +1,184 @@
+import CSQLite
+import Foundation
+import OfflineSync
+import OfflineSyncSQLite
+import Testing
+
+/// Behaviour specific to the SQLite file format and library: the file, schema evolution, errors.
+@Suite struct SQLiteStoreTests {
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    private func openStore(_ name: String = "store.db", options: SQLStoreOptions = SQLStoreOptions(),
+                           schema: StoreSchema = Corpus.schema) throws -> SQLiteStore {
+        let store = SQLiteStore(path: directory.file(name), options: options)
+        try store.open(schema: schema)
+        return store
+    }
+
+    private func item(_ id: String, _ text: String) -> Item {
+        Item(id: id, values: ["s": .string(text)])
+    }
+
+    @Test func theFileIsReadableByTheSqlite3Tool() throws {
+        defer { directory.remove() }
+        let store = try openStore()
+        try store.upsert(Corpus.items, into: "t")
+        try store.close()
+        let rows = try sqlite3Tool(directory.file("store.db"), "SELECT id, i FROM t WHERE id IN ('a', 'B') ORDER BY id; PRAGMA integrity_check;")
+        #expect(rows == "B|9223372036854775807\na|0\nok\n")
+    }
+
+    @Test func reportsTheSystemSQLiteVersion() throws {
+        defer { directory.remove() }
+        let store = SQLiteStore(path: directory.file("store.db"))
+        #expect(store.sqliteVersion.hasPrefix("3.40."))
+        #expect(store.info.properties.contains(StoreInfo.Property("SQLite version", store.sqliteVersion)))
+    }
+
+    @Test func reopeningWithNewColumnsAndIndexesWidensTheStoredSchema() throws {
+        defer { directory.remove() }
+        let first = TableSchema("notes", columns: [Column("text", .string)])
+        let store = try openStore(schema: StoreSchema([first]))
+        try store.upsert([Item(id: "n1", values: ["text": "old"])], into: "notes")
+        try store.close()
+
+        let wider = TableSchema("notes", columns: [Column("text", .string), Column("rank", .double)],
+                                indexes: [Index("by_rank", on: ["rank"])])
+        try store.open(schema: StoreSchema([wider, TableSchema("tags", columns: [])]))
+        try store.upsert([Item(id: "n2", values: ["text": "new", "rank": -0.0])], into: "notes")
+        #expect(try store.lookup(table: "notes", id: "n1") == Item(id: "n1", values: ["text": "old"]))
+        #expect(try store.lookup(table: "notes", id: "n2")?["rank"] == .double(-0.0))
+        try store.close()
+
+        try store.open(schema: StoreSchema([first]))
+        let tables = try store.schema.tables.map(\.name)
+        #expect(tables == ["notes", "tags"])
+        #expect(try store.schema.table(named: "notes")?.column(named: "rank")?.type == .double)
+        try store.close()
+        let indexes = try sqlite3Tool(directory.file("store.db"), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notes';")
+        #expect(indexes.contains("notes.by_rank"))
+    }
+
+    @Test func retypingAColumnOnReopenIsRefused() throws {
+        defer { directory.remove() }
+        let store = try openStore(schema: StoreSchema([TableSchema("notes", columns: [Column("text", .string)])]))
+        try store.close()
+        #expect(throws: OfflineSyncError.self) {
+            try store.open(schema: StoreSchema([TableSchema("notes", columns: [Column("text", .integer)])]))
+        }
+        try store.open(schema: StoreSchema([]))
+        #expect(try store.schema.table(named: "notes")?.column(named: "text")?.type == .string)
+    }
+
+    @Test func aFileThatIsNotADatabaseFailsWithNotADatabase() throws {
+        defer { directory.remove() }
+        let path = directory.file("garbage.db")
+        try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: path))
+        let error = try #require(throws: SQLiteError.self) { try SQLiteStore(path: path).open(schema: Corpus.schema) }
+        #expect(error.code == .notADatabase)
+        #expect(error.description.contains(path))
+    }
+
+    @Test func aReadOnlyLocationFailsWithCannotOpen() throws {
+        let path = "/sys/offline-sync-test.db"
+        let error = try #require(throws: SQLiteError.self) { try SQLiteStore(path: path).open(schema: Corpus.schema) }
+        #expect(error.code == .cannotOpen)
+        #expect(error.description.contains(path))
+    }
+
+    @Test func aDatabaseLockedByAnotherConnectionFailsWithBusyAfterTheTimeout() throws {
+        defer { directory.remove() }
+        let store = try openStore(options: SQLStoreOptions(busyTimeoutMilliseconds: 50))
+        var other: OpaquePointer?
+        #expect(sqlite3_open(directory.file("store.db"), &other) == SQLITE_OK)
+        defer { sqlite3_close(other) }
+        #expect(sqlite3_exec(other, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK)
+
+        let error = try #require(throws: SQLiteError.self) { try store.upsert([item("x", "locked")], into: "t") }
+        #expect(error.code == .busy)
+
+        #expect(sqlite3_exec(other, "COMMIT", nil, nil, nil) == SQLITE_OK)
+        try store.upsert([item("x", "free")], into: "t")
+        #expect(try store.lookup(table: "t", id: "x")?["s"] == "free")
+    }
+
+    @Test func aFullDatabaseRollsBackTheWholeTransaction() throws {
+        defer { directory.remove() }
+        let store = try openStore(options: SQLStoreOptions(maximumPageCount: 40))
+        try store.upsert([item("kept", "before")], into: "t")
+        let big = (0..<400).map { item("row\($0)", String(repeating: "x", count: 1000)) }
+
+        let error = try #require(throws: SQLiteError.self) { try store.upsert(big, into: "t") }
+        #expect(error.code == .full)
+        #expect(error.arguments == nil)
+        #expect(try store.count("t") == 1)
+        try store.upsert([item("after", "still writable")], into: "t")
+        try store.close()
+        #expect(try sqlite3Tool(directory.file("store.db"), "PRAGMA integrity_check; SELECT count(*) FROM t;") == "ok\n2\n")
+    }
+
+    @Test func aTransactionRolledBackBySQLiteRefusesFurtherWrites() throws {
+        defer { directory.remove() }
+        let store = try openStore(options: SQLStoreOptions(maximumPageCount: 40))
+        let big = (0..<400).map { item("row\($0)", String(repeating: "x", count: 1000)) }
+        #expect(throws: OfflineSyncError.self) {
+            try store.write { transaction in
+                do {
+                    try transaction.upsert(big, into: "t", origin: .local)
+                } catch {
+                    try transaction.upsert([self.item("swallowed", "after the failure")], into: "t", origin: .local)
+                }
+            }
+        }
+        #expect(try store.count("t") == 0)
+    }
+
+    @Test func errorsListBoundValuesOnlyWhenAskedTo() throws {
+        defer { directory.remove() }
+        let store = try openStore(options: SQLStoreOptions(maximumPageCount: 40, publicStatementArguments: true))
+        let big = (0..<400).map { item("row\($0)", String(repeating: "x", count: 1000)) }
+        let error = try #require(throws: SQLiteError.self) { try store.upsert(big, into: "t") }
+        #expect(error.arguments?.first?.contains("row") == true)
+        #expect(error.sql?.hasPrefix("INSERT INTO \"t\"") == true)
+    }
+
+    @Test func aThrowingTransactionLeavesNothingBehind() throws {
+        defer { directory.remove() }
+        let store = try openStore()
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try store.write { transaction in
+                try transaction.upsert([item("x", "gone")], into: "t", origin: .local)
+                #expect(try transaction.lookup(table: "t", id: "x")?["s"] == "gone")
+                throw Abort()
+            }
+        }
+        #expect(try store.lookup(table: "t", id: "x") == nil)
+    }
+
+    @Test func durabilityFullIsReportedAndWorks() throws {
+        defer { directory.remove() }
+        let store = try openStore(options: SQLStoreOptions(durability: .full))
+        try store.upsert([item("x", "synced")], into: "t")
+        #expect(store.info.properties.contains(StoreInfo.Property("synchronous", "full")))
+        #expect(try sqlite3Tool(directory.file("store.db"), "PRAGMA journal_mode;") == "wal\n")
+    }
+}
+
+/// Runs the `sqlite3` command-line tool on a database and returns its standard output.
+func sqlite3Tool(_ path: String, _ sql: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [path, sql]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
