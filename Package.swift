@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
+        .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
         .library(name: "OfflineSyncBenchmarkKit", targets: ["OfflineSyncBenchmarkKit"]),
     ],
     dependencies: [
@@ -26,17 +27,21 @@ let package = Package(
         // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
         .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
         .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
-        .systemLibrary(name: "CLMDBBaseline", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
-        .target(name: "OfflineSyncBenchmarkKit", dependencies: [
-            "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite", "CLMDBBaseline",
-        ]),
-        .testTarget(name: "OfflineSyncBenchmarkKitTests", dependencies: ["OfflineSyncBenchmarkKit"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
             "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
         ]),
+        .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
+        .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
+        .testTarget(name: "OfflineSyncLMDBTests", dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
+        // The benchmark scenarios, shared by `offline-sync bench` and the Benchmarks/ package.
+        .target(name: "OfflineSyncBenchmarkKit", dependencies: [
+            "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "CSQLite", "CLMDB",
+        ]),
+        .testTarget(name: "OfflineSyncBenchmarkKitTests", dependencies: ["OfflineSyncBenchmarkKit"]),
         .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
-            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
         ]),
     ]
 )

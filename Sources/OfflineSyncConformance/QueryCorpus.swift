@@ -7,8 +7,9 @@ import OfflineSync
 /// values repeat (so orderings tie and fall back to `id`), strings mix letter case, precomposed and
 /// decomposed accents, SQL wildcard characters and the empty string, numbers include `-0.0`,
 /// `Int64` extremes and integral doubles, and dates straddle 1970. Queries use every comparison
-/// operator, `and`/`or`/`not`, null tests, `in` lists and every function, with orderings of up to
-/// three keys, paging, total counts and selections.
+/// operator (between columns, literals, or both), `and`/`or`/`not`, null tests, `in` lists (empty
+/// ones too) and every function, with orderings of up to three keys, paging, total counts and
+/// selections.
 struct QueryCorpus {
     /// The corpus table.
     static let table = TableSchema("corpus", columns: [
@@ -104,7 +105,7 @@ struct QueryCorpus {
 
     /// One condition without `and`, `or`, `not` at the top.
     private mutating func condition() -> Expression {
-        switch random.int(in: 0...11) {
+        switch random.int(in: 0...12) {
         case 0, 1:
             let column = random.pick(QueryCorpus.table.columns)
             return comparison(.column(column.name), literal(for: column.type, column: column.name))
@@ -137,8 +138,11 @@ struct QueryCorpus {
             return comparison(.column(column.name), .literal(.null), operators: [.eq, .ne])
         case 10:
             let column = random.pick(QueryCorpus.table.columns + [Column("id", .string)])
-            let values = (0..<random.int(in: 1...4)).map { _ in literalValue(for: column.type, column: column.name) }
+            let values = (0..<random.int(in: random.chance(5) ? 0...0 : 1...4)).map { _ in literalValue(for: column.type, column: column.name) }
             return .isIn(.column(column.name), values)
+        case 11:
+            let type = random.pick(ColumnType.allCases)
+            return comparison(.literal(literalValue(for: type, column: "")), .literal(literalValue(for: type, column: "")))
         default:
             let operand: Expression = random.chance(50)
                 ? .function(random.pick([Function.year, .month, .day]), [.column("t")])

@@ -16,10 +16,12 @@ extension StoreTierGroups {
             let store = try context.openStore(Fixtures.schema)
             let row = Item(id: "negative-zero", values: ["d": .double(-0.0)])
             try store.upsert([row], into: "values")
-            for (operation, found) in [
-                ("lookup(values, id 'negative-zero')", context.attempt("lookup") { try store.lookup(table: "values", id: row.id) } ?? nil),
-                ("read(values)", context.attempt("read") { try store.read(Query(table: "values")).items.first } ?? nil),
-            ] {
+            let lookup = "lookup(values, id 'negative-zero')", read = "read(values) of id 'negative-zero'"
+            let answers: [(String, Item??)] = [
+                (lookup, context.attempt(lookup) { try store.lookup(table: "values", id: row.id) }),
+                (read, context.attempt(read) { try store.read(Query(table: "values")).items.first }),
+            ]
+            for case let (operation, found?) in answers {
                 guard case .double(let number)? = found?["d"] else {
                     context.fail("\(operation) column 'd': expected double -0.0, got \(found.map { RowDifference.show($0["d"]) } ?? "no row")")
                     continue
@@ -62,6 +64,23 @@ extension StoreTierGroups {
             try store.upsert([replacement], into: "notes")
             context.expectLookup(store, "notes", "a", replacement, "second upsert of id 'a' without title, score, done")
             context.expectRows(store, "notes", [replacement], "second upsert of id 'a'")
+        },
+        ConformanceCase("the last of duplicate ids in one upsert wins") { context in
+            let store = try context.openStore(Fixtures.schema)
+            let last = Fixtures.note("dup", title: "third")
+            context.attempt("upsert(notes) of id 'dup' three times in one batch") {
+                try store.upsert([Fixtures.note("dup", title: "first", priority: 1), Fixtures.note("dup", title: "second"), last], into: "notes")
+            }
+            context.expectRows(store, "notes", [last], "upsert of id 'dup' three times in one batch")
+        },
+        ConformanceCase("empty upserts and deletes do nothing") { context in
+            let store = try context.openStore(Fixtures.schema)
+            let row = Fixtures.note("a", priority: 1)
+            try store.upsert([row], into: "notes")
+            context.attempt("upsert(notes) of no items") { try store.upsert([], into: "notes") }
+            context.attempt("delete(ids: [], from: notes)") { try store.delete(ids: [], from: "notes") }
+            context.attempt("write(_:) with an empty body") { try store.write { _ in } }
+            context.expectRows(store, "notes", [row], "empty upsert, delete and transaction")
         },
         ConformanceCase("an explicit null reads back as absent") { context in
             let store = try context.openStore(Fixtures.schema)

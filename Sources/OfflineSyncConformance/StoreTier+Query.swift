@@ -88,6 +88,30 @@ extension StoreTierGroups {
                 context.expectReference(store, query, rows: rows, schema: Fixtures.notes)
             }
         },
+        ConformanceCase("bounds at the edges of ids and indexed columns") { context in
+            let store = try context.openStore(Fixtures.schema)
+            let rows = [Fixtures.note("a", title: "", priority: .min, score: -0.0), Fixtures.note("b", title: "b", priority: .max),
+                        Fixtures.note("\u{10FFFF}", title: "\u{10FFFF}", priority: 0, score: 0.0), Fixtures.note("A")]
+            try store.upsert(rows, into: "notes")
+            let bounds: [Expression] = ComparisonOperator.allCases.flatMap { op -> [Expression] in [
+                .comparison(.column("id"), op, .literal("")),
+                .comparison(.column("id"), op, .literal("\u{10FFFF}\u{10FFFF}")),
+                .comparison(.column("title"), op, .literal("")),
+                .comparison(.column("priority"), op, .literal(.int(.min))),
+                .comparison(.column("priority"), op, .literal(.int(.max))),
+                .comparison(.column("priority"), op, .literal(.double(9.3e18))),
+                .comparison(.column("priority"), op, .literal(.double(-0.5))),
+                .comparison(.column("score"), op, .literal(.double(-0.0))),
+            ] } + [
+                .function(.startsWith, [.column("id"), .literal("")]), .isIn(.column("id"), []), .isIn(.column("id"), [""]),
+                .and(.comparison(.column("title"), .eq, .literal("")), .comparison(.column("score"), .eq, .literal(0))),
+            ]
+            for filter in bounds {
+                for orderBy in [[], [SortKey("title", descending: true)]] {
+                    context.expectReference(store, Query(table: "notes", filter: filter, orderBy: orderBy), rows: rows, schema: Fixtures.notes)
+                }
+            }
+        },
     ])
 
     /// Compares every query's answer with the reference evaluator, reporting the first few failing

@@ -19,6 +19,31 @@ extension StoreTierGroups {
                                      mentioning: name.isEmpty ? ["column"] : ["column", String(name.prefix(40))]) { try store.open(schema: schema) }
             }
         },
+        ConformanceCase("names of the longest length are accepted") { context in
+            let tableName = "t" + String(repeating: "a", count: Identifier.maximumLength - 1)
+            let columnName = "c" + String(repeating: "b", count: Identifier.maximumLength - 1)
+            let table = TableSchema(tableName, columns: [Column(columnName, .string)], indexes: [Index("i" + String(repeating: "x", count: Identifier.maximumLength - 1), on: [columnName])])
+            let store = try context.makeStore()
+            guard context.attempt("open(schema:) with table and column names of \(Identifier.maximumLength) characters", { try store.open(schema: StoreSchema([table])) }) != nil else { return }
+            let item = Item(id: "a", values: [columnName: "v"])
+            context.attempt("upsert(\(tableName.prefix(8))…, id 'a')") { try store.upsert([item], into: tableName) }
+            context.expectRows(store, tableName, [item], "upsert into a table with names of \(Identifier.maximumLength) characters")
+        },
+        ConformanceCase("table and column names match exactly, not by letter case") { context in
+            let store = try context.openStore(Fixtures.schema)
+            context.expectThrows("read(NOTES)", code: .unknownTable, mentioning: ["NOTES"]) { try store.read(Query(table: "NOTES")) }
+            context.expectThrows("upsert(Notes, id 'a')", code: .unknownTable, mentioning: ["Notes"]) { try store.upsert([Item(id: "a")], into: "Notes") }
+            context.expectThrows("read(notes) where TITLE eq 'x'", code: .unknownColumn, mentioning: ["notes", "TITLE"]) {
+                try store.read(Query(table: "notes", filter: .comparison(.column("TITLE"), .eq, .literal("x"))))
+            }
+            context.expectThrows("upsert(notes, id 'a') with column 'Title'", code: .unknownColumn, mentioning: ["notes", "Title", "a"]) {
+                try store.upsert([Item(id: "a", values: ["Title": "x"])], into: "notes")
+            }
+            context.attempt("upsert(notes, id 's', origin: .server) with column 'Title'") {
+                try store.upsert([Item(id: "s", values: ["Title": "dropped", "title": "kept"])], into: "notes", origin: .server)
+            }
+            context.expectRows(store, "notes", [Fixtures.note("s", title: "kept")], "server upsert with 'Title' next to 'title'")
+        },
         ConformanceCase("inconsistent schemas are rejected at open") { context in
             let schemas: [(String, StoreSchema, [String])] = [
                 ("column 'n' declared twice", StoreSchema([TableSchema("t", columns: [Column("n", .integer), Column("N", .string)])]), ["t", "N"]),
@@ -38,7 +63,9 @@ extension StoreTierGroups {
                 ("d", .double(.nan)), ("d", .double(.infinity)), ("d", .double(-.infinity)), ("d", .string("1.5")),
                 ("i", .double(1.5)), ("i", .double(1e19)), ("i", .string("1")), ("i", .bool(true)),
                 ("b", .int(1)), ("b", .string("true")), ("s", .int(5)), ("s", .json("[]")), ("t", .string("yesterday")),
-                ("t", .int(0)), ("j", .string("[]")), ("j", .double(0)),
+                ("t", .int(0)), ("t", .date(Timestamp(millisecondsSince1970: Timestamp.minimum.millisecondsSince1970 - 1))),
+                ("t", .date(Timestamp(millisecondsSince1970: Timestamp.maximum.millisecondsSince1970 + 1))),
+                ("j", .string("[]")), ("j", .double(0)),
             ]
             for (index, (column, value)) in bad.enumerated() {
                 let id = "bad-\(index)"

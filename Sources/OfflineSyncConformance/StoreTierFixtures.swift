@@ -6,7 +6,7 @@ enum Fixtures {
     static let notes = TableSchema("notes", columns: [
         Column("title", .string), Column("priority", .integer), Column("score", .double),
         Column("done", .bool), Column("due", .date), Column("tags", .json),
-    ], indexes: [Index("notes_priority", on: ["priority"])])
+    ], indexes: [Index("notes_priority", on: ["priority"]), Index("notes_title_score", on: ["title", "score"])])
 
     /// A plain (unsynced) table of one column per type, used for value round trips.
     static let values = TableSchema("values", columns: [

@@ -1,6 +1,7 @@
 import Foundation
 import OfflineSync
 import OfflineSyncConformance
+import OfflineSyncLMDB
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 import Testing
@@ -38,6 +39,7 @@ enum Backends {
         Backend("sqlcipher", .all) {
             try SQLCipherStore(path: try freshDatabasePath(), key: .raw(Array(repeating: 0x5c, count: 32)))
         },
+        Backend("lmdb", .all) { try LMDBStore(path: try freshDatabasePath()) },
     ]
 
     /// A new file path in this process's own temporary directory (the files are small; the

@@ -41,6 +41,17 @@ import Testing
         #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a", values: ["due": "tomorrow"]), origin: .local) }
     }
 
+    @Test func datesOutsideYears1To9999AreRejected() throws {
+        for outside in [Timestamp.minimum.millisecondsSince1970 - 1, Timestamp.maximum.millisecondsSince1970 + 1, .min, .max] {
+            #expect(throws: OfflineSyncError.self) {
+                try todo.normalize(Item(id: "a", values: ["due": .date(Timestamp(millisecondsSince1970: outside))]), origin: .local)
+            }
+        }
+        for edge in [Timestamp.minimum, .maximum] {
+            #expect(try todo.normalize(Item(id: "a", values: ["due": .date(edge)]), origin: .local)["due"] == .date(edge))
+        }
+    }
+
     @Test func nullsAreRemoved() throws {
         #expect(try todo.normalize(Item(id: "a", values: ["text": .null]), origin: .local).values.isEmpty)
     }

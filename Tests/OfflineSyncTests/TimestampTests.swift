@@ -17,6 +17,12 @@ import Testing
         #expect(Timestamp(iso8601: "2026-01-02")?.iso8601 == "2026-01-02T00:00:00.000Z")
     }
 
+    @Test func calendarFieldsOfTheExtremesDoNotOverflow() {
+        #expect(Timestamp(millisecondsSince1970: .min).components.year < 0)
+        #expect(Timestamp(millisecondsSince1970: .max).components.year > 9999)
+        #expect(Timestamp(millisecondsSince1970: -86_400_001).components.day == 30)
+    }
+
     @Test func rejectsMalformedText() {
         #expect(Timestamp(iso8601: "2026-13-02T00:00:00Z") == nil)
         #expect(Timestamp(iso8601: "2026-02-30T00:00:00Z") == nil)

@@ -21,35 +21,77 @@ public struct QueryEvaluator: Sendable {
 
     /// `true` when `lhs` sorts before `rhs` under the query's ordering (then `id` ascending).
     public func precedes(_ lhs: Item, _ rhs: Item) -> Bool {
-        for key in query.orderBy {
-            let order = ValueSemantics.compare(lhs[key.column], rhs[key.column])
+        precedes(sortKeys(of: lhs), lhs.id, sortKeys(of: rhs), rhs.id)
+    }
+
+    /// The values of an item's ordering keys, most significant first.
+    private func sortKeys(of item: Item) -> [Value] {
+        query.orderBy.map { item[$0.column] }
+    }
+
+    /// The ordering rule: the keys in turn (nulls first, reversed when descending), then the ids'
+    /// bytes.
+    private func precedes(_ lhsKeys: [Value], _ lhsId: String, _ rhsKeys: [Value], _ rhsId: String) -> Bool {
+        for (position, key) in query.orderBy.enumerated() {
+            let order = ValueSemantics.compare(lhsKeys[position], rhsKeys[position])
             if order != 0 { return key.descending ? order > 0 : order < 0 }
         }
-        return ValueSemantics.compareBytes(lhs.id, rhs.id) < 0
+        return ValueSemantics.compareBytes(lhsId, rhsId) < 0
     }
 
     /// Runs the whole query over the rows of its table.
+    ///
+    /// When the page ends well before the last match (`skip + top` under half of the matches),
+    /// only the first `skip + top` rows are kept while scanning (a bounded heap), so a small page
+    /// of a large table costs one pass instead of a full sort; the order is total (ties end at
+    /// the unique id), so the result is the same.
     public func run(over rows: some Sequence<Item>) -> QueryResult {
         let matching = rows.filter(matches)
         let total = query.includeTotalCount ? matching.count : nil
         let start = min(query.skip, matching.count)
         let end = query.top.map { start + min(matching.count - start, $0) } ?? matching.count
-        let page = sortedPositions(of: matching)[start..<end].map { select(matching[$0]) }
+        let ordered = end < matching.count / 2 ? firstPositions(of: matching, count: end) : sortedPositions(of: matching)
+        let page = ordered[start..<end].map { select(matching[$0]) }
         return QueryResult(items: page, totalCount: total)
+    }
+
+    /// The positions of the first `count` items in query order, found with a max-heap of the
+    /// best `count` positions seen so far.
+    private func firstPositions(of items: [Item], count: Int) -> [Int] {
+        guard count > 0 else { return [] }
+        var heap: [Int] = []
+        heap.reserveCapacity(count)
+        func after(_ a: Int, _ b: Int) -> Bool { precedes(items[b], items[a]) }
+        for position in items.indices {
+            if heap.count < count {
+                heap.append(position)
+                var child = heap.count - 1
+                while child > 0, after(heap[child], heap[(child - 1) / 2]) {
+                    heap.swapAt(child, (child - 1) / 2)
+                    child = (child - 1) / 2
+                }
+            } else if precedes(items[position], items[heap[0]]) {
+                heap[0] = position
+                var parent = 0
+                while true {
+                    let left = 2 * parent + 1, right = left + 1
+                    var largest = parent
+                    if left < heap.count, after(heap[left], heap[largest]) { largest = left }
+                    if right < heap.count, after(heap[right], heap[largest]) { largest = right }
+                    if largest == parent { break }
+                    heap.swapAt(parent, largest)
+                    parent = largest
+                }
+            }
+        }
+        return heap.sorted { precedes(items[$0], items[$1]) }
     }
 
     /// The positions of `items` in query order (the order of ``precedes(_:_:)``). Sort keys are read
     /// once per item and positions are sorted instead of items, which keeps sorting cheap.
     private func sortedPositions(of items: [Item]) -> [Int] {
-        let keys = items.map { item in query.orderBy.map { item[$0.column] } }
-        let descending = query.orderBy.map(\.descending)
-        return items.indices.sorted { a, b in
-            for position in descending.indices {
-                let order = ValueSemantics.compare(keys[a][position], keys[b][position])
-                if order != 0 { return descending[position] ? order > 0 : order < 0 }
-            }
-            return ValueSemantics.compareBytes(items[a].id, items[b].id) < 0
-        }
+        let keys = items.map(sortKeys)
+        return items.indices.sorted { precedes(keys[$0], items[$0].id, keys[$1], items[$1].id) }
     }
 
     /// The item reduced to the query's selection (`id` always kept).

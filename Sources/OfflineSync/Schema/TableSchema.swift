@@ -85,7 +85,8 @@ public struct TableSchema: Sendable, Hashable, Codable {
 
     /// The declared column with this exact name, if any.
     public func column(named name: String) -> Column? {
-        columns.first { $0.name == name }
+        let length = name.utf8.count
+        return columns.first { $0.name.utf8.count == length && $0.name == name }
     }
 
     /// `true` for OfflineSync's own tables (names starting with `__`).
@@ -147,11 +148,13 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// - Unknown columns: an error for ``WriteOrigin/local`` writes, dropped for ``WriteOrigin/server``.
     /// - Conversions: an integer into a `double` column becomes a double; an integral double into an
     ///   `integer` column becomes an integer; an ISO 8601 string into a `date` column becomes a date.
-    /// - Rejected: other type mismatches, NaN and infinities, an empty id or one longer than
+    /// - Rejected: other type mismatches, NaN and infinities, dates outside ``Timestamp/minimum`` ...
+    ///   ``Timestamp/maximum`` (years 1 to 9999, what ISO 8601 text carries), an empty id or one longer than
     ///   ``maximumIdLength`` UTF-8 bytes or containing U+0000.
     /// - `null` values are removed: an absent column and a null column are the same.
     public func normalize(_ item: Item, origin: WriteOrigin) throws -> Item {
         try TableSchema.validateId(item.id, table: name)
+        if isAlreadyNormal(item) { return item }
         var values: [String: Value] = [:]
         values.reserveCapacity(item.values.count)
         for (key, value) in item.values {
@@ -164,6 +167,17 @@ public struct TableSchema: Sendable, Hashable, Codable {
             values[key] = try TableSchema.convert(value, to: column.type, table: name, column: key, id: item.id)
         }
         return Item(id: item.id, values: values)
+    }
+
+    /// `true` when every value is non-null, in a declared column, and exactly of its column's type
+    /// (finite for doubles): then ``normalize(_:origin:)`` would rebuild the same item, so the
+    /// bulk-write path skips the copy.
+    private func isAlreadyNormal(_ item: Item) -> Bool {
+        for (key, value) in item.values {
+            guard let column = column(named: key), value.type == column.type else { return false }
+            if case .double(let number) = value, !number.isFinite { return false }
+        }
+        return true
     }
 
     /// The longest accepted id, in UTF-8 bytes.
@@ -188,7 +202,12 @@ public struct TableSchema: Sendable, Hashable, Codable {
             OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has \(value.type?.rawValue ?? "null") value \(value)")
         }
         switch (type, value) {
-        case (.bool, .bool), (.integer, .int), (.string, .string), (.date, .date), (.json, .json):
+        case (.bool, .bool), (.integer, .int), (.string, .string), (.json, .json):
+            return value
+        case (.date, .date(let date)):
+            guard date >= .minimum, date <= .maximum else {
+                throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry")
+            }
             return value
         case (.double, .double(let number)):
             guard number.isFinite else {

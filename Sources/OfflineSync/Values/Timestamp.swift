@@ -46,7 +46,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     public var components: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millisecond: Int) {
         let ms = millisecondsSince1970
         let msOfDay = ((ms % 86_400_000) + 86_400_000) % 86_400_000
-        let days = (ms - msOfDay) / 86_400_000
+        // Floor division without `ms - msOfDay`, which overflows near Int64.min.
+        let days = ms / 86_400_000 - (ms % 86_400_000 < 0 ? 1 : 0)
         let (y, m, d) = Timestamp.civilFromDays(days)
         let secondsOfDay = msOfDay / 1000
         return (Int(y), Int(m), Int(d), Int(secondsOfDay / 3600), Int(secondsOfDay / 60 % 60),

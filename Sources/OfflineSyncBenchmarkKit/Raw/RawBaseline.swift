@@ -35,9 +35,12 @@ public protocol RawBaseline: AnyObject {
 
 /// How hard a store flushes a commit to disk, matched between a backend and its baseline.
 public enum RawDurability: String, Sendable, Hashable {
-    /// Survives a crash of the process (SQLite WAL `synchronous=NORMAL`; LMDB `MDB_NOMETASYNC`).
+    /// A commit survives a crash of the process but does not wait for the disk: SQLite WAL with
+    /// `synchronous=NORMAL` (the SQL stores' default), LMDB with `MDB_NOSYNC` (`LMDBStore`'s
+    /// `noSync`; a process crash loses nothing in any LMDB mode).
     case normal
-    /// Survives a crash of the machine (SQLite `synchronous=FULL`; LMDB's default fsync per commit).
+    /// A commit waits for the disk and survives a power loss: SQLite `synchronous=FULL`, LMDB's
+    /// default fsync per commit.
     case full
 }
 

@@ -1,4 +1,4 @@
-import CLMDBBaseline
+import CLMDB
 
 /// The raw LMDB baseline: `mdb_put` / `mdb_get` / cursors with a hand-written binary record.
 ///
@@ -114,7 +114,7 @@ public final class RawLMDBBaseline: RawBaseline {
         do {
             try check(mdb_env_set_maxdbs(handle, 8), "mdb_env_set_maxdbs")
             try check(mdb_env_set_mapsize(handle, 16 << 30), "mdb_env_set_mapsize")
-            let flags = UInt32(MDB_NOTLS) | (durability == .full ? 0 : UInt32(MDB_NOMETASYNC))
+            let flags = UInt32(MDB_NOTLS) | (durability == .full ? 0 : UInt32(MDB_NOSYNC))
             try check(mdb_env_open(handle, path, flags, 0o644), "mdb_env_open '\(path)'")
             try withTransaction(readOnly: false) { transaction in
                 let createFlag = create ? UInt32(MDB_CREATE) : 0

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncLMDB
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
@@ -79,7 +80,7 @@ extension BenchmarkBackend {
 extension BenchmarkBackend {
     /// Every backend built into OfflineSync, in report column order.
     public static var available: [BenchmarkBackend] {
-        [.memory, .sqlite, .sqlcipher]
+        [.memory, .sqlite, .sqlcipher, .lmdb]
     }
 
     /// ``named(_:)`` of every backend name in `names` (all available backends when empty).
@@ -105,6 +106,13 @@ extension BenchmarkBackend {
                                                         : .raw(RawSQLCipherKey.benchmarkRawKeyBytes),
                            options: sqlOptions(location))
     }, makeBaseline: rawSQLCipherBaseline)
+
+    /// `LMDBStore`, next to `mdb_put` / `mdb_get` with a hand-written record encoding.
+    public static let lmdb = BenchmarkBackend(name: "lmdb", makeStore: { location in
+        try LMDBStore(path: location.directory + "/store.lmdb",
+                      options: LMDBStore.Options(initialMapSize: 256 << 20,
+                                                 durability: location.durability == .full ? .full : .noSync))
+    }, makeBaseline: rawLMDBBaseline)
 
     private static func sqlOptions(_ location: StoreLocation) -> SQLStoreOptions {
         SQLStoreOptions(durability: location.durability == .full ? .full : .normal)

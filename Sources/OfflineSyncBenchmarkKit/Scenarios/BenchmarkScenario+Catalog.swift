@@ -2,7 +2,8 @@
 extension BenchmarkScenario {
     /// Every scenario, in the order of the report's rows.
     public static var all: [BenchmarkScenario] {
-        [bulkUpsert, query(indexed: false), query(indexed: true), lookup, coldOpen(passphrase: false),
+        [enqueueBatch, enqueueDurable, push, bulkUpsert, pullFull(pageSize: 50), pullFull(pageSize: 1_000),
+         pullIncremental, query(indexed: false), query(indexed: true), lookup, purge, coldOpen(passphrase: false),
          coldOpen(passphrase: true)]
     }
 

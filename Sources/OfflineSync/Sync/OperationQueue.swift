@@ -1,0 +1,216 @@
+import Synchronization
+
+/// The operation queue's rules, applied inside the caller's store transaction.
+///
+/// Each item has at most one queued operation, kept at the row id `=table|itemId` (the
+/// *primary* slot), so finding it is a lookup by id on every backend. While the primary
+/// operation is being pushed it is never changed; an edit made meanwhile goes to the
+/// *follow-up* slot `+table|itemId`. When the push of the primary operation ends, the follow-up
+/// takes its place (success) or is collapsed into it (failure), so outside a push no item has two
+/// operations. Ids too long for a row id (`table|itemId` over 254 bytes) are keyed by a 128-bit
+/// hash of the item id, and every lookup checks the stored table and item id.
+final class OperationQueue: Sendable {
+    /// Which of an item's two queue rows.
+    enum Slot: String {
+        case primary = "="
+        case followUp = "+"
+    }
+
+    /// The row id of the operation that is being sent right now, if any. Edits read it inside
+    /// their store transaction; push sets and clears it inside its own, so both see one order.
+    let inFlight = Mutex<String?>(nil)
+
+    /// The store's schema, to read the items kept in the queue with their declared types.
+    let schema: StoreSchema
+
+    init(schema: StoreSchema) {
+        self.schema = schema
+    }
+
+    static func key(table: String, itemId: String, slot: Slot) -> String {
+        let plain = slot.rawValue + table + "|" + itemId
+        if plain.utf8.count <= TableSchema.maximumIdLength { return plain }
+        return slot.rawValue + "#" + table + "|" + hash128(itemId)
+    }
+
+    /// Two FNV-1a 64-bit hashes with different offset bases, as 32 hex digits.
+    static func hash128(_ text: String) -> String {
+        var first: UInt64 = 0xcbf2_9ce4_8422_2325
+        var second: UInt64 = 0x6c62_272e_07bb_0142
+        for byte in text.utf8 {
+            first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        func hex(_ value: UInt64) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+        return hex(first) + hex(second)
+    }
+
+    /// The operation in one slot of an item, checked to belong to that item.
+    func operation(table: String, itemId: String, slot: Slot, in transaction: any StoreTransaction) throws -> QueuedOperation? {
+        let key = OperationQueue.key(table: table, itemId: itemId, slot: slot)
+        guard let row = try transaction.lookup(table: SystemTables.operations, id: key) else { return nil }
+        let operation = try QueuedOperation(row: row, schema: schema)
+        guard operation.table == table, operation.itemId == itemId else {
+            throw OfflineSyncError(.conflict, "item '\(itemId.prefix(40))…' of table '\(table)' hashes to the same queue key as item '\(operation.itemId.prefix(40))…' of '\(operation.table)'; use shorter ids (table name plus id up to 254 bytes never hash)")
+        }
+        return operation
+    }
+
+    /// The `__config` key of the last sequence number handed out.
+    static let sequenceKey = "operationSequence"
+
+    /// Reserves `count` sequence numbers inside the caller's transaction and returns the first.
+    ///
+    /// The last number handed out is kept in ``SystemTables/config`` and advanced in the same
+    /// transaction as the operations that use it, so numbers only grow, across tables and across
+    /// reopening, and a rolled-back edit gives its numbers back. The first use derives it from
+    /// the largest sequence stored in the queue.
+    func reserveSequences(_ count: Int, in transaction: any StoreTransaction) throws -> Int64 {
+        typealias C = SystemTables.ConfigColumn
+        let last: Int64
+        if let row = try transaction.lookup(table: SystemTables.config, id: OperationQueue.sequenceKey),
+           let text = row[C.value].stringValue, let value = Int64(text) {
+            last = value
+        } else {
+            let newest = try transaction.read(Query(table: SystemTables.operations,
+                                                    orderBy: [SortKey(SystemTables.OperationColumn.sequence, descending: true)],
+                                                    top: 1, selection: [SystemTables.OperationColumn.sequence]))
+            last = newest.items.first?[SystemTables.OperationColumn.sequence].intValue ?? 0
+        }
+        guard last <= Int64.max - Int64(count) else {
+            throw OfflineSyncError(.storage, "the operation queue's sequence number is exhausted (\(last))")
+        }
+        let end = last + Int64(count)
+        try transaction.upsert([Item(id: OperationQueue.sequenceKey, values: [C.value: .string(String(end))])],
+                               into: SystemTables.config, origin: .local)
+        return last + 1
+    }
+
+    /// Queues one local edit, collapsing it into the item's pending operation by the rules of
+    /// ``SyncTable``. `sequence` is the next free number; it is advanced when a row is created.
+    func enqueue(_ kind: OperationKind, table: String, itemId: String, deletedItem: Item?,
+                 sequence: inout Int64, now: Timestamp, in transaction: any StoreTransaction) throws {
+        let primary = try operation(table: table, itemId: itemId, slot: .primary, in: transaction)
+        let followUp = primary == nil ? nil : try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
+        guard let latest = followUp ?? primary else {
+            try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now, in: transaction)
+            return
+        }
+        try OperationQueue.validate(existing: latest.kind, new: kind, table: table, itemId: itemId)
+        if followUp == nil, inFlight.withLock({ $0 == latest.id }) {
+            try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now, in: transaction)
+            return
+        }
+        if let collapsed = OperationQueue.collapse(latest, kind, item: deletedItem) {
+            try transaction.upsert([collapsed.row()], into: SystemTables.operations, origin: .local)
+            if var error = try transaction.lookup(table: SystemTables.errors, id: latest.id) {
+                error[SystemTables.ErrorColumn.version] = .int(collapsed.version)
+                try transaction.upsert([error], into: SystemTables.errors, origin: .local)
+            }
+        } else {
+            try transaction.delete(ids: [latest.id], from: SystemTables.operations)
+            try transaction.delete(ids: [latest.id], from: SystemTables.errors)
+        }
+    }
+
+    private func create(_ kind: OperationKind, table: String, itemId: String, item: Item?, slot: Slot,
+                        sequence: inout Int64, now: Timestamp, in transaction: any StoreTransaction) throws {
+        let operation = QueuedOperation(id: OperationQueue.key(table: table, itemId: itemId, slot: slot), sequence: sequence,
+                                        kind: kind, state: .pending, table: table, itemId: itemId,
+                                        item: kind == .delete ? item : nil, version: 1, createdAt: now)
+        sequence += 1
+        try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
+    }
+
+    /// Throws for the combinations that have no meaning: anything after a delete, an insert after
+    /// an insert or an update.
+    static func validate(existing: OperationKind, new: OperationKind, table: String, itemId: String) throws {
+        switch (existing, new) {
+        case (.delete, _):
+            throw OfflineSyncError(.invalidOperation, "item '\(itemId)' of table '\(table)' has a pending delete; push it before writing the id again")
+        case (.insert, .insert), (.update, .insert):
+            throw OfflineSyncError(.invalidOperation, "item '\(itemId)' of table '\(table)' already has a pending \(existing.rawValue); it cannot be inserted again")
+        default:
+            return
+        }
+    }
+
+    /// The operation that replaces `existing` once `new` is collapsed into it, or `nil` when both
+    /// cancel out (an insert never sent, then deleted). An insert that a push already attempted is
+    /// not cancelled by a delete: the server may hold the item, so a delete is queued instead
+    /// (a 404 answer to it counts as done).
+    static func collapse(_ existing: QueuedOperation, _ new: OperationKind, item: Item?) -> QueuedOperation? {
+        var result = existing
+        result.version += 1
+        switch (existing.kind, new) {
+        case (.insert, .delete):
+            guard existing.state == .attempted else { return nil }
+            result.kind = .delete
+            result.item = item
+        case (.update, .delete):
+            result.kind = .delete
+            result.item = item
+        default:
+            break
+        }
+        return result
+    }
+
+    /// Ends the in-flight state of `operation` after a failure or an abort: a follow-up queued
+    /// meanwhile is collapsed into it, so the item keeps one operation. Returns the operation as
+    /// it now stands (`nil` if it was removed).
+    @discardableResult
+    func settle(_ operation: QueuedOperation, in transaction: any StoreTransaction) throws -> QueuedOperation? {
+        guard var current = try self.operation(table: operation.table, itemId: operation.itemId, slot: .primary, in: transaction) else { return nil }
+        if let followUp = try self.operation(table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction) {
+            try transaction.delete(ids: [followUp.id], from: SystemTables.operations)
+            if let merged = OperationQueue.collapse(current, followUp.kind, item: followUp.item) {
+                current = merged
+                try transaction.upsert([current.row()], into: SystemTables.operations, origin: .local)
+            } else {
+                try transaction.delete(ids: [current.id], from: SystemTables.operations)
+                try transaction.delete(ids: [current.id], from: SystemTables.errors)
+                return nil
+            }
+        }
+        return current
+    }
+
+    /// Removes a completed operation (and its error); a follow-up queued meanwhile takes its slot.
+    /// Returns the follow-up, if there was one.
+    @discardableResult
+    func complete(_ operation: QueuedOperation, in transaction: any StoreTransaction) throws -> QueuedOperation? {
+        try transaction.delete(ids: [operation.id], from: SystemTables.operations)
+        try transaction.delete(ids: [operation.id], from: SystemTables.errors)
+        guard var followUp = try self.operation(table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction) else { return nil }
+        try transaction.delete(ids: [followUp.id], from: SystemTables.operations)
+        followUp.id = OperationQueue.key(table: operation.table, itemId: operation.itemId, slot: .primary)
+        try transaction.upsert([followUp.row()], into: SystemTables.operations, origin: .local)
+        return followUp
+    }
+
+    /// Folds every follow-up operation into the operation ahead of it. A follow-up outlives a push
+    /// only when the process stopped (or the store failed) while its item was in flight; after
+    /// this, no item has two operations.
+    func recoverInterruptedPush(in store: any LocalStore) throws {
+        let prefix = Expression.function(.startsWith, [.column("id"), .literal(.string(Slot.followUp.rawValue))])
+        let followUps = try store.read(Query(table: SystemTables.operations, filter: prefix)).items
+            .map { try QueuedOperation(row: $0, schema: schema) }
+        guard !followUps.isEmpty else { return }
+        try store.write { transaction in
+            for followUp in followUps {
+                if let primary = try operation(table: followUp.table, itemId: followUp.itemId, slot: .primary, in: transaction) {
+                    try settle(primary, in: transaction)
+                } else {
+                    try complete(QueuedOperation(id: OperationQueue.key(table: followUp.table, itemId: followUp.itemId, slot: .primary),
+                                                 sequence: followUp.sequence, kind: followUp.kind, state: followUp.state,
+                                                 table: followUp.table, itemId: followUp.itemId, item: nil, version: 0,
+                                                 createdAt: followUp.createdAt), in: transaction)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+/// What a queued operation does to its item on the server.
+public enum OperationKind: String, Sendable, Hashable, CaseIterable {
+    /// Create the item (`POST`).
+    case insert
+    /// Replace the item (`PATCH` with `If-Match`).
+    case update
+    /// Delete the item (`DELETE` with `If-Match`).
+    case delete
+}
+
+/// Whether a queued operation has been handed to the remote yet.
+public enum OperationState: String, Sendable, Hashable {
+    /// Never sent.
+    case pending
+    /// A push started sending it; the server may or may not have applied it.
+    case attempted
+}
+
+/// One row of the operation queue (``SystemTables/operations``).
+///
+/// There is at most one queued operation per item, except while an operation is being pushed:
+/// an edit made meanwhile is queued behind it instead of changing what is on the wire.
+public struct QueuedOperation: Sendable, Hashable {
+    /// The row id in the queue (derived from the table and the item id).
+    public var id: String
+    /// The position in the global queue, across all tables; push follows it.
+    public var sequence: Int64
+    /// What the operation does.
+    public var kind: OperationKind
+    /// Whether a push has started sending it.
+    public var state: OperationState
+    /// The app table.
+    public var table: String
+    /// The id of the item.
+    public var itemId: String
+    /// For a delete, the item as it was when deleted (its `version` is sent as `If-Match`);
+    /// `nil` for inserts and updates, which send the item as it is in the table when pushed.
+    public var item: Item?
+    /// Bumped each time a later edit is collapsed into this operation.
+    public var version: Int64
+    /// When the operation was first queued.
+    public var createdAt: Timestamp
+
+    /// Creates an operation record.
+    public init(id: String, sequence: Int64, kind: OperationKind, state: OperationState, table: String,
+                itemId: String, item: Item?, version: Int64, createdAt: Timestamp) {
+        self.id = id
+        self.sequence = sequence
+        self.kind = kind
+        self.state = state
+        self.table = table
+        self.itemId = itemId
+        self.item = item
+        self.version = version
+        self.createdAt = createdAt
+    }
+
+    init(row: Item, schema: StoreSchema) throws {
+        typealias C = SystemTables.OperationColumn
+        func damaged(_ column: String) -> OfflineSyncError {
+            OfflineSyncError(.storage, "operation '\(row.id)' in \(SystemTables.operations) has no valid '\(column)'; the queue was changed outside OfflineSync")
+        }
+        guard let sequence = row[C.sequence].intValue else { throw damaged(C.sequence) }
+        guard let kind = row[C.kind].stringValue.flatMap(OperationKind.init(rawValue:)) else { throw damaged(C.kind) }
+        guard let state = row[C.state].stringValue.flatMap(OperationState.init(rawValue:)) else { throw damaged(C.state) }
+        guard let table = row[C.table].stringValue else { throw damaged(C.table) }
+        guard let itemId = row[C.itemId].stringValue else { throw damaged(C.itemId) }
+        let item = try ItemJSON.decode(row[C.item], table: table, schema: schema)
+        self.init(id: row.id, sequence: sequence, kind: kind, state: state, table: table, itemId: itemId,
+                  item: item, version: row[C.version].intValue ?? 0,
+                  createdAt: row[C.createdAt].dateValue ?? .epoch)
+    }
+
+    func row() throws -> Item {
+        typealias C = SystemTables.OperationColumn
+        var values: [String: Value] = [
+            C.sequence: .int(sequence), C.kind: .string(kind.rawValue), C.state: .string(state.rawValue),
+            C.table: .string(table), C.itemId: .string(itemId), C.version: .int(version), C.createdAt: .date(createdAt),
+        ]
+        if let item { values[C.item] = try ItemJSON.encode(item) }
+        return Item(id: id, values: values)
+    }
+}

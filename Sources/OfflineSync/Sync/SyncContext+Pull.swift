@@ -1,0 +1,167 @@
+extension SyncContext {
+    /// Pulls several tables, one after the other, and returns one result per request.
+    public func pull(_ requests: [PullRequest], options: PullOptions = PullOptions()) async throws -> [PullResult] {
+        for request in requests {
+            try validate(request, options: options)
+        }
+        return try await gate.run {
+            var results: [PullResult] = []
+            for request in requests {
+                results.append(try await pullHoldingGate(request, options: options))
+            }
+            return results
+        }
+    }
+
+    /// Pulls one table (see ``SyncTable/pull(_:queryId:options:)``).
+    @discardableResult
+    public func pull(_ request: PullRequest, options: PullOptions = PullOptions()) async throws -> PullResult {
+        try await pull([request], options: options)[0]
+    }
+
+    /// The delta token of an incremental pull, or `nil` before its first page.
+    public func deltaToken(table: String, queryId: String) throws -> DeltaToken? {
+        try DeltaToken.validate(queryId: queryId)
+        return try store.lookup(table: SystemTables.config, id: DeltaToken.key(table: table, queryId: queryId)).flatMap(DeltaToken.init(row:))
+    }
+
+    private func validate(_ request: PullRequest, options: PullOptions) throws {
+        _ = try table(request.table)
+        let schema = try store.schema.requireTable(request.table)
+        guard options.pageSize >= 1 else {
+            throw OfflineSyncError(.configuration, "pull page size is \(options.pageSize); it must be 1 or more (default 50)")
+        }
+        guard request.queryId == nil || schema.column(named: SystemProperty.updatedAt.rawValue) != nil else {
+            throw OfflineSyncError(.invalidSchema, "table '\(request.table)' has no 'updatedAt' column; an incremental pull needs it (declare the table synced)")
+        }
+        if let query = request.query {
+            guard query.table == request.table else {
+                throw OfflineSyncError(.invalidQuery, "the pull of '\(request.table)' was given a query on '\(query.table)'")
+            }
+            guard query.selection == nil else {
+                throw OfflineSyncError(.invalidQuery, "a pull of '\(request.table)' cannot select columns: each pulled record replaces the whole local row")
+            }
+            guard !query.includeTotalCount else {
+                throw OfflineSyncError(.invalidQuery, "a pull of '\(request.table)' cannot ask for a total count")
+            }
+            try query.validate(against: schema)
+        }
+        if let queryId = request.queryId {
+            try DeltaToken.validate(queryId: queryId)
+            if let query = request.query, !query.orderBy.isEmpty || query.skip != 0 || query.top != nil {
+                throw OfflineSyncError(.invalidQuery, "incremental pull '\(queryId)' of '\(request.table)' cannot use orderBy, skip or top: it orders by updatedAt and pages by itself; drop them or pull without a query id")
+            }
+        }
+    }
+
+    private func pullHoldingGate(_ request: PullRequest, options: PullOptions) async throws -> PullResult {
+        if try pendingOperationCount(table: request.table) > 0 {
+            let pushed = try await pushHoldingGate(handler: pushHandler, progress: options.progress)
+            guard pushed.succeeded else {
+                throw PushFailure(result: pushed, message: "the pull of '\(request.table)' pushed its pending operations first and \(pushed.errors.count) failed; resolve them (operationErrors()) and pull again")
+            }
+        }
+        var result = PullResult(table: request.table)
+        if let queryId = request.queryId {
+            try await pullIncrementally(request, queryId: queryId, options: options, into: &result)
+        } else {
+            try await pullFully(request, options: options, into: &result)
+        }
+        return result
+    }
+
+    /// Pages by (`updatedAt`, `id`) after the stored delta token; each page and the advanced
+    /// token commit together. Records sharing one `updatedAt` are paged by the id tie-breaker;
+    /// should a server keep finer timestamps than it sends (so the same records come back), the
+    /// next request skips past them.
+    private func pullIncrementally(_ request: PullRequest, queryId: String, options: PullOptions, into result: inout PullResult) async throws {
+        let key = DeltaToken.key(table: request.table, queryId: queryId)
+        var token = try store.lookup(table: SystemTables.config, id: key).flatMap(DeltaToken.init(row:)) ?? .initial
+        var skip = 0
+        while true {
+            try Task.checkCancellation()
+            let filter = request.query?.filter.map { Expression.and($0, token.filter) } ?? token.filter
+            let query = Query(table: request.table, filter: filter,
+                              orderBy: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
+                              skip: skip, top: options.pageSize)
+            let page = try await remote.readPage(query, includeDeleted: options.includeDeleted).items
+            result.requests += 1
+            guard let last = page.last else { break }
+            guard let updatedAt = last.updatedAt else {
+                throw OfflineSyncError(.invalidValue, "the server sent item '\(last.id)' of '\(request.table)' without 'updatedAt'; an incremental pull needs it")
+            }
+            let next = DeltaToken(updatedAt: updatedAt, itemId: last.id)
+            try commit(page, of: request.table, token: next == token ? nil : (key, next), into: &result)
+            skip = next == token ? skip + page.count : 0
+            token = next
+            options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
+        }
+    }
+
+    /// Pages through the query's records. Without ordering, `skip` or `top` the pages follow
+    /// the id (`id gt last`, a keyset that no concurrent change can shift); otherwise they use
+    /// `skip`/`top` in the query's order, then by id.
+    private func pullFully(_ request: PullRequest, options: PullOptions, into result: inout PullResult) async throws {
+        var query = request.query ?? Query(table: request.table)
+        let byId = query.orderBy.isEmpty && query.skip == 0 && query.top == nil
+        let filter = query.filter
+        if !query.orderBy.contains(where: { $0.column == "id" }) { query.orderBy.append(SortKey("id")) }
+        var remaining = query.top
+        var lastId: String?
+        while remaining != 0 {
+            try Task.checkCancellation()
+            var pageQuery = query
+            pageQuery.top = min(options.pageSize, remaining ?? Int.max)
+            if byId, let lastId {
+                let after = Expression.comparison(.column("id"), .gt, .literal(.string(lastId)))
+                pageQuery.filter = filter.map { .and($0, after) } ?? after
+            }
+            let page = try await remote.readPage(pageQuery, includeDeleted: options.includeDeleted).items
+            result.requests += 1
+            guard let last = page.last else { break }
+            try commit(page, of: request.table, token: nil, into: &result)
+            if byId { lastId = last.id } else { query.skip += page.count }
+            remaining = remaining.map { max(0, $0 - page.count) }
+            options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
+        }
+    }
+
+    /// Stores one page in one transaction: items with a queued operation are left alone, deleted
+    /// records are removed, the rest upserted in bulk; then the token, when given, is written.
+    private func commit(_ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, into result: inout PullResult) throws {
+        let counts = try store.write { transaction -> (stored: Int, deleted: Int, skipped: Int) in
+            let pendingIds = try queuedItemIds(table: table, among: page.map(\.id), in: transaction)
+            var upserts: [Item] = []
+            upserts.reserveCapacity(page.count)
+            var deletions: [String] = []
+            for item in page where !pendingIds.contains(item.id) {
+                if item.isDeleted { deletions.append(item.id) } else { upserts.append(item) }
+            }
+            try transaction.upsert(upserts, into: table, origin: .server)
+            if !deletions.isEmpty { try transaction.delete(ids: deletions, from: table) }
+            if let token {
+                try transaction.upsert([token.value.row(key: token.key)], into: SystemTables.config, origin: .local)
+            }
+            return (upserts.count, deletions.count, page.count - upserts.count - deletions.count)
+        }
+        result.received += page.count
+        result.stored += counts.stored
+        result.deleted += counts.deleted
+        result.skippedPending += counts.skipped
+    }
+
+    /// Which of `ids` have a queued operation in `table`: one query per 500 ids (a bound that
+    /// keeps every SQL backend under its parameter limit).
+    func queuedItemIds(table: String, among ids: [String], in transaction: any StoreTransaction) throws -> Set<String> {
+        typealias C = SystemTables.OperationColumn
+        var queued = Set<String>()
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = ids[start..<min(ids.count, start + 500)]
+            let rows = try transaction.read(Query(table: SystemTables.operations,
+                                                  filter: .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), chunk.map { .string($0) })),
+                                                  selection: [C.itemId])).items
+            for row in rows { if let id = row[C.itemId].stringValue { queued.insert(id) } }
+        }
+        return queued
+    }
+}

@@ -1,0 +1,141 @@
+/// The sync engine for one local store and one remote: the operation queue, push, pull and
+/// purge (Azure's `MSSyncContext` / `MobileServiceSyncContext`).
+///
+/// ```swift
+/// let context = try SyncContext(store: SQLiteStore(path: path), remote: remote, tables: [todo])
+/// let items = try context.table("todo")
+/// let added = try items.insert(Item(id: "", values: ["text": "buy milk"]))
+/// try await context.push()
+/// try await items.pull(queryId: "all")
+/// ```
+///
+/// ## Concurrency
+///
+/// `SyncContext` is a `Sendable` class rather than an actor. Local edits (``SyncTable``) are
+/// synchronous and may come from any number of tasks at once: each one reads the item's queued
+/// operation and writes the item and the operation inside **one** store transaction, and the
+/// store serialises transactions, so the queue cannot be corrupted and an edit never waits for
+/// the network. Push, pull and purge are `async` and run one at a time behind a first-come,
+/// first-served gate held across their network waits (an actor would not do that: it interleaves
+/// callers at every `await`). Use one context per store.
+public final class SyncContext: Sendable {
+    /// The local store (opened by the context).
+    public let store: any LocalStore
+    /// The remote table service.
+    public let remote: any RemoteService
+    /// The hook every pushed operation goes through.
+    public let pushHandler: any PushHandler
+
+    let queue: OperationQueue
+    let gate = SyncGate()
+
+    /// Opens `store` with the app's `tables` plus ``SystemTables/all`` and prepares to sync
+    /// them with `remote`. Declare app tables as synced (the default) so they carry the system
+    /// properties.
+    public init(store: any LocalStore, remote: any RemoteService, tables: [TableSchema],
+                pushHandler: any PushHandler = DefaultPushHandler()) throws {
+        for table in tables {
+            try Identifier.validateUserTable(table.name)
+        }
+        try store.open(schema: StoreSchema(tables + SystemTables.all))
+        self.queue = OperationQueue(schema: try store.schema)
+        self.store = store
+        self.remote = remote
+        self.pushHandler = pushHandler
+        try queue.recoverInterruptedPush(in: store)
+    }
+
+    /// The app table `name`, which the store must declare.
+    public func table(_ name: String) throws -> SyncTable {
+        try Identifier.validateUserTable(name)
+        guard try queue.schema.requireTable(name).synced else {
+            throw OfflineSyncError(.invalidOperation, "table '\(name)' is declared local-only (synced: false); read and write it through the store, or declare it synced")
+        }
+        return SyncTable(name: name, context: self)
+    }
+
+    /// The number of queued operations, of one table or of all.
+    public func pendingOperationCount(table: String? = nil) throws -> Int {
+        try store.count(SystemTables.operations, filter: table.map(SyncContext.tableFilter))
+    }
+
+    /// The queued operations in push order, of one table or of all.
+    public func pendingOperations(table: String? = nil) throws -> [QueuedOperation] {
+        try store.read(Query(table: SystemTables.operations, filter: table.map(SyncContext.tableFilter),
+                             orderBy: [SortKey(SystemTables.OperationColumn.sequence)]))
+            .items.map { try QueuedOperation(row: $0, schema: queue.schema) }
+    }
+
+    /// The recorded operation errors in queue order, of one table or of all.
+    public func operationErrors(table: String? = nil) throws -> [OperationError] {
+        try store.read(Query(table: SystemTables.errors,
+                             filter: table.map { .comparison(.column(SystemTables.ErrorColumn.table), .eq, .literal(.string($0))) },
+                             orderBy: [SortKey(SystemTables.ErrorColumn.sequence)]))
+            .items.map { try OperationError(row: $0, schema: queue.schema) }
+    }
+
+    /// Settles a recorded operation error (see ``ErrorResolution``). The operation must be
+    /// unchanged since the error was recorded and not being pushed; otherwise this throws
+    /// ``OfflineSyncError/Code-swift.struct/conflict`` and nothing changes.
+    public func resolve(_ error: OperationError, _ resolution: ErrorResolution) throws {
+        try store.write { transaction in
+            guard let operation = try queue.operation(table: error.table, itemId: error.itemId, slot: .primary, in: transaction),
+                  operation.id == error.operationId else {
+                throw OfflineSyncError(.invalidOperation, "the operation of error '\(error.operationId)' is no longer queued; read operationErrors() again")
+            }
+            guard operation.version == error.operationVersion else {
+                throw OfflineSyncError(.conflict, "item '\(error.itemId)' of '\(error.table)' was edited after its push failed (operation version \(operation.version), error recorded at \(error.operationVersion)); read operationErrors() again")
+            }
+            guard !queue.inFlight.withLock({ $0 == operation.id }) else {
+                throw OfflineSyncError(.conflict, "the operation of item '\(error.itemId)' of '\(error.table)' is being pushed; resolve it after the push")
+            }
+            try apply(resolution, to: operation, serverItem: error.serverItem, in: transaction)
+        }
+    }
+
+    /// Closes the store.
+    public func close() throws {
+        try store.close()
+    }
+
+    /// Applies a resolution to a queued operation (and a follow-up queued while it was pushed).
+    func apply(_ resolution: ErrorResolution, to operation: QueuedOperation, serverItem: Item?,
+               in transaction: any StoreTransaction) throws {
+        let followUpKey = OperationQueue.key(table: operation.table, itemId: operation.itemId, slot: .followUp)
+        switch resolution {
+        case .cancelAndDiscardItem:
+            try transaction.delete(ids: [operation.id, followUpKey], from: SystemTables.operations)
+            try transaction.delete(ids: [operation.id], from: SystemTables.errors)
+            try transaction.delete(ids: [operation.itemId], from: operation.table)
+        case .cancelAndTakeServerItem(let item):
+            try transaction.delete(ids: [operation.id, followUpKey], from: SystemTables.operations)
+            try transaction.delete(ids: [operation.id], from: SystemTables.errors)
+            if let server = item ?? serverItem, !server.isDeleted {
+                guard server.id == operation.itemId else {
+                    throw OfflineSyncError(.invalidValue, "the server item given to resolve '\(operation.itemId)' has id '\(server.id)'")
+                }
+                try transaction.upsert([server], into: operation.table, origin: .server)
+            } else {
+                try transaction.delete(ids: [operation.itemId], from: operation.table)
+            }
+        case .keepAndRetry(let item):
+            guard item.id == operation.itemId else {
+                throw OfflineSyncError(.invalidValue, "the item given to retry '\(operation.itemId)' has id '\(item.id)'")
+            }
+            var kept = operation
+            kept.version += 1
+            if operation.kind == .delete {
+                kept.item = item
+            } else {
+                try transaction.upsert([item], into: operation.table, origin: .local)
+            }
+            try transaction.upsert([kept.row()], into: SystemTables.operations, origin: .local)
+            try transaction.delete(ids: [operation.id], from: SystemTables.errors)
+            try queue.settle(kept, in: transaction)
+        }
+    }
+
+    static func tableFilter(_ table: String) -> Expression {
+        .comparison(.column(SystemTables.OperationColumn.table), .eq, .literal(.string(table)))
+    }
+}

@@ -1,0 +1,144 @@
+/// One app table seen through a ``SyncContext`` (Azure's `MSSyncTable`): reads and writes go to
+/// the local store, and every write queues the operation that will push it.
+///
+/// Each write reads the item's queued operation and writes the item and the operation in one
+/// store transaction. The queue keeps one operation per item, collapsing edits:
+///
+/// | queued \ new | insert | update | delete |
+/// |---|---|---|---|
+/// | insert | error | insert (new item) | both removed¹ |
+/// | update | error | update | delete (item kept) |
+/// | delete | error | error | error |
+///
+/// ¹ If a push already attempted the insert, the server may hold the item, so a delete is queued
+/// instead (a 404 answer counts as done) — nothing is left behind on the server.
+/// An operation being pushed is never changed: an edit made meanwhile is queued behind it.
+public struct SyncTable: Sendable {
+    /// The table name.
+    public let name: String
+    /// The context the table belongs to.
+    public let context: SyncContext
+
+    init(name: String, context: SyncContext) {
+        self.name = name
+        self.context = context
+    }
+
+    /// Inserts an item and queues its insert; an empty id is replaced by a new UUID. Returns the
+    /// item as stored. An id that already exists throws ``OfflineSyncError/Code-swift.struct/conflict``.
+    @discardableResult
+    public func insert(_ item: Item) throws -> Item {
+        try insert([item])[0]
+    }
+
+    /// Inserts items in one transaction (all or none) and queues their inserts.
+    @discardableResult
+    public func insert(_ items: [Item]) throws -> [Item] {
+        try edit(.insert, items.map { $0.id.isEmpty ? Item(id: UUIDText.random(), values: $0.values) : $0 })
+    }
+
+    /// Replaces an existing item and queues its update. System properties the item lacks
+    /// (`version` above all, the `If-Match` of the push) are kept from the stored copy.
+    /// A missing id throws ``OfflineSyncError/Code-swift.struct/conflict``.
+    public func update(_ item: Item) throws {
+        try update([item])
+    }
+
+    /// Replaces existing items in one transaction (all or none) and queues their updates.
+    public func update(_ items: [Item]) throws {
+        _ = try edit(.update, items)
+    }
+
+    /// Deletes an existing item and queues its delete (with the deleted item, whose `version` is
+    /// the `If-Match`). A missing id throws ``OfflineSyncError/Code-swift.struct/conflict``.
+    public func delete(id: String) throws {
+        try delete(ids: [id])
+    }
+
+    /// Deletes existing items in one transaction (all or none) and queues their deletes.
+    public func delete(ids: [String]) throws {
+        _ = try edit(.delete, ids.map { Item(id: $0) })
+    }
+
+    /// The local item with this id, or `nil`.
+    public func lookup(id: String) throws -> Item? {
+        try context.store.lookup(table: name, id: id)
+    }
+
+    /// Reads local items (the query's table must be this table; `nil` reads every item).
+    public func read(_ query: Query? = nil) throws -> QueryResult {
+        let query = query ?? Query(table: name)
+        guard query.table == name else {
+            throw OfflineSyncError(.invalidQuery, "a query on '\(query.table)' was given to table '\(name)'")
+        }
+        return try context.store.read(query)
+    }
+
+    /// The number of queued operations of this table.
+    public func pendingOperationCount() throws -> Int {
+        try context.pendingOperationCount(table: name)
+    }
+
+    private func edit(_ kind: OperationKind, _ items: [Item]) throws -> [Item] {
+        guard !items.isEmpty else { return [] }
+        let queue = context.queue
+        let table = name
+        return try context.store.write { transaction in
+            var sequence = try queue.reserveSequences(items.count, in: transaction)
+            let now = Timestamp.now()
+            var seen = Set<String>()
+            var written: [Item] = []
+            written.reserveCapacity(items.count)
+            for item in items {
+                guard seen.insert(item.id).inserted else {
+                    throw OfflineSyncError(.invalidOperation, "item '\(item.id)' appears twice in one \(kind.rawValue) of table '\(table)'; write it once")
+                }
+                let stored = try transaction.lookup(table: table, id: item.id)
+                switch kind {
+                case .insert:
+                    if stored != nil {
+                        throw OfflineSyncError(.conflict, "table '\(table)' already has an item with id '\(item.id)'; use update to change it")
+                    }
+                    written.append(item)
+                case .update:
+                    guard let stored else {
+                        throw OfflineSyncError(.conflict, "table '\(table)' has no item with id '\(item.id)' to update; insert it first")
+                    }
+                    var merged = item
+                    for property in [SystemProperty.version, .createdAt, .updatedAt] where merged.values[property.rawValue] == nil {
+                        merged.values[property.rawValue] = stored.values[property.rawValue]
+                    }
+                    written.append(merged)
+                case .delete:
+                    guard let stored else {
+                        throw OfflineSyncError(.conflict, "table '\(table)' has no item with id '\(item.id)' to delete")
+                    }
+                    written.append(stored)
+                }
+                try queue.enqueue(kind, table: table, itemId: item.id, deletedItem: kind == .delete ? stored : nil,
+                                  sequence: &sequence, now: now, in: transaction)
+            }
+            if kind == .delete {
+                try transaction.delete(ids: written.map(\.id), from: table)
+            } else {
+                try transaction.upsert(written, into: table, origin: .local)
+            }
+            return written
+        }
+    }
+}
+
+/// Random (version 4) UUIDs as text, without Foundation.
+enum UUIDText {
+    static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { byte -> String in
+            let text = String(byte, radix: 16, uppercase: true)
+            return byte < 16 ? "0" + text : text
+        }
+        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+    }
+}

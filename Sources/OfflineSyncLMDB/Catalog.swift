@@ -1,0 +1,140 @@
+import CLMDB
+import Foundation
+import OfflineSync
+
+/// The sub-databases of one declared index and the types of its columns.
+struct IndexLayout: Sendable {
+    let index: Index
+    let dbi: MDB_dbi
+    let columns: [(name: String, type: ColumnType)]
+
+    var firstColumn: (name: String, type: ColumnType) { columns[0] }
+
+    func key(for item: Item) -> [UInt8] {
+        IndexKey.key(for: item, columns: columns)
+    }
+}
+
+/// Where one table lives: its items sub-database, its indexes, and its column names by ordinal.
+final class TableLayout: Sendable {
+    let schema: TableSchema
+    let items: MDB_dbi
+    let indexes: [IndexLayout]
+    let columnNames: [String]
+    let ordinals: RecordCodec.ColumnOrdinals
+
+    init(schema: TableSchema, items: MDB_dbi, indexes: [IndexLayout]) {
+        self.schema = schema
+        self.items = items
+        self.indexes = indexes
+        self.columnNames = schema.columns.map(\.name)
+        self.ordinals = RecordCodec.ColumnOrdinals(columnNames)
+    }
+
+    /// The type of a column, `id` included.
+    func type(of column: String) -> ColumnType? {
+        column == "id" ? .string : schema.column(named: column)?.type
+    }
+}
+
+/// The stored schema and the sub-database handles of every table: fixed from ``LMDBStore/open(schema:)``
+/// to ``LMDBStore/close()``.
+///
+/// The layout of the environment (see the module article):
+/// - `meta`: `format` → `1`; `schema` → the ``OfflineSync/StoreSchema`` as JSON.
+/// - `items:<table>`: id (UTF-8) → record (``RecordCodec``).
+/// - `index:<table>:<index>`: ``IndexKey`` → id (UTF-8).
+final class Catalog: Sendable {
+    let schema: StoreSchema
+    private let tables: [String: TableLayout]
+
+    private init(schema: StoreSchema, tables: [String: TableLayout]) {
+        self.schema = schema
+        self.tables = tables
+    }
+
+    /// The layout of a declared table, or the core's error for an undeclared one.
+    func table(_ name: String) throws -> TableLayout {
+        if let layout = tables[name] { return layout }
+        _ = try schema.requireTable(name)
+        throw OfflineSyncError(.unknownTable, "table '\(name)' is not declared; declare it in the schema before opening the store")
+    }
+
+    static let metaDatabase = "meta"
+    private static let formatKey = Array("format".utf8)
+    private static let schemaKey = Array("schema".utf8)
+    private static let format = Array("1".utf8)
+
+    /// Reads the stored schema, widens it with `declared`, creates the sub-databases of new tables
+    /// and indexes (filling new indexes from the existing rows) and stores the widened schema.
+    /// Runs inside one write transaction.
+    static func declare(_ declared: StoreSchema, in context: TransactionContext) throws -> Catalog {
+        let meta = try context.openDatabase(metaDatabase)
+        let stored = try storedSchema(meta: meta, in: context)
+        let merged = try (stored ?? StoreSchema([])).merged(with: declared)
+        try merged.validate()
+        var tables: [String: TableLayout] = [:]
+        for table in merged.tables {
+            let items = try context.openDatabase("items:\(table.name)")
+            var indexes: [IndexLayout] = []
+            for index in table.indexes {
+                let isNew = stored?.table(named: table.name)?.indexes.contains { $0.name == index.name } != true
+                let dbi = try context.openDatabase("index:\(table.name):\(index.name)")
+                let columns = index.columns.map { name in (name: name, type: name == "id" ? ColumnType.string : table.column(named: name)?.type ?? .string) }
+                let layout = IndexLayout(index: index, dbi: dbi, columns: columns)
+                indexes.append(layout)
+                if isNew { try fill(layout, from: items, columnNames: table.columns.map(\.name), table: table.name, in: context) }
+            }
+            tables[table.name] = TableLayout(schema: table, items: items, indexes: indexes)
+        }
+        if stored != merged {
+            let text = try JSONEncoder().encode(merged)
+            try schemaKey.withUnsafeBytes { key in
+                try text.withUnsafeBytes { try context.put(meta, key, $0) }
+            }
+            try formatKey.withUnsafeBytes { key in
+                try format.withUnsafeBytes { try context.put(meta, key, $0) }
+            }
+        }
+        return Catalog(schema: merged, tables: tables)
+    }
+
+    private static func storedSchema(meta: MDB_dbi, in context: TransactionContext) throws -> StoreSchema? {
+        let version = try formatKey.withUnsafeBytes { try context.get(meta, $0).map { Array($0) } }
+        guard let version else { return nil }
+        guard version == format else {
+            throw LMDBError(.notAnEnvironment, code: 0, reason: "the store format is '\(String(decoding: version, as: UTF8.self))', this version reads format 1",
+                            operation: "reading the stored schema", path: context.path,
+                            advice: "open it with the OfflineSync version that wrote it")
+        }
+        guard let text = try schemaKey.withUnsafeBytes({ try context.get(meta, $0).map { Data($0) } }) else { return nil }
+        do {
+            return try JSONDecoder().decode(StoreSchema.self, from: text)
+        } catch {
+            throw LMDBError(.corruptRecord, code: 0, reason: "the stored schema cannot be decoded (\(error))",
+                            operation: "reading the stored schema", path: context.path,
+                            advice: "the environment was written by another program or is damaged; restore it from a copy")
+        }
+    }
+
+    /// Writes the keys of every existing row into a newly declared index.
+    private static func fill(_ index: IndexLayout, from items: MDB_dbi, columnNames: [String], table: String,
+                             in context: TransactionContext) throws {
+        try context.empty(index.dbi)
+        var rows: [Item] = []
+        try context.walk(items, .all, descending: false) { key, value in
+            let id = String(decoding: key, as: UTF8.self)
+            guard let item = RecordCodec.decode(value, id: id, columnNames: columnNames) else {
+                throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: table, path: context.path)
+            }
+            rows.append(item)
+            return true
+        }
+        for item in rows {
+            let key = index.key(for: item)
+            try key.withUnsafeBytes { key in
+                try Array(item.id.utf8).withUnsafeBytes { try context.put(index.dbi, key, $0) }
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Checks and creates the directory that holds an environment (`data.mdb` and `lock.mdb`).
+enum EnvironmentDirectory {
+    /// Creates `path` (and missing parents) when absent; refuses a file, and a non-empty
+    /// directory that holds no environment, so the store never litters a foreign directory.
+    static func prepare(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let failure = errno
+            guard failure == ENOENT else { throw LMDBError(code: failure, operation: "stat", path: path) }
+            try makeDirectories(path)
+            return
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw LMDBError(.notAnEnvironment, code: ENOTDIR, reason: "the path is a file, not an LMDB environment directory",
+                            operation: "opening the environment", path: path,
+                            advice: "give the path of a directory (new or empty); the store keeps 'data.mdb' and 'lock.mdb' inside it")
+        }
+        let entries = try names(in: path)
+        guard entries.isEmpty || entries.contains("data.mdb") || entries.contains("lock.mdb") else {
+            throw LMDBError(.notAnEnvironment, code: 0, reason: "the directory is not empty and holds no 'data.mdb'",
+                            operation: "opening the environment", path: path,
+                            advice: "point the store at a new or empty directory, or at one that holds an LMDB environment")
+        }
+    }
+
+    private static func makeDirectories(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            if mkdir(prefix, 0o755) != 0, errno != EEXIST {
+                throw LMDBError(code: errno, operation: "mkdir('\(prefix)')", path: path)
+            }
+            prefix += "/"
+        }
+    }
+
+    private static func names(in path: String) throws -> Set<String> {
+        guard let directory = opendir(path) else { throw LMDBError(code: errno, operation: "opendir", path: path) }
+        defer { closedir(directory) }
+        var names: Set<String> = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.insert(name) }
+        }
+        return names
+    }
+}

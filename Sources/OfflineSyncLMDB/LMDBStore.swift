@@ -1,0 +1,108 @@
+import OfflineSync
+import Synchronization
+
+/// A ``OfflineSync/LocalStore`` kept in an LMDB environment: a memory-mapped B+tree file with
+/// one writer at a time and lock-free readers.
+///
+/// ```swift
+/// let store = try LMDBStore(path: "/var/lib/app/store", options: .init(maximumMapSize: 1 << 30))
+/// try store.open(schema: StoreSchema([TableSchema("todo", columns: [Column("text", .string)])]))
+/// try store.upsert([Item(id: "1", values: ["text": "milk"])], into: "todo")
+/// ```
+///
+/// `path` is a directory (created when missing) holding `data.mdb` and `lock.mdb`; the `mdb_stat`
+/// and `mdb_dump` tools read it. The layout of tables, indexes and records is described in the
+/// module's documentation.
+///
+/// - Writes run one at a time on the calling thread, all-or-nothing across tables. When the map
+///   is full the store grows it and reruns the write closure from the start, so a closure must
+///   not have effects outside the transaction that cannot be repeated.
+/// - Reads run concurrently with each other and with the writer, each on a consistent snapshot.
+/// - One environment may be open once per process: a second `LMDBStore` on the same directory
+///   fails to open with ``LMDBError/Kind/alreadyOpen`` until the first is closed.
+public final class LMDBStore: LocalStore {
+    /// The environment directory.
+    public let path: String
+    /// The map-size and durability settings.
+    public let options: Options
+
+    private struct Opened {
+        let environment: LMDBEnvironment
+        let catalog: Catalog
+    }
+
+    private let state = Mutex<Opened?>(nil)
+
+    /// Creates a store for the environment in directory `path`; nothing is touched until
+    /// ``open(schema:)``. Throws when the options are inconsistent.
+    public init(path: String, options: Options = Options()) throws {
+        try options.validate(path: path)
+        self.path = path
+        self.options = options
+    }
+
+    public var info: StoreInfo {
+        var properties = [StoreInfo.Property("LMDB version", LMDBEnvironment.libraryVersion),
+                          StoreInfo.Property("durability", options.durability.rawValue),
+                          StoreInfo.Property("maximum map size", String(options.maximumMapSize))]
+        if let mapSize = state.withLock({ $0?.environment })?.mapSize {
+            properties.insert(StoreInfo.Property("map size", String(mapSize)), at: 1)
+        }
+        return StoreInfo(backend: "lmdb", location: path, properties: properties)
+    }
+
+    public var schema: StoreSchema {
+        get throws { try opened().catalog.schema }
+    }
+
+    public func open(schema: StoreSchema) throws {
+        try schema.validate()
+        try state.withLock { state in
+            guard state == nil else {
+                throw OfflineSyncError(.invalidOperation, "the LMDB store at '\(path)' is already open; close it before opening it again")
+            }
+            let environment = try LMDBEnvironment.open(path: path, options: options)
+            do {
+                let catalog = try environment.write { try Catalog.declare(schema, in: $0) }
+                state = Opened(environment: environment, catalog: catalog)
+            } catch {
+                environment.close()
+                throw error
+            }
+        }
+    }
+
+    public func read(_ query: Query) throws -> QueryResult {
+        let opened = try opened()
+        let layout = try opened.catalog.table(query.table)
+        return try opened.environment.read { try TableReader(context: $0, layout: layout).run(query) }
+    }
+
+    public func lookup(table: String, id: String) throws -> Item? {
+        let opened = try opened()
+        let layout = try opened.catalog.table(table)
+        return try opened.environment.read { try TableReader(context: $0, layout: layout).lookup(id) }
+    }
+
+    public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
+        let opened = try opened()
+        return try opened.environment.write { context in
+            let transaction = LMDBTransaction(context: context, catalog: opened.catalog)
+            defer { transaction.finish() }
+            return try body(transaction)
+        }
+    }
+
+    public func close() throws {
+        let environment = state.withLock { state in
+            defer { state = nil }
+            return state?.environment
+        }
+        environment?.close()
+    }
+
+    private func opened() throws -> Opened {
+        guard let opened = state.withLock({ $0 }) else { throw LMDBEnvironment.notOpen(path) }
+        return opened
+    }
+}

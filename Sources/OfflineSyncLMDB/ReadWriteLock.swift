@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A readers–writer lock (pthread) that prefers waiting exclusive holders, so a stream of shared
+/// holders cannot starve an exclusive one.
+///
+/// ``LMDBEnvironment`` uses one as the gate that keeps `mdb_env_set_mapsize` and `mdb_env_close`
+/// away from live transactions (transactions hold it shared), and one, only ever exclusively, as
+/// the lock that serialises writers. A pthread lock rather than `Mutex` because the value a
+/// write returns is not `Sendable` and `Mutex.withLock` demands a `sending` result.
+///
+/// `@unchecked Sendable` is safe: the lock lives at a fixed heap address for the object's life
+/// (pthread locks must not move) and every access goes through the pthread functions, which are
+/// thread-safe by definition.
+final class ReadWriteLock: @unchecked Sendable {
+    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+
+    init() {
+        lock = .allocate(capacity: 1)
+        var attributes = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attributes)
+        #if canImport(Glibc)
+        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        #endif
+        pthread_rwlock_init(lock, &attributes)
+        pthread_rwlockattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    /// Runs `body` while holding the lock shared.
+    func shared<Result>(_ body: () throws -> Result) rethrows -> Result {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
+    /// Runs `body` while holding the lock alone, or returns `nil` without running it when the
+    /// calling thread already holds the lock exclusively (which would otherwise deadlock).
+    func exclusiveIfNotHeld<Result>(_ body: () throws -> Result) rethrows -> Result? {
+        guard pthread_rwlock_wrlock(lock) == 0 else { return nil }
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
+    /// Runs `body` while holding the lock alone.
+    func exclusive<Result>(_ body: () throws -> Result) rethrows -> Result {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+}

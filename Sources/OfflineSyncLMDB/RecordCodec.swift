@@ -1,0 +1,188 @@
+import OfflineSync
+
+/// The binary encoding of a row's values: compact, exact, and independent of column order.
+///
+/// A record is a format byte (`1`) followed by one field per non-null value: the column's
+/// ordinal in the table schema (LEB128), a tag byte, and the payload:
+///
+/// | tag | value | payload |
+/// |---|---|---|
+/// | 1, 2 | `false`, `true` | none |
+/// | 3 | integer | zigzag LEB128 |
+/// | 4 | double | the 8 bytes of the IEEE 754 bit pattern, little-endian (`-0.0` kept) |
+/// | 5 | string | LEB128 byte count, UTF-8 bytes |
+/// | 6 | date | zigzag LEB128 milliseconds since 1970 |
+/// | 7 | JSON | LEB128 byte count, UTF-8 text |
+///
+/// The id is the record's key, not part of it. Ordinals are stable because a stored schema only
+/// ever appends columns (``OfflineSync/TableSchema/merged(with:)``), so old records read under a
+/// widened schema unchanged, and the new columns read as null.
+package enum RecordCodec {
+    static let formatVersion: UInt8 = 1
+
+    /// Appends the encoding of `item`'s values to `buffer` (which the caller empties); values of
+    /// columns missing from `columns` (which normalised items never have) are left out.
+    package static func encode(_ item: Item, columns: ColumnOrdinals, into buffer: inout [UInt8]) {
+        buffer.append(formatVersion)
+        for (name, value) in item.values {
+            guard let ordinal = columns.ordinal(of: name) else { continue }
+            switch value {
+            case .null:
+                continue
+            case .bool(let flag):
+                appendVarint(UInt64(ordinal), to: &buffer)
+                buffer.append(flag ? 2 : 1)
+            case .int(let number):
+                appendVarint(UInt64(ordinal), to: &buffer)
+                buffer.append(3)
+                appendVarint(zigzag(number), to: &buffer)
+            case .double(let number):
+                appendVarint(UInt64(ordinal), to: &buffer)
+                buffer.append(4)
+                withUnsafeBytes(of: number.bitPattern.littleEndian) { buffer.append(contentsOf: $0) }
+            case .string(let text):
+                appendVarint(UInt64(ordinal), to: &buffer)
+                buffer.append(5)
+                appendText(text, to: &buffer)
+            case .date(let date):
+                appendVarint(UInt64(ordinal), to: &buffer)
+                buffer.append(6)
+                appendVarint(zigzag(date.millisecondsSince1970), to: &buffer)
+            case .json(let text):
+                appendVarint(UInt64(ordinal), to: &buffer)
+                buffer.append(7)
+                appendText(text, to: &buffer)
+            }
+        }
+    }
+
+    /// Decodes a record of a table whose columns are `columnNames` (by ordinal).
+    /// Returns `nil` when the bytes are not a well-formed record.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String]) -> Item? {
+        var reader = Reader(bytes: bytes)
+        guard reader.byte() == formatVersion else { return nil }
+        var values: [String: Value] = [:]
+        values.reserveCapacity(columnNames.count)
+        while !reader.isAtEnd {
+            guard let ordinal = reader.varint(), ordinal < UInt64(columnNames.count), let tag = reader.byte() else { return nil }
+            let value: Value
+            switch tag {
+            case 1: value = .bool(false)
+            case 2: value = .bool(true)
+            case 3:
+                guard let raw = reader.varint() else { return nil }
+                value = .int(unzigzag(raw))
+            case 4:
+                guard let raw = reader.fixed64() else { return nil }
+                value = .double(Double(bitPattern: raw))
+            case 5:
+                guard let text = reader.text() else { return nil }
+                value = .string(text)
+            case 6:
+                guard let raw = reader.varint() else { return nil }
+                value = .date(Timestamp(millisecondsSince1970: unzigzag(raw)))
+            case 7:
+                guard let text = reader.text() else { return nil }
+                value = .json(text)
+            default:
+                return nil
+            }
+            values[columnNames[Int(ordinal)]] = value
+        }
+        return Item(id: id, values: values)
+    }
+
+    private static func appendText(_ text: String, to buffer: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            appendVarint(UInt64(bytes.count), to: &buffer)
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    @inline(__always)
+    static func appendVarint(_ value: UInt64, to buffer: inout [UInt8]) {
+        if value < 0x80 {
+            buffer.append(UInt8(value))
+            return
+        }
+        var rest = value
+        while rest >= 0x80 {
+            buffer.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        buffer.append(UInt8(rest))
+    }
+
+    static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+
+    static func unzigzag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
+    }
+
+    /// The ordinal of each column name, found by comparing lengths before text: cheaper than
+    /// hashing for the handful of columns a table has.
+    package struct ColumnOrdinals: Sendable {
+        let names: [String]
+        private let lengths: [Int]
+
+        /// Indexes `names` by position.
+        package init(_ names: [String]) {
+            self.names = names
+            self.lengths = names.map(\.utf8.count)
+        }
+
+        /// The position of `name`, or `nil`.
+        @inline(__always)
+        func ordinal(of name: String) -> Int? {
+            let length = name.utf8.count
+            for position in lengths.indices where lengths[position] == length && names[position] == name {
+                return position
+            }
+            return nil
+        }
+    }
+
+    /// A bounds-checked reader over a record.
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        var isAtEnd: Bool { offset >= bytes.count }
+
+        mutating func byte() -> UInt8? {
+            guard offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func varint() -> UInt64? {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while let next = byte() {
+                guard shift < 64 else { return nil }
+                result |= UInt64(next & 0x7F) << shift
+                if next < 0x80 { return result }
+                shift += 7
+            }
+            return nil
+        }
+
+        mutating func fixed64() -> UInt64? {
+            guard bytes.count - offset >= 8 else { return nil }
+            var raw: UInt64 = 0
+            withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 8])) }
+            offset += 8
+            return UInt64(littleEndian: raw)
+        }
+
+        mutating func text() -> String? {
+            guard let length = varint(), length <= UInt64(bytes.count - offset) else { return nil }
+            let start = offset
+            offset += Int(length)
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import CLMDB
+
+/// One live LMDB transaction and the byte-level operations on it.
+///
+/// A context is confined to the call that created it (never stored, never shared between
+/// threads); the buffers it hands out point into the memory map and are valid only until the
+/// transaction's next write or its end. A write context remembers whether any operation ran out
+/// of map space, so the store can grow the map and retry even if the caller swallowed the error.
+final class TransactionContext {
+    let txn: OpaquePointer
+    let path: String
+    let isWritable: Bool
+    /// Set when an operation failed with `MDB_MAP_FULL`.
+    private(set) var ranOutOfSpace = false
+
+    init(txn: OpaquePointer, path: String, isWritable: Bool) {
+        self.txn = txn
+        self.path = path
+        self.isWritable = isWritable
+    }
+
+    /// Throws an ``LMDBError`` for a non-zero return code, noting `MDB_MAP_FULL`.
+    func check(_ code: Int32, _ operation: @autoclosure () -> String) throws {
+        guard code != 0 else { return }
+        if code == MDB_MAP_FULL { ranOutOfSpace = true }
+        throw LMDBError(code: code, operation: operation(), path: path)
+    }
+
+    /// The value stored under `key`, or `nil`.
+    func get(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val()
+        let code = mdb_get(txn, dbi, &keyValue, &data)
+        if code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_get")
+        return UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)
+    }
+
+    /// Stores `value` under `key`, replacing any previous value.
+    func put(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_put(txn, dbi, &keyValue, &data, 0), "mdb_put")
+    }
+
+    /// Deletes `key`; `false` when it was not there.
+    @discardableResult
+    func delete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) throws -> Bool {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let code = mdb_del(txn, dbi, &keyValue, nil)
+        if code == MDB_NOTFOUND { return false }
+        try check(code, "mdb_del")
+        return true
+    }
+
+    /// The number of entries in a sub-database.
+    func entryCount(_ dbi: MDB_dbi) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(txn, dbi, &stat), "mdb_stat")
+        return stat.ms_entries
+    }
+
+    /// Opens the named sub-database, creating it when it does not exist.
+    func openDatabase(_ name: String) throws -> MDB_dbi {
+        var dbi: MDB_dbi = 0
+        try check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi), "mdb_dbi_open('\(name)')")
+        return dbi
+    }
+
+    /// Deletes every entry of a sub-database, keeping it.
+    func empty(_ dbi: MDB_dbi) throws {
+        try check(mdb_drop(txn, dbi, 0), "mdb_drop")
+    }
+
+    /// Walks the keys of `dbi` from `range`'s start towards its end (see ``KeyRange``), calling
+    /// `body` with each key and value until it returns `false` or the range ends.
+    func walk(_ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val(), data = MDB_val()
+        var code = try position(cursor, &key, &data, range, descending: descending)
+        let step = descending ? MDB_PREV : MDB_NEXT
+        while code == 0 {
+            let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
+            guard range.contains(keyBytes, comingFromStart: !descending) else { return }
+            guard try body(keyBytes, UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)) else { return }
+            code = mdb_cursor_get(cursor, &key, &data, step)
+        }
+        if code != MDB_NOTFOUND { try check(code, "mdb_cursor_get") }
+    }
+
+    private func position(_ cursor: OpaquePointer?, _ key: inout MDB_val, _ data: inout MDB_val,
+                          _ range: KeyRange, descending: Bool) throws -> Int32 {
+        if !descending {
+            guard let lower = range.lower else { return mdb_cursor_get(cursor, &key, &data, MDB_FIRST) }
+            return lower.withUnsafeBytes { bytes in
+                key = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+                return mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
+            }
+        }
+        guard let after = range.upper.flatMap(KeyRange.successor) else {
+            return mdb_cursor_get(cursor, &key, &data, MDB_LAST)
+        }
+        let code = after.withUnsafeBytes { bytes in
+            key = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            return mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)
+        }
+        if code == MDB_NOTFOUND { return mdb_cursor_get(cursor, &key, &data, MDB_LAST) }
+        if code != 0 { return code }
+        return mdb_cursor_get(cursor, &key, &data, MDB_PREV)
+    }
+}
+
+/// A range of keys for a cursor walk: from `lower` (inclusive) to every key whose first
+/// `upper.count` bytes are at most `upper` (a prefix-inclusive end), either bound open when `nil`.
+///
+/// Prefix-inclusive ends make truncated bounds safe: a bound cut to the key-size limit still
+/// includes every key it should (the query evaluator removes the extra ones afterwards).
+struct KeyRange {
+    var lower: [UInt8]?
+    var upper: [UInt8]?
+
+    static let all = KeyRange(lower: nil, upper: nil)
+
+    /// `true` while a walk has not passed the end it is moving towards.
+    func contains(_ key: UnsafeRawBufferPointer, comingFromStart: Bool) -> Bool {
+        if comingFromStart {
+            guard let upper else { return true }
+            return KeyRange.compare(UnsafeRawBufferPointer(rebasing: key.prefix(upper.count)), upper) <= 0
+        }
+        guard let lower else { return true }
+        return KeyRange.compare(key, lower) >= 0
+    }
+
+    /// The smallest key greater than every key starting with `prefix`, or `nil` if none exists.
+    static func successor(_ prefix: [UInt8]) -> [UInt8]? {
+        var bytes = prefix
+        while let last = bytes.last {
+            if last < 0xFF {
+                bytes[bytes.count - 1] = last + 1
+                return bytes
+            }
+            bytes.removeLast()
+        }
+        return nil
+    }
+
+    /// Lexicographic byte comparison (LMDB's default key order).
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+        b.withUnsafeBytes { b in
+            let common = min(a.count, b.count)
+            if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+                let result = memcmp(x, y, common)
+                if result != 0 { return result < 0 ? -1 : 1 }
+            }
+            return a.count < b.count ? -1 : (a.count > b.count ? 1 : 0)
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
