@@ -79,7 +79,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         case nil:
             break
         }
-        try execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        try execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -16384")
         try execute("SELECT count(*) FROM sqlite_master")
     }
 
