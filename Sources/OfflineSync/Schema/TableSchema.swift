@@ -170,12 +170,16 @@ public struct TableSchema: Sendable, Hashable, Codable {
     }
 
     /// `true` when every value is non-null, in a declared column, and exactly of its column's type
-    /// (finite for doubles): then ``normalize(_:origin:)`` would rebuild the same item, so the
-    /// bulk-write path skips the copy.
+    /// (finite for doubles, within years 1 to 9999 for dates): then ``normalize(_:origin:)`` would
+    /// rebuild the same item, so the bulk-write path skips the copy.
     private func isAlreadyNormal(_ item: Item) -> Bool {
         for (key, value) in item.values {
             guard let column = column(named: key), value.type == column.type else { return false }
-            if case .double(let number) = value, !number.isFinite { return false }
+            switch value {
+            case .double(let number) where !number.isFinite: return false
+            case .date(let date) where date < .minimum || date > .maximum: return false
+            default: continue
+            }
         }
         return true
     }

@@ -43,9 +43,12 @@ extension SyncContext {
                 throw abort(.abortedByStore, error)
             }
             if batch.isEmpty { break }
-            for queued in batch {
+            for (index, queued) in batch.enumerated() {
                 after = queued.sequence
                 if Task.isCancelled { throw abort(.cancelled, CancellationError()) }
+                if index % SyncContext.attemptedChunk == 0 {
+                    do { try markAttempted(batch[index..<min(batch.count, index + SyncContext.attemptedChunk)]) } catch { throw abort(.abortedByStore, error) }
+                }
                 let started: (operation: QueuedOperation, item: Item?)?
                 do {
                     started = try begin(queued)
@@ -98,7 +101,27 @@ extension SyncContext {
         return result
     }
 
-    /// Re-reads the operation and its item, marks it attempted and in flight, in one transaction.
+    /// How many operations are marked attempted in one transaction just before they are sent.
+    static let attemptedChunk = 64
+
+    /// Marks the next operations attempted in one transaction, so that sending each one needs
+    /// no write of its own. Marking early is on the safe side: an attempted insert followed by a
+    /// local delete queues a delete (answered 404 if the insert never arrived) instead of
+    /// vanishing.
+    private func markAttempted(_ operations: ArraySlice<QueuedOperation>) throws {
+        guard operations.contains(where: { $0.state == .pending }) else { return }
+        try store.write { transaction in
+            for queued in operations where queued.state == .pending {
+                guard var operation = try queue.operation(table: queued.table, itemId: queued.itemId, slot: .primary, in: transaction),
+                      operation.id == queued.id, operation.sequence == queued.sequence, operation.state == .pending else { continue }
+                operation.state = .attempted
+                try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
+            }
+        }
+    }
+
+    /// Re-reads the operation and its item and marks it in flight (and attempted, if it is not
+    /// yet), in one transaction.
     private func begin(_ queued: QueuedOperation) throws -> (QueuedOperation, Item?)? {
         try store.write { transaction in
             guard var operation = try queue.operation(table: queued.table, itemId: queued.itemId, slot: .primary, in: transaction),
