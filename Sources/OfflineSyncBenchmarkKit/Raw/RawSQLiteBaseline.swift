@@ -3,7 +3,8 @@ import OfflineSyncSQLite
 
 /// The raw SQL baseline: prepared statements on libsqlite3, or on the dlopen'ed libsqlcipher.
 ///
-/// One connection, WAL, prepared statements reused across rows, values bound with
+/// The same layout and settings as the SQL stores (a `WITHOUT ROWID` table keyed by `id`, WAL,
+/// a 16 MiB page cache), one connection, prepared statements reused across rows, values bound with
 /// `SQLITE_TRANSIENT` (as GRDB does), results decoded column by column into ``BenchmarkRecord``.
 /// The C functions are called through the SQL engine's function table (`SQLiteAPI`), filled from
 /// the linked libsqlite3 or from SQLCipher loaded with `dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)`
@@ -52,7 +53,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         try open()
         try execute("""
             CREATE TABLE item (id TEXT PRIMARY KEY NOT NULL, title TEXT, quantity INTEGER, price REAL,
-              done INTEGER, due INTEGER, createdAt INTEGER, updatedAt INTEGER, version TEXT, deleted INTEGER);
+              done INTEGER, due INTEGER, createdAt INTEGER, updatedAt INTEGER, version TEXT, deleted INTEGER) WITHOUT ROWID;
             CREATE TABLE queue (seq INTEGER PRIMARY KEY, tableName TEXT NOT NULL, itemId TEXT NOT NULL, kind INTEGER NOT NULL);
             """)
         if indexed {
