@@ -40,6 +40,9 @@ extension LMDBStore {
     /// when the machine itself goes down before the page cache is written back. In every mode
     /// the data file stays consistent (LMDB never overwrites live pages); what can be lost is the
     /// most recent transactions. ``LMDBStore/close()`` flushes everything in every mode.
+    ///
+    /// The raw values are the `sync` option of an `lmdb:` store configuration: `full`, `meta`,
+    /// `none`.
     public enum Durability: String, Sendable, Hashable, CaseIterable {
         /// Every commit waits for its data and meta pages to reach the disk (`fsync`). An
         /// acknowledged write survives a power loss. The slowest mode: one or two disk flushes
@@ -48,11 +51,11 @@ extension LMDBStore {
         /// `MDB_NOMETASYNC`: data pages are flushed on commit but the meta page that makes the
         /// commit current is flushed by the next commit. A system crash may undo the last
         /// transaction; the store stays consistent. About one flush per commit instead of two.
-        case noMetaSync
+        case noMetaSync = "meta"
         /// `MDB_NOSYNC`: nothing is flushed on commit; the operating system writes pages back
         /// when it chooses. A system crash may undo the transactions of the last few seconds
         /// (consistency relies on the file system keeping write order, as ext4 with its default
         /// `data=ordered` does). Commits cost microseconds; use for caches and bulk imports.
-        case noSync
+        case noSync = "none"
     }
 }

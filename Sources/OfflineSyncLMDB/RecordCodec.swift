@@ -56,15 +56,20 @@ package enum RecordCodec {
         }
     }
 
-    /// Decodes a record of a table whose columns are `columnNames` (by ordinal).
-    /// Returns `nil` when the bytes are not a well-formed record.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String]) -> Item? {
+    /// Decodes a record of a table whose columns are `columnNames` (by ordinal), keeping only the
+    /// ordinals marked in `only` when it is given. Returns `nil` when the bytes are not a
+    /// well-formed record.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String], only: [Bool]? = nil) -> Item? {
         var reader = Reader(bytes: bytes)
         guard reader.byte() == formatVersion else { return nil }
         var values: [String: Value] = [:]
         values.reserveCapacity(columnNames.count)
         while !reader.isAtEnd {
             guard let ordinal = reader.varint(), ordinal < UInt64(columnNames.count), let tag = reader.byte() else { return nil }
+            if let only, !only[Int(ordinal)] {
+                guard reader.skip(tag: tag) else { return nil }
+                continue
+            }
             let value: Value
             switch tag {
             case 1: value = .bool(false)
@@ -168,6 +173,20 @@ package enum RecordCodec {
                 shift += 7
             }
             return nil
+        }
+
+        /// Moves past the payload of a field with this tag; `false` when it is malformed.
+        mutating func skip(tag: UInt8) -> Bool {
+            switch tag {
+            case 1, 2: return true
+            case 3, 6: return varint() != nil
+            case 4: return fixed64() != nil
+            case 5, 7:
+                guard let length = varint(), length <= UInt64(bytes.count - offset) else { return false }
+                offset += Int(length)
+                return true
+            default: return false
+            }
         }
 
         mutating func fixed64() -> UInt64? {

@@ -8,11 +8,14 @@ struct TableReader {
 
     /// The row with this id, or `nil`.
     func lookup(_ id: String) throws -> Item? {
+        try record(of: id).map { try decode(id: id, record: $0) }
+    }
+
+    /// The stored record of this id, or `nil`; valid until the transaction's next write.
+    private func record(of id: String) throws -> UnsafeRawBufferPointer? {
         let bytes = Array(id.utf8)
         guard (1...QueryPlan.maximumIdBytes).contains(bytes.count) else { return nil }
-        return try bytes.withUnsafeBytes { key in
-            try context.get(layout.items, key).map { try decode(id: id, record: $0) }
-        }
+        return try bytes.withUnsafeBytes { try context.get(layout.items, $0) }
     }
 
     /// Answers `query` exactly as ``OfflineSync/QueryEvaluator/run(over:)`` would over the table.
@@ -30,9 +33,17 @@ struct TableReader {
         var matches: [Item] = []
         var matchCount = 0
         var lastTie: [UInt8]?
-        try candidates(plan, wantTies: stopsEarly) { item, tie in
+        let prefilter = prefilterColumns(query.filter)
+        try candidates(plan, wantTies: stopsEarly) { id, record, tie in
             if stopsEarly, let wanted, matches.count >= wanted, tie != lastTie { return false }
-            guard evaluator.matches(item) else { return true }
+            if let prefilter {
+                guard let partial = RecordCodec.decode(record, id: id, columnNames: layout.columnNames, only: prefilter) else {
+                    throw corrupt(id)
+                }
+                guard evaluator.matches(partial) else { return true }
+            }
+            let item = try decode(id: id, record: record)
+            guard prefilter != nil || evaluator.matches(item) else { return true }
             matchCount += 1
             lastTie = tie
             if let bound {
@@ -67,19 +78,46 @@ struct TableReader {
         rows.insert(item, at: low)
     }
 
-    /// Calls `body` with each candidate row of `plan` (and, with `wantTies`, the key bytes that
-    /// equal rows of the first sort key share) until it returns `false`.
-    private func candidates(_ plan: QueryPlan, wantTies: Bool, _ body: (Item, [UInt8]?) throws -> Bool) throws {
+    /// The columns to decode first to evaluate the filter, when that is fewer than all of them:
+    /// a row the filter rejects then costs only the decoding of the columns it reads.
+    private func prefilterColumns(_ filter: Expression?) -> [Bool]? {
+        guard let filter else { return nil }
+        var names: Set<String> = []
+        TableReader.collectColumns(of: filter, into: &names)
+        let wanted = layout.columnNames.map(names.contains)
+        return wanted.allSatisfy { $0 } ? nil : wanted
+    }
+
+    private static func collectColumns(of expression: Expression, into names: inout Set<String>) {
+        switch expression {
+        case .literal:
+            return
+        case .column(let name):
+            names.insert(name)
+        case .not(let operand), .isIn(let operand, _):
+            collectColumns(of: operand, into: &names)
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs):
+            collectColumns(of: lhs, into: &names)
+            collectColumns(of: rhs, into: &names)
+        case .function(_, let arguments):
+            for argument in arguments { collectColumns(of: argument, into: &names) }
+        }
+    }
+
+    /// Calls `body` with the id and record of each candidate row of `plan` (and, with
+    /// `wantTies`, the key bytes that equal rows of the first sort key share) until it returns
+    /// `false`.
+    private func candidates(_ plan: QueryPlan, wantTies: Bool,
+                            _ body: (String, UnsafeRawBufferPointer, [UInt8]?) throws -> Bool) throws {
         switch plan.access {
         case .ids(let ids):
             for id in ids {
-                guard let item = try lookup(id) else { continue }
-                guard try body(item, nil) else { return }
+                guard let record = try record(of: id) else { continue }
+                guard try body(id, record, nil) else { return }
             }
         case .primary(let range):
             try context.walk(layout.items, range, descending: plan.descending) { key, record in
-                let item = try decode(id: String(decoding: key, as: UTF8.self), record: record)
-                return try body(item, wantTies ? Array(key) : nil)
+                try body(String(decoding: key, as: UTF8.self), record, wantTies ? Array(key) : nil)
             }
         case .index(let index, let ranges):
             var seen: Set<String> = []
@@ -92,7 +130,7 @@ struct TableReader {
                         throw LMDBError.corrupt("index '\(index.index.name)' lists id '\(id)', which has no row", table: layout.schema.name, path: context.path)
                     }
                     let tie = wantTies ? Array(key.prefix(IndexKey.firstComponentLength(key, valueLength: key.count - value.count, type: index.firstColumn.type))) : nil
-                    more = try body(try decode(id: id, record: record), tie)
+                    more = try body(id, record, tie)
                     return more
                 }
                 if !more { return }
@@ -101,9 +139,11 @@ struct TableReader {
     }
 
     private func decode(id: String, record: UnsafeRawBufferPointer) throws -> Item {
-        guard let item = RecordCodec.decode(record, id: id, columnNames: layout.columnNames) else {
-            throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: layout.schema.name, path: context.path)
-        }
+        guard let item = RecordCodec.decode(record, id: id, columnNames: layout.columnNames) else { throw corrupt(id) }
         return item
+    }
+
+    private func corrupt(_ id: String) -> LMDBError {
+        LMDBError.corrupt("the record of id '\(id)' is malformed", table: layout.schema.name, path: context.path)
     }
 }

@@ -94,7 +94,7 @@ final class TransactionContext {
     private func position(_ cursor: OpaquePointer?, _ key: inout MDB_val, _ data: inout MDB_val,
                           _ range: KeyRange, descending: Bool) throws -> Int32 {
         if !descending {
-            guard let lower = range.lower else { return mdb_cursor_get(cursor, &key, &data, MDB_FIRST) }
+            guard let lower = range.lower, !lower.isEmpty else { return mdb_cursor_get(cursor, &key, &data, MDB_FIRST) }
             return lower.withUnsafeBytes { bytes in
                 key = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
                 return mdb_cursor_get(cursor, &key, &data, MDB_SET_RANGE)

@@ -30,6 +30,36 @@ import Testing
         #expect(mapSize > 64 << 10)
     }
 
+    @Test func readersKeepReadingConsistentSnapshotsWhileWritesGrowTheMap() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try openStore(StoreSchema([indexedNotes]), in: directory,
+                                  options: .init(initialMapSize: 64 << 10, durability: .noSync))
+        defer { try? store.close() }
+        let batches = 20, batchSize = 500
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for batch in 0..<batches {
+                    try store.upsert(self.fiveColumnItems(batch * batchSize..<(batch + 1) * batchSize), into: "notes")
+                }
+            }
+            for _ in 0..<3 {
+                group.addTask {
+                    var last = 0
+                    while last < batches * batchSize {
+                        try Task.checkCancellation()
+                        let count = try store.count("notes")
+                        #expect(count % batchSize == 0 && count >= last, "a reader saw \(count) rows after \(last)")
+                        last = count
+                        await Task.yield()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.count("notes") == batches * batchSize)
+    }
+
     @Test func theMaximumMapSizeStopsAWriteAndLeavesTheStoreIntact() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

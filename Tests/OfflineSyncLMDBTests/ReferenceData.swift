@@ -53,6 +53,7 @@ enum ReferenceData {
         .and(cmp("done", .eq, false), cmp("title", .eq, .string(longTitle + "1"))), .and(cmp("done", .eq, true), .isIn(.column("title"), ["a", "b"])),
         cmp("id", .eq, "n5"), .isIn(.column("id"), ["n1", "n7", "n1", "missing", "é-50"]),
         .and(cmp("id", .ge, "n3"), cmp("id", .lt, "n5")), cmp("id", .gt, "n9"), cmp("id", .le, "n10"),
+        cmp("id", .ge, ""), cmp("id", .gt, ""), cmp("id", .lt, ""), cmp("title", .ge, ""), cmp("title", .le, ""),
         .or(cmp("rank", .eq, 1), cmp("title", .eq, "b")),
         cmp("tags", .eq, .json("[1,2]")),
         .comparison(.function(.length, [.column("title")]), .gt, .literal(3)),

@@ -1,5 +1,6 @@
 import Testing
 @testable import OfflineSync
+@testable import OfflineSyncConformance
 
 private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
@@ -55,12 +56,21 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func writesDoublesThatReadBackBitExactly() throws {
-        var random = SeededGenerator(seed: 42)
+        var random = SeededRandom(seed: 42)
         for _ in 0..<20_000 {
             let number = Double(bitPattern: random.next())
             guard number.isFinite else { continue }
             let decoded = try JSONCodec.decodeValue(try JSONCodec.encode(.double(number)))
             #expect(decoded == .double(number), "\(number)")
+        }
+    }
+
+    @Test func readsBackSpecialCharactersAtEveryPositionOfAString() throws {
+        for special in ["\"", "\\", "\n", "\u{1F}", "\u{7F}", "é", "👋", "\u{0}"] {
+            for position in 0..<20 {
+                let string = String(repeating: "a", count: position) + special + String(repeating: "b", count: 11)
+                #expect(try JSONCodec.decodeValue(try JSONCodec.encode(.string(string))) == .string(string), "\(position)")
+            }
         }
     }
 
@@ -70,7 +80,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func readsDecimalTextAsTheCorrectlyRoundedDouble() throws {
-        var random = SeededGenerator(seed: 5)
+        var random = SeededRandom(seed: 5)
         for _ in 0..<20_000 {
             let digits = String(UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random))
             let point = Int.random(in: 0...digits.count, using: &random)
@@ -140,6 +150,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
         #expect(item["tags"] == .json(#"[1,"xé/",{"k":null},2.50e1]"#))
         #expect(try value(" [ ] ") == .json("[]"))
         #expect(try value("{\"a\":\"\\u0001\"}") == .json(#"{"a":"\u0001"}"#))
+        #expect(try value("[1e999, -0, 12345678901234567890123]") == .json("[1e999,-0,12345678901234567890123]"))
     }
 
     @Test func readsSystemDatesAsDatesAndOtherTextAsStrings() throws {
@@ -153,6 +164,24 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     @Test func readsSystemDatesWrittenWithEscapes() throws {
         let item = try JSONCodec.decodeItem(Array(#"{"id":"a","updatedAt":"2026-11-22T00:04:39.354\u005a"}"#.utf8))
         #expect(item.updatedAt == Timestamp(iso8601: "2026-11-22T00:04:39.354Z"))
+    }
+
+    @Test func readsItemsWhoseMembersChangeOrderAndName() throws {
+        let json = #"[{"id":"a","x":1,"y":2},{"y":3,"id":"b","x":4},{"id":"c","":5,"z":6},{"x":7,"id":"d"}]"#
+        let items = try JSONCodec.decodeItems(Array(json.utf8))
+        #expect(items == [Item(id: "a", values: ["x": 1, "y": 2]), Item(id: "b", values: ["x": 4, "y": 3]),
+                          Item(id: "c", values: ["": 5, "z": 6]), Item(id: "d", values: ["x": 7])])
+    }
+
+    @Test func readsPagesWithMoreDistinctMemberNamesThanItRemembers() throws {
+        let count = JSONMemberNames.capacity * 2
+        let items = (0..<count).map { Item(id: "i\($0)", values: ["c\($0)": .int(Int64($0)), "shared": "s"]) }
+        #expect(try JSONCodec.decodeItems(try JSONCodec.encode(items)) == items)
+    }
+
+    @Test func treatsEscapedAndPlainSpellingsOfANameAsTheSameMember() {
+        expectFailure(failure(#"{"id":"a","text":1,"te\u0078t":2}"#), .invalidValue, offset: 19)
+        expectFailure(failure(#"{"\u0069d":"a","id":"b"}"#), .invalidValue, offset: 15)
     }
 
     @Test func keepsNullMembers() throws {
@@ -270,7 +299,7 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func randomAndTruncatedBytesOnlyDecodeOrThrowOfflineSyncErrors() throws {
-        var random = SeededGenerator(seed: 11)
+        var random = SeededRandom(seed: 11)
         let valid = try JSONCodec.encode([JSONCodecRoundTripTests.everyValue, Item(id: "b", values: ["x": 1])])
         let alphabet = Array(#"{}[]:,"\u0aeE+-.1290 tfnrul"#.utf8) + [0x00, 0x0A, 0xC3, 0xA9, 0xF0, 0x9F, 0xED, 0xFF]
         for round in 0..<5_000 {

@@ -154,34 +154,27 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// - `null` values are removed: an absent column and a null column are the same.
     public func normalize(_ item: Item, origin: WriteOrigin) throws -> Item {
         try TableSchema.validateId(item.id, table: name)
-        if isAlreadyNormal(item) { return item }
-        var values: [String: Value] = [:]
-        values.reserveCapacity(item.values.count)
+        // Every value is checked; the item is copied only when a value is converted or dropped,
+        // so the common case (values already of their columns' types) costs no allocation.
+        var conversions: [(key: String, value: Value)] = []
+        var removals: [String] = []
         for (key, value) in item.values {
-            if value.isNull { continue }
-            guard let column = column(named: key) else {
-                if key == "id" { continue }
-                if origin == .server { continue }
+            if !value.isNull, let column = column(named: key) {
+                if let converted = try TableSchema.converted(value, to: column.type, table: name, column: key, id: item.id) {
+                    conversions.append((key, converted))
+                }
+                continue
+            }
+            guard value.isNull || key == "id" || origin == .server else {
                 throw OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(key)' (item '\(item.id)'); declare it in the table schema before writing it")
             }
-            values[key] = try TableSchema.convert(value, to: column.type, table: name, column: key, id: item.id)
+            removals.append(key)
         }
+        if conversions.isEmpty && removals.isEmpty { return item }
+        var values = item.values
+        for key in removals { values[key] = nil }
+        for conversion in conversions { values[conversion.key] = conversion.value }
         return Item(id: item.id, values: values)
-    }
-
-    /// `true` when every value is non-null, in a declared column, and exactly of its column's type
-    /// (finite for doubles, within years 1 to 9999 for dates): then ``normalize(_:origin:)`` would
-    /// rebuild the same item, so the bulk-write path skips the copy.
-    private func isAlreadyNormal(_ item: Item) -> Bool {
-        for (key, value) in item.values {
-            guard let column = column(named: key), value.type == column.type else { return false }
-            switch value {
-            case .double(let number) where !number.isFinite: return false
-            case .date(let date) where date < .minimum || date > .maximum: return false
-            default: continue
-            }
-        }
-        return true
     }
 
     /// The longest accepted id, in UTF-8 bytes.
@@ -196,28 +189,31 @@ public struct TableSchema: Sendable, Hashable, Codable {
         guard length <= maximumIdLength else {
             throw OfflineSyncError(.invalidValue, "table '\(table)': id '\(id.prefix(32))…' is \(length) bytes long; the limit is \(maximumIdLength)")
         }
-        guard !id.utf8.contains(0) else {
+        let hasNUL = id.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? id.utf8.contains(0)
+        guard !hasNUL else {
             throw OfflineSyncError(.invalidValue, "table '\(table)': id '\(id.replacingNUL)' contains the character U+0000, which ids may not contain")
         }
     }
 
-    static func convert(_ value: Value, to type: ColumnType, table: String, column: String, id: String) throws -> Value {
+    /// The value to store for `value` in a column of `type`: `nil` when it is stored as it is,
+    /// the converted value otherwise; throws when it does not fit.
+    static func converted(_ value: Value, to type: ColumnType, table: String, column: String, id: String) throws -> Value? {
         func mismatch() -> OfflineSyncError {
             OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has \(value.type?.rawValue ?? "null") value \(value)")
         }
         switch (type, value) {
         case (.bool, .bool), (.integer, .int), (.string, .string), (.json, .json):
-            return value
+            return nil
         case (.date, .date(let date)):
             guard date >= .minimum, date <= .maximum else {
                 throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry")
             }
-            return value
+            return nil
         case (.double, .double(let number)):
             guard number.isFinite else {
                 throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds \(number); only finite doubles can be stored")
             }
-            return value
+            return nil
         case (.double, .int(let number)):
             return .double(Double(number))
         case (.integer, .double(let number)):

@@ -11,8 +11,8 @@ struct JSONReader {
     var index = 0
     /// Decoded bytes of a string with escapes, reused between strings.
     var scratch: [UInt8] = []
-    /// Columns of the previous item, to size the next item's dictionary.
-    var expectedColumns = 8
+    /// The number of columns of the previous item, to size the next one's dictionary.
+    var expectedColumns = 0
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -155,9 +155,8 @@ struct JSONReader {
         case UInt8(ascii: "\""):
             JSONWriter.appendString(try readString(), to: &text)
         case UInt8(ascii: "-"), 48...57:
-            let start = index
-            _ = try readNumber()
-            text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            let number = try scanNumber()
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[number.start..<index]))
         default:
             let start = index
             _ = try readValue()
@@ -173,39 +172,63 @@ struct JSONReader {
         return value
     }
 
+    /// A number as read: its decimal digits as an integer (while they fit) and a power of ten.
+    struct ScannedNumber {
+        var start: Int
+        var negative: Bool
+        var mantissa: UInt64
+        var mantissaOverflow: Bool
+        var isInteger: Bool
+        var exponent10: Int
+    }
+
     /// Reads a number: an integer that fits `Int64` becomes ``Value/int(_:)``, anything else a
     /// correctly rounded ``Value/double(_:)``.
     mutating func readNumber() throws -> Value {
+        let number = try scanNumber()
+        if number.isInteger, !number.mantissaOverflow {
+            let mantissa = number.mantissa
+            if number.negative, mantissa <= UInt64(Int64.max) + 1 { return .int(Int64(truncatingIfNeeded: 0 &- mantissa)) }
+            if !number.negative, mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
+        }
+        let exponent10 = number.exponent10
+        if !number.mantissaOverflow, number.mantissa <= 1 << 53, exponent10 >= -22, exponent10 <= 22 {
+            let magnitude = exponent10 < 0 ? Double(number.mantissa) / JSONReader.powersOfTen[-exponent10]
+                                           : Double(number.mantissa) * JSONReader.powersOfTen[exponent10]
+            return .double(number.negative ? -magnitude : magnitude)
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[number.start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
+            throw shapeError("the number \(text) is beyond the range of a double", at: number.start)
+        }
+        return .double(value)
+    }
+
+    /// Reads the text of a number, checking the JSON grammar.
+    mutating func scanNumber() throws -> ScannedNumber {
         let start = index
         let negative = bytes[index] == UInt8(ascii: "-")
         if negative { index += 1 }
         var mantissa: UInt64 = 0
         var mantissaOverflow = false
-        func digit(at offset: Int) -> UInt64? {
-            guard offset < bytes.count else { return nil }
-            let byte = bytes[offset]
-            return byte >= 48 && byte <= 57 ? UInt64(byte - 48) : nil
+        guard index < bytes.count, bytes[index] &- 48 <= 9 else { throw expected("a digit") }
+        let leadingZero = bytes[index] == UInt8(ascii: "0")
+        var integerDigits = 0
+        while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
+            if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa &* 10 &+ UInt64(digit) } else { mantissaOverflow = true }
+            integerDigits += 1
+            index += 1
         }
-        func accumulate(_ value: UInt64) {
-            if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa * 10 + value } else { mantissaOverflow = true }
-        }
-        guard let firstDigit = digit(at: index) else { throw expected("a digit") }
-        index += 1
-        accumulate(firstDigit)
-        if firstDigit != 0 {
-            while let value = digit(at: index) { accumulate(value); index += 1 }
-        } else if digit(at: index) != nil {
-            throw syntaxError("a number may not have a leading zero", at: start)
-        }
+        if leadingZero, integerDigits > 1 { throw syntaxError("a number may not have a leading zero", at: start) }
         var fractionDigits = 0
         var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             isInteger = false
-            guard digit(at: index) != nil else { throw expected("a digit after '.'") }
-            while let value = digit(at: index) {
+            guard index < bytes.count, bytes[index] &- 48 <= 9 else { throw expected("a digit after '.'") }
+            while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
+                if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa &* 10 &+ UInt64(digit) } else { mantissaOverflow = true }
                 fractionDigits += 1
-                accumulate(value)
                 index += 1
             }
         }
@@ -218,59 +241,84 @@ struct JSONReader {
                 exponentNegative = bytes[index] == UInt8(ascii: "-")
                 index += 1
             }
-            guard digit(at: index) != nil else { throw expected("a digit in the exponent") }
-            while let value = digit(at: index) {
-                if exponent < 100_000 { exponent = exponent * 10 + Int(value) }
+            guard index < bytes.count, bytes[index] &- 48 <= 9 else { throw expected("a digit in the exponent") }
+            while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
+                if exponent < 100_000 { exponent = exponent * 10 + Int(digit) }
                 index += 1
             }
             if exponentNegative { exponent = -exponent }
         }
-        if isInteger, !mantissaOverflow {
-            if negative, mantissa <= UInt64(Int64.max) + 1 { return .int(Int64(truncatingIfNeeded: 0 &- mantissa)) }
-            if !negative, mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
-        }
-        let exponent10 = exponent - fractionDigits
-        if !mantissaOverflow, mantissa <= 1 << 53, (-22...22).contains(exponent10) {
-            let magnitude = exponent10 < 0 ? Double(mantissa) / JSONReader.powersOfTen[-exponent10]
-                                           : Double(mantissa) * JSONReader.powersOfTen[exponent10]
-            return .double(negative ? -magnitude : magnitude)
-        }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(text), value.isFinite else {
-            throw shapeError("the number \(text) is beyond the range of a double", at: start)
-        }
-        return .double(value)
+        return ScannedNumber(start: start, negative: negative, mantissa: mantissa, mantissaOverflow: mantissaOverflow,
+                             isInteger: isInteger, exponent10: exponent - fractionDigits)
     }
 
     // MARK: - Strings
 
-    /// Reads a string at the current position (the opening quote).
-    mutating func readString() throws -> String {
-        try withStringBytes { String(decoding: $0, as: UTF8.self) }
+    /// Where the content of a string just read is: in the input, or in ``scratch`` when it had
+    /// escapes.
+    enum StringContent {
+        case input(Range<Int>)
+        case scratch
     }
 
-    /// Reads a string and hands its validated, unescaped UTF-8 bytes to `body`.
-    mutating func withStringBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+    /// Reads a string at the current position (the opening quote).
+    mutating func readString() throws -> String {
+        let content = try scanString()
+        return withBytes(of: content) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The validated, unescaped UTF-8 bytes of a string read by ``scanString()``.
+    func withBytes<T>(of content: StringContent, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        switch content {
+        case .input(let range): return try body(UnsafeBufferPointer(rebasing: bytes[range]))
+        case .scratch: return try scratch.withUnsafeBufferPointer(body)
+        }
+    }
+
+    /// Reads a string at the current position (the opening quote), validating its UTF-8 and
+    /// decoding its escapes.
+    mutating func scanString() throws -> StringContent {
         let quote = index
         index += 1
         let start = index
         while index < bytes.count {
+            if index + 8 <= bytes.count {
+                let special = JSONReader.specialBytes(bytes, at: index)
+                if special == 0 {
+                    index += 8
+                    continue
+                }
+                index += special.trailingZeroBitCount >> 3
+            }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let content = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                return try body(content)
+                return .input(start..<index - 1)
             }
             if byte == UInt8(ascii: "\\") {
                 scratch.removeAll(keepingCapacity: true)
                 scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
                 try readEscapedRest(openedAt: quote)
-                return try scratch.withUnsafeBufferPointer(body)
+                return .scratch
             }
             if byte < 0x20 { throw controlCharacter(byte) }
             if byte < 0x80 { index += 1 } else { index += try utf8SequenceLength(at: index) }
         }
         throw syntaxError("unterminated string", at: quote)
+    }
+
+    /// A mask with the high bit set in the lowest of the 8 bytes at `offset` that a string scan
+    /// must look at (non-ASCII, a control character, `"` or `\`), 0 when there is none. Higher
+    /// bits may be set spuriously; only the lowest one is exact.
+    @inline(__always)
+    static func specialBytes(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int) -> UInt64 {
+        let word = UInt64(littleEndian: UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self))
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let control = (word &- ones &* 0x20) & ~word
+        return (control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word) & highs
     }
 
     private func controlCharacter(_ byte: UInt8) -> OfflineSyncError {
@@ -401,6 +449,17 @@ struct JSONReader {
 
     // MARK: - Items
 
+    /// The member names of items read so far.
+    var memberNames = JSONMemberNames()
+
+    /// Reads a member name into ``memberNames`` and answers its index there.
+    mutating func readMemberName() throws -> Int {
+        switch try scanString() {
+        case .input(let range): return memberNames.index(of: UnsafeBufferPointer(rebasing: bytes[range]))
+        case .scratch: return scratch.withUnsafeBufferPointer { memberNames.index(of: $0) }
+        }
+    }
+
     /// Reads an object into an item: `id` must be a string; `createdAt` and `updatedAt` that read
     /// as ISO 8601 become dates; a member name may appear once.
     mutating func readItem() throws -> Item {
@@ -409,38 +468,45 @@ struct JSONReader {
         guard first == UInt8(ascii: "{") else {
             throw shapeError("an item must be a JSON object, found \(describeByte(at: index))", at: index)
         }
+        index += 1
         var id: String?
         var values = [String: Value](minimumCapacity: expectedColumns)
-        try readObject { reader, key, keyOffset in
-            switch key {
-            case "id":
-                guard reader.peek() == UInt8(ascii: "\"") else {
-                    throw reader.shapeError("the item's 'id' must be a string, found \(reader.describeByte(at: reader.index))", at: reader.index)
+        memberNames.beginObject()
+        if !consumeIf(UInt8(ascii: "}")) {
+            repeat {
+                guard peek() == UInt8(ascii: "\"") else { throw expected("a member name in double quotes") }
+                let nameOffset = index
+                let member = try readMemberName()
+                try consume(UInt8(ascii: ":"), "':' after a member name")
+                let value: Value
+                switch memberNames.roles[member] {
+                case .id:
+                    guard peek() == UInt8(ascii: "\"") else {
+                        throw shapeError("the item's 'id' must be a string, found \(describeByte(at: index))", at: index)
+                    }
+                    guard id == nil else { throw shapeError("the item has the member 'id' twice", at: nameOffset) }
+                    id = try readString()
+                    continue
+                case .systemDate:
+                    value = try readDateOrValue()
+                case .column:
+                    value = try readValue()
                 }
-                guard id == nil else { throw reader.shapeError("the item has the member 'id' twice", at: keyOffset) }
-                id = try reader.readString()
-            case SystemProperty.createdAt.rawValue, SystemProperty.updatedAt.rawValue:
-                let value = try reader.readDateOrValue()
-                try reader.store(value, for: key, at: keyOffset, in: &values)
-            default:
-                let value = try reader.readValue()
-                try reader.store(value, for: key, at: keyOffset, in: &values)
-            }
+                guard values.updateValue(value, forKey: memberNames.names[member]) == nil else {
+                    throw shapeError("the item has the member '\(memberNames.names[member])' twice", at: nameOffset)
+                }
+            } while consumeIf(UInt8(ascii: ","))
+            try consume(UInt8(ascii: "}"), "',' or '}' after an object member")
         }
         guard let id else { throw shapeError("the item has no string member 'id'", at: start) }
         expectedColumns = values.count
         return Item(id: id, values: values)
     }
 
-    private func store(_ value: Value, for key: String, at offset: Int, in values: inout [String: Value]) throws {
-        guard values.updateValue(value, forKey: key) == nil else {
-            throw shapeError("the item has the member '\(key)' twice", at: offset)
-        }
-    }
-
     private mutating func readDateOrValue() throws -> Value {
         guard peek() == UInt8(ascii: "\"") else { return try readValue() }
-        return try withStringBytes { text in
+        let content = try scanString()
+        return withBytes(of: content) { text in
             Timestamp.parseISO8601(text).map(Value.date) ?? .string(String(decoding: text, as: UTF8.self))
         }
     }

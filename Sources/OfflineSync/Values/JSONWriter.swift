@@ -10,14 +10,14 @@ struct JSONWriter {
         JSONWriter.appendString("id", to: &bytes)
         bytes.append(UInt8(ascii: ":"))
         JSONWriter.appendString(item.id, to: &bytes)
-        for key in item.values.keys.sorted() {
+        for (key, value) in item.values.sorted(by: { $0.key < $1.key }) {
             guard key != "id" else {
                 throw OfflineSyncError(.invalidValue, "item '\(item.id)' holds a value named 'id' besides its id; set Item.id instead")
             }
             bytes.append(UInt8(ascii: ","))
             JSONWriter.appendString(key, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            try write(item.values[key] ?? .null, context: "column '\(key)' of item '\(item.id)'")
+            try write(value, context: "column '\(key)' of item '\(item.id)'")
         }
         bytes.append(UInt8(ascii: "}"))
     }

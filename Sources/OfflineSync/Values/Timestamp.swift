@@ -113,6 +113,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// ``init(iso8601:)`` on UTF-8 bytes.
     static func parseISO8601(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        if let canonical = parseCanonicalISO8601(bytes) { return canonical }
         var index = 0
         func number(_ width: Int) -> Int? {
             guard index + width <= bytes.count else { return nil }
@@ -170,6 +171,28 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
               let local = Timestamp(year: year, month: month, day: day, hour: hour, minute: minute,
                                     second: second, millisecond: millisecond) else { return nil }
         return Timestamp(millisecondsSince1970: local.millisecondsSince1970 - Int64(offsetMinutes) * 60_000)
+    }
+
+    /// The fast path of ``parseISO8601(_:)`` for the wire format `YYYY-MM-DDTHH:MM:SS.mmmZ`;
+    /// `nil` for any other text (which the general parser then reads).
+    private static func parseCanonicalISO8601(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
+              bytes[23] == UInt8(ascii: "Z") else { return nil }
+        guard let year = digits(bytes, 0..<4), let month = digits(bytes, 5..<7), let day = digits(bytes, 8..<10),
+              let hour = digits(bytes, 11..<13), let minute = digits(bytes, 14..<16), let second = digits(bytes, 17..<19),
+              let millisecond = digits(bytes, 20..<23) else { return nil }
+        return Timestamp(year: year, month: month, day: day, hour: hour, minute: minute, second: second, millisecond: millisecond)
+    }
+
+    private static func digits(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        var value = 0
+        for position in range {
+            let digit = bytes[position] &- 48
+            guard digit <= 9 else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        return value
     }
 
     public init(from decoder: any Decoder) throws {
