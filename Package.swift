@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
         .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
         .library(name: "OfflineSyncBenchmarkKit", targets: ["OfflineSyncBenchmarkKit"]),
+        .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
+        .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,6 +28,16 @@ let package = Package(
         // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
         // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
         .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
+        .target(name: "OfflineSyncStores", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
+        .executableTarget(
+            name: "offline-sync",
+            dependencies: [
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
+                "OfflineSyncBenchmarkKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
@@ -43,5 +55,7 @@ let package = Package(
         .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
             "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
         ]),
+        .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
+        .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
     ]
 )

@@ -1,0 +1,132 @@
+import Synchronization
+
+/// Maps store schemes to factories, so the backend is chosen by a configuration string.
+///
+/// Like swift-log's `LoggingSystem`, there is one process-wide registry, ``shared``; unlike it,
+/// registering is not a one-shot bootstrap: each backend registers its own scheme, and a later
+/// registration of the same scheme replaces the earlier one. The registry is safe to use from any
+/// thread (a `Mutex` guards it).
+///
+/// The shared registry starts out knowing the built-in schemes (`memory`, `sqlite`, `sqlcipher`,
+/// `lmdb`) so that their configurations parse everywhere, but only `memory` has a factory: the
+/// others are registered by the module `OfflineSyncStores`, which links the backends. Opening a
+/// known scheme without a factory fails with a message saying which module provides it.
+///
+/// ```swift
+/// let store = try StoreRegistry.shared.makeStore("sqlite:./data/store.sqlite")
+/// try store.open(schema: schema)
+/// ```
+public final class StoreRegistry: Sendable {
+    /// Builds a new, unopened store for a configuration that the scheme's ``StoreScheme`` accepted.
+    public typealias Factory = @Sendable (StoreConfiguration) throws -> any LocalStore
+
+    private struct Entry {
+        var scheme: StoreScheme
+        var factory: Factory?
+        var provider: String?
+    }
+
+    private let entries: Mutex<[Entry]>
+
+    /// The process-wide registry, knowing the built-in schemes, with `memory` available.
+    public static let shared = StoreRegistry()
+
+    /// Creates a registry that knows the built-in schemes (`memory` available, the others declared
+    /// until their modules register factories).
+    public init() {
+        entries = Mutex([
+            Entry(scheme: .memory, factory: { _ in InMemoryStore() }, provider: nil),
+            Entry(scheme: .sqlite, factory: nil, provider: "OfflineSyncSQLite"),
+            Entry(scheme: .sqlcipher, factory: nil, provider: "OfflineSyncSQLCipher"),
+            Entry(scheme: .lmdb, factory: nil, provider: "OfflineSyncLMDB"),
+        ])
+    }
+
+    /// Registers (or replaces) a scheme with the factory that opens it. One call is all a
+    /// third-party backend needs.
+    public func register(_ scheme: StoreScheme, factory: @escaping Factory) {
+        entries.withLock { entries in
+            let entry = Entry(scheme: scheme, factory: factory, provider: nil)
+            if let position = entries.firstIndex(where: { $0.scheme.name == scheme.name }) {
+                entries[position] = entry
+            } else {
+                entries.append(entry)
+            }
+        }
+    }
+
+    /// Every known scheme, in registration order (built-in schemes first).
+    public var schemes: [StoreScheme] {
+        entries.withLock { $0.map(\.scheme) }
+    }
+
+    /// `true` when `scheme` has a factory, i.e. stores of it can be opened in this process.
+    public func isAvailable(_ scheme: String) -> Bool {
+        entries.withLock { entries in
+            entries.first { $0.scheme.name == scheme.lowercased() }?.factory != nil
+        }
+    }
+
+    /// The names of the schemes that can be opened in this process.
+    public var availableSchemes: [String] {
+        entries.withLock { $0.filter { $0.factory != nil }.map(\.scheme.name) }
+    }
+
+    /// Parses and checks a configuration string.
+    ///
+    /// Throws ``OfflineSyncError/Code-swift.struct/configuration`` for: an empty string, a
+    /// missing or unknown scheme (the message lists the known ones), a path given to a scheme that
+    /// takes none or missing where one is needed, an unknown option (the message lists the valid
+    /// ones), a value outside an option's list, a repeated option, a key given inline, and any
+    /// check of the scheme itself (sizes, missing key source …). Messages never quote key material.
+    public func configuration(parsing text: String) throws -> StoreConfiguration {
+        let (schemeName, path, options) = try StoreConfiguration.split(text)
+        let scheme = try self.scheme(named: schemeName)
+        let configuration = StoreConfiguration(scheme: schemeName, path: scheme.path == .none && path.isEmpty ? nil : path,
+                                               options: options)
+        try scheme.validate(configuration)
+        return configuration
+    }
+
+    /// A new, unopened store for a configuration. Throws when the scheme is unknown or has no
+    /// factory in this process (the message names the module that provides it), or when the
+    /// factory fails.
+    public func makeStore(_ configuration: StoreConfiguration) throws -> any LocalStore {
+        let (scheme, factory) = try available(configuration.scheme)
+        try scheme.validate(configuration)
+        return try factory(configuration)
+    }
+
+    /// Throws unless stores of `scheme` can be opened in this process: the message says whether the
+    /// scheme is unknown (listing the known ones) or known but without a backend (naming the module
+    /// that provides it).
+    public func requireAvailable(_ scheme: String) throws {
+        _ = try available(scheme)
+    }
+
+    private func available(_ name: String) throws -> (StoreScheme, Factory) {
+        let entry = entries.withLock { entries in entries.first { $0.scheme.name == name.lowercased() } }
+        guard let entry else { throw unknownScheme(name) }
+        guard let factory = entry.factory else {
+            let module = entry.provider.map { " (module \($0); import OfflineSyncStores and call BuiltInStores.register() to register every built-in backend)" } ?? ""
+            throw OfflineSyncError(.unsupported, "the \(entry.scheme.name): store is not available in this build: no backend is registered for it\(module); available: \(availableSchemes.map { $0 + ":" }.joined(separator: ", "))")
+        }
+        return (entry.scheme, factory)
+    }
+
+    /// Parses `text` and makes an unopened store for it.
+    public func makeStore(_ text: String) throws -> any LocalStore {
+        try makeStore(configuration(parsing: text))
+    }
+
+    /// The scheme with this name, or an error listing the known ones.
+    public func scheme(named name: String) throws -> StoreScheme {
+        let found = entries.withLock { entries in entries.first { $0.scheme.name == name.lowercased() }?.scheme }
+        guard let found else { throw unknownScheme(name) }
+        return found
+    }
+
+    private func unknownScheme(_ name: String) -> OfflineSyncError {
+        OfflineSyncError(.configuration, "unknown store scheme '\(name.prefix(40))'; known schemes: \(schemes.map { $0.name + ":" }.joined(separator: ", "))")
+    }
+}

@@ -1,0 +1,221 @@
+import ArgumentParser
+import Logging
+import OfflineSync
+
+/// `offline-sync demo`: the offline tutorial of Azure Mobile Apps, narrated.
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Walk through offline sync step by step with an in-process remote service.",
+        discussion: """
+        Declares a todoitem table, pulls from an in-process server, goes offline, adds and \
+        completes items, closes and reopens the store, shows the pending queue, comes back \
+        online, pushes, meets a conflict made by another device and resolves it, pulls, and \
+        shows the final state on both sides.
+
+        Without --store the demo uses a new store of the default backend ($OFFLINE_SYNC_STORE, \
+        else SQLite) in a temporary directory and removes it at the end. With --store it keeps \
+        the store; a store that already holds todoitem data is refused unless --reset purges it.
+
+        Examples:
+          offline-sync demo
+          offline-sync demo --store sqlite:/tmp/demo.sqlite
+          offline-sync demo --store "lmdb:/tmp/demo.lmdb?map-size=64MiB" --reset
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var selection: StoreSelection
+    @Flag(help: "Purge the todoitem table (items, queue, tokens) of an existing store first.") var reset = false
+
+    static let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
+    static let queryId = "allTodoItems"
+
+    func run() async throws {
+        let logger = global.start("demo")
+        var configuration = try selection.configuration()
+        var scratch: ScratchDirectory?
+        if selection.store == nil, configuration.path != nil {
+            let directory = try ScratchDirectory(near: nil, purpose: "demo")
+            scratch = directory
+            configuration = try directory.freshLocation(for: configuration)
+        }
+        defer { scratch?.remove() }
+        var script = DemoScript(configuration: configuration, reset: reset, keepsStore: scratch == nil, logger: logger)
+        try await script.run()
+    }
+}
+
+/// The steps of the demo, printed as they happen.
+struct DemoScript {
+    let configuration: StoreConfiguration
+    let reset: Bool
+    let keepsStore: Bool
+    let logger: Logger
+    private var step = 0
+
+    init(configuration: StoreConfiguration, reset: Bool, keepsStore: Bool, logger: Logger) {
+        self.configuration = configuration
+        self.reset = reset
+        self.keepsStore = keepsStore
+        self.logger = logger
+    }
+
+    mutating func run() async throws {
+        let remote = try InMemoryRemote(tables: [Demo.todo])
+        for (id, text) in [("1", "Buy bread"), ("2", "Call mom"), ("3", "Water the plants")] {
+            try remote.service.insert(Item(id: id, values: ["text": .string(text), "complete": false]), into: "todoitem")
+        }
+        print("OfflineSync demo: the offline tutorial, step by step")
+        say("local store:  \(configuration)\(keepsStore || configuration.path == nil ? "" : " (temporary)")")
+        say("remote:       an in-process server (InMemoryRemote) holding 3 todo items")
+
+        let store = try StoreAccess.open(configuration, schema: StoreSchema([]), logger: logger)
+        try store.close()
+        begin("Declare the todoitem table")
+        var context = try SyncContext(store: store, remote: remote, tables: [Demo.todo])
+        var todo = try context.table("todoitem")
+        say("columns: id, text (string), complete (bool), and the system columns createdAt, updatedAt, version, deleted")
+        say("backend: \(store.info.backend)" + (store.info.properties.first.map { ", \($0.name) \($0.value)" } ?? ""))
+        try await clearEarlierRun(todo, context: context)
+
+        begin("Pull from the server (incremental, query id \"\(Demo.queryId)\")")
+        let first = try await todo.pull(queryId: Demo.queryId)
+        say("received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")")
+        show(try todo.read(DemoScript.byText).items)
+
+        begin("Go offline: every request to the server now fails with a network error")
+        remote.setOffline(true)
+
+        begin("Add two items and complete one, while offline")
+        let added = try todo.insert([Item(id: "", values: ["text": "Buy milk", "complete": false]),
+                                     Item(id: "", values: ["text": "Walk the dog", "complete": false])])
+        say("+ \"Buy milk\" (id \(added[0].id.prefix(8))…), + \"Walk the dog\" (id \(added[1].id.prefix(8))…)")
+        var callMom = try todo.lookup(id: "2") ?? Item(id: "2")
+        callMom["complete"] = true
+        try todo.update(callMom)
+        say("✓ \"Call mom\"")
+        say("local writes succeed at once; \(try context.pendingOperationCount()) operations are queued")
+        do {
+            try await context.push()
+            say("push unexpectedly succeeded")
+        } catch let failure as PushFailure {
+            say("push → \(failure.status.rawValue): the queue is kept (\(try context.pendingOperationCount()) pending)")
+        }
+
+        begin("Close the store and reopen it, as after the app was killed")
+        try context.close()
+        let reopened = try reopen(store)
+        context = try SyncContext(store: reopened, remote: remote, tables: [Demo.todo])
+        todo = try context.table("todoitem")
+        say("reopened \(configuration.scheme): \(try todo.read().items.count) items, \(try context.pendingOperationCount()) pending operations")
+        begin("The pending queue, in push order")
+        showQueue(try context.pendingOperations())
+        say("server still holds \(try remote.items(in: "todoitem").count) items: nothing left the device")
+
+        begin("Back online: push")
+        remote.setOffline(false)
+        let pushed = try await context.push()
+        say("\(pushed.completedCount) operations sent; the server now holds \(try remote.items(in: "todoitem").count) items")
+
+        begin("Another device edits \"Buy milk\" on the server while we complete it here")
+        let milkId = added[0].id
+        try remote.changeFromAnotherDevice(table: "todoitem", id: milkId) { $0["text"] = "Buy milk (2 litres)" }
+        say("other device: text → \"Buy milk (2 litres)\" (the server's version changes)")
+        var milk = try todo.lookup(id: milkId) ?? Item(id: milkId)
+        milk["complete"] = true
+        try todo.update(milk)
+        say("this device:  complete → true (queued with the version it last saw)")
+        let conflicted = try await pushCollectingErrors(context)
+        guard let conflict = conflicted.first else {
+            throw OfflineSyncError(.invalidOperation, "the demo expected a conflict on \"Buy milk\", but the push succeeded")
+        }
+        say("push → conflict: \(conflict.kind.rawValue) of \(conflict.itemId.prefix(8))… failed with HTTP \(conflict.status.map(String.init) ?? "?"); recorded as an operation error")
+        say("server copy: \(describe(conflict.serverItem)); local copy: \(describe(try todo.lookup(id: milkId)))")
+
+        begin("Resolve the conflict: keep the server's text, add our completion, retry with the server's version")
+        guard var merged = conflict.serverItem else {
+            throw OfflineSyncError(.invalidOperation, "the conflict on \"Buy milk\" carries no server copy to merge with")
+        }
+        merged["complete"] = true
+        try context.resolve(conflict, .keepAndRetry(merged))
+        let retried = try await context.push()
+        say("push → \(retried.completedCount) operation sent, \(retried.errors.count) errors; \(try context.operationErrors().count) errors left")
+
+        begin("Pull again (incremental: only what changed since the delta token)")
+        let second = try await todo.pull(queryId: Demo.queryId)
+        say("received \(second.received) changed items; delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")")
+
+        begin("Final state on both sides")
+        let local = try todo.read(DemoScript.byText).items
+        let server = try remote.items(in: "todoitem", includeDeleted: false).sorted { ($0["text"].stringValue ?? "") < ($1["text"].stringValue ?? "") }
+        say("this device:")
+        show(local)
+        say("server:")
+        show(server)
+        let agree = local.map(DemoScript.essence) == server.map(DemoScript.essence)
+        say(agree ? "local and server agree: \(local.count) items, \(try context.pendingOperationCount()) pending operations"
+                  : "local and server differ")
+        try context.close()
+        guard agree else {
+            throw OfflineSyncError(.invalidOperation, "the demo ended with the local store and the server out of step")
+        }
+    }
+
+    static let byText = Query(table: "todoitem", orderBy: [SortKey("text")])
+
+    /// What both sides must agree on.
+    static func essence(_ item: Item) -> [Value] {
+        [.string(item.id), item["text"], item["complete"], item[SystemProperty.version.rawValue]]
+    }
+
+    private func clearEarlierRun(_ todo: SyncTable, context: SyncContext) async throws {
+        let earlier = try todo.read().items.count + context.pendingOperationCount(table: "todoitem")
+        guard earlier > 0 else { return }
+        guard reset else {
+            try context.close()
+            throw OfflineSyncError(.configuration, "\(configuration) already holds todoitem data or operations from an earlier run; pass --reset to purge them, or name a new store")
+        }
+        let purged = try await todo.purge(force: true)
+        try await todo.resetDeltaToken(queryId: Demo.queryId)
+        say("--reset: purged \(purged) items and the pending operations of an earlier run")
+    }
+
+    /// A new store instance on the same data (the same instance for `memory:`, which keeps its
+    /// data only while the instance lives).
+    private func reopen(_ store: any LocalStore) throws -> any LocalStore {
+        configuration.path == nil ? store : try StoreRegistry.shared.makeStore(configuration)
+    }
+
+    private func pushCollectingErrors(_ context: SyncContext) async throws -> [OperationError] {
+        do {
+            return try await context.push().errors
+        } catch let failure as PushFailure where failure.status == .complete {
+            return failure.result.errors
+        }
+    }
+
+    private mutating func begin(_ title: String) {
+        step += 1
+        print("\n\(step). \(title)")
+    }
+
+    private func say(_ text: String) {
+        print("   " + text)
+    }
+
+    private func describe(_ item: Item?) -> String {
+        guard let item else { return "none" }
+        return "text \"\(item["text"].stringValue ?? "")\", complete \(item["complete"]), version \(item.version ?? "none")"
+    }
+
+    private func show(_ items: [Item]) {
+        var table = TextTable(headers: ["text", "complete", "id", "version"])
+        table.rows = items.map { [$0["text"].stringValue ?? "", TextTable.cell($0["complete"]), String($0.id.prefix(8)), $0.version ?? ""] }
+        print(table.rendered.split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
+    }
+
+    private func showQueue(_ operations: [QueuedOperation]) {
+        var table = TextTable(headers: ["#", "kind", "table", "item", "state"])
+        table.rows = operations.map { [String($0.sequence), $0.kind.rawValue, $0.table, String($0.itemId.prefix(8)), $0.state.rawValue] }
+        print(table.rendered.split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
+    }
+}

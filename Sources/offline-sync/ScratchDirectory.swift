@@ -1,0 +1,57 @@
+import Foundation
+import OfflineSync
+import Synchronization
+
+/// A fresh directory for temporary stores, next to a store's path (so it is on the same file
+/// system and a finished store can be renamed into place) or in the temporary directory.
+final class ScratchDirectory: Sendable {
+    let url: URL
+    private let counter = Mutex(0)
+
+    /// Creates `.offline-sync-PURPOSE-UUID` in the directory of `path`, or in the temporary
+    /// directory when `path` is `nil`.
+    init(near path: String?, purpose: String) throws {
+        let parent = path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+            ?? FileManager.default.temporaryDirectory
+        url = parent.appendingPathComponent(".offline-sync-\(purpose)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// `configuration` moved to a new subdirectory of its own, keeping the file name.
+    func freshLocation(for configuration: StoreConfiguration) throws -> StoreConfiguration {
+        guard let path = configuration.path else { return configuration }
+        let number = counter.withLock { value in
+            value += 1
+            return value
+        }
+        let directory = url.appendingPathComponent(String(number))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return configuration.relocated(to: directory.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path)
+    }
+
+    /// Moves the store at `temporary` (its file or directory and any sidecar files named after it,
+    /// such as `-wal` or `-lock`) to `destination`. Checks every target first, so either all move or
+    /// none does.
+    static func moveStore(from temporary: String, to destination: String) throws {
+        let source = URL(fileURLWithPath: temporary)
+        let target = URL(fileURLWithPath: destination)
+        let name = source.lastPathComponent
+        let entries = try FileManager.default.contentsOfDirectory(atPath: source.deletingLastPathComponent().path)
+            .filter { $0.hasPrefix(name) }
+        let moves = entries.map { entry in
+            (source.deletingLastPathComponent().appendingPathComponent(entry),
+             target.deletingLastPathComponent().appendingPathComponent(target.lastPathComponent + entry.dropFirst(name.count)))
+        }
+        for (_, to) in moves where FileManager.default.fileExists(atPath: to.path) {
+            throw OfflineSyncError(.configuration, "\(to.path) already exists; remove it or choose another destination")
+        }
+        for (from, to) in moves.sorted(by: { $0.0.lastPathComponent.count > $1.0.lastPathComponent.count }) {
+            try FileManager.default.moveItem(at: from, to: to)
+        }
+    }
+
+    /// Deletes the directory and everything in it.
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}

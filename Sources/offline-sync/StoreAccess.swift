@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import OfflineSync
+
+/// Opening stores named on the command line.
+enum StoreAccess {
+    /// Opens a store that must already exist (its path must exist), declaring nothing new, and
+    /// returns it with its stored schema. `memory:` always opens (empty).
+    static func openExisting(_ configuration: StoreConfiguration, logger: Logger) throws -> (store: any LocalStore, schema: StoreSchema) {
+        if let path = configuration.path, !FileManager.default.fileExists(atPath: path) {
+            throw OfflineSyncError(.configuration, "no store at \(path) (\(configuration.scheme):); check the path, or create one with 'offline-sync import' or 'offline-sync migrate'")
+        }
+        let store = try open(configuration, schema: StoreSchema([]), logger: logger)
+        return (store, try store.schema)
+    }
+
+    /// Makes, opens (creating it if needed) and returns a store, declaring `schema`.
+    static func open(_ configuration: StoreConfiguration, schema: StoreSchema, logger: Logger) throws -> any LocalStore {
+        logger.debug("opening \(configuration)")
+        if let path = configuration.path {
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        let store = try StoreRegistry.shared.makeStore(configuration)
+        try store.open(schema: schema)
+        logger.debug("opened \(configuration)", metadata: ["backend": "\(store.info.backend)"])
+        return store
+    }
+
+    /// The user tables of a schema (system tables, named `__…`, excluded), by name.
+    static func userTables(_ schema: StoreSchema) -> [TableSchema] {
+        schema.tables.filter { !$0.isSystem }.sorted { $0.name < $1.name }
+    }
+
+    /// The declared table, or an error listing the tables there are.
+    static func table(_ name: String, in schema: StoreSchema, configuration: StoreConfiguration) throws -> TableSchema {
+        if let table = schema.table(named: name) { return table }
+        let known = userTables(schema).map(\.name)
+        let list = known.isEmpty ? "it has no tables yet" : "its tables: " + known.joined(separator: ", ")
+        throw OfflineSyncError(.unknownTable, "the store \(configuration) has no table '\(name)'; \(list)")
+    }
+
+    /// Every item of a table in id order, read in pages of `pageSize` (each page starts after the
+    /// last id of the previous one, so no page rescans the ones before it).
+    static func forEachPage(of table: String, in store: any LocalStore, pageSize: Int = 1000,
+                            _ body: ([Item]) throws -> Void) throws {
+        var after: String?
+        while true {
+            let filter = after.map { Expression.comparison(.column("id"), .gt, .literal(.string($0))) }
+            let page = try store.read(Query(table: table, filter: filter, orderBy: [SortKey("id")], top: pageSize)).items
+            guard let last = page.last else { return }
+            try body(page)
+            if page.count < pageSize { return }
+            after = last.id
+        }
+    }
+}

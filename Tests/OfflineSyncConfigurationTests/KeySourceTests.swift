@@ -1,0 +1,63 @@
+import Foundation
+import OfflineSync
+import Testing
+
+@Suite("Key sources and key material")
+struct KeySourceTests {
+    static let rawHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+
+    @Test func sixtyFourHexDigitsInTheEnvironmentAreARawKey() throws {
+        let variable = "OFFLINE_SYNC_TEST_RAW_\(UInt32.random(in: 0...UInt32.max))"
+        setenv(variable, KeySourceTests.rawHex, 1)
+        defer { unsetenv(variable) }
+        let key = try KeySource.environment(variable).load()
+        #expect(key.kind == .raw)
+        #expect(key.bytes == Array(0..<32))
+        #expect(key.rawHex == KeySourceTests.rawHex)
+    }
+
+    @Test func otherTextIsAPassphrase() throws {
+        let variable = "OFFLINE_SYNC_TEST_PASS_\(UInt32.random(in: 0...UInt32.max))"
+        setenv(variable, "correct horse battery staple", 1)
+        defer { unsetenv(variable) }
+        let key = try KeySource.environment(variable).load()
+        #expect(key.kind == .passphrase)
+        #expect(key.bytes == Array("correct horse battery staple".utf8))
+        #expect(key.rawHex == nil)
+    }
+
+    @Test func keyFileIgnoresTheFinalNewline() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("key-\(UUID().uuidString)").path
+        try Data((KeySourceTests.rawHex + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(try KeySource.file(path).load().kind == .raw)
+    }
+
+    @Test func unsetVariableIsNamedInTheError() {
+        let error = #expect(throws: OfflineSyncError.self) { try KeySource.environment("OFFLINE_SYNC_TEST_UNSET_VARIABLE").load() }
+        #expect(error?.message.contains("OFFLINE_SYNC_TEST_UNSET_VARIABLE") == true)
+        #expect(error?.message.contains("not set") == true)
+    }
+
+    @Test func missingKeyFileIsNamedInTheError() {
+        let error = #expect(throws: OfflineSyncError.self) { try KeySource.file("/nonexistent/offline-sync.key").load() }
+        #expect(error?.message.contains("/nonexistent/offline-sync.key") == true)
+    }
+
+    @Test func emptyKeyIsRefused() {
+        let variable = "OFFLINE_SYNC_TEST_EMPTY_\(UInt32.random(in: 0...UInt32.max))"
+        setenv(variable, "  \n", 1)
+        defer { unsetenv(variable) }
+        #expect(throws: OfflineSyncError.self) { try KeySource.environment(variable).load() }
+    }
+
+    @Test func printingOrDumpingAKeyNeverShowsIt() {
+        let key = StoreKey(passphrase: "hunter2")
+        var dumped = ""
+        dump(key, to: &dumped)
+        for text in [key.description, String(reflecting: key), "\(key)", dumped] {
+            #expect(!text.contains("hunter2"), "\(text)")
+            #expect(!text.contains("104"), "the bytes of the passphrase must not appear: \(text)")
+        }
+    }
+}

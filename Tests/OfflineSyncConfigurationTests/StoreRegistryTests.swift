@@ -1,0 +1,121 @@
+import OfflineSync
+import OfflineSyncStores
+import Synchronization
+import Testing
+
+/// A third-party backend as an app would write one: in-memory stores shared by name, so opening
+/// `shared-memory:inbox` twice in one process reaches the same data.
+final class SharedMemoryStores: Sendable {
+    private let stores = Mutex<[String: InMemoryStore]>([:])
+
+    static let scheme = StoreScheme(
+        "shared-memory", summary: "in-memory stores shared by name within a process", path: .required,
+        options: [StoreOption("capacity", summary: "the most items a table may hold")],
+        example: "shared-memory:inbox",
+        validate: { configuration in
+            if let capacity = configuration.option("capacity"), Int(capacity) == nil {
+                throw OfflineSyncError(.configuration, "capacity must be a whole number")
+            }
+        })
+
+    func store(_ configuration: StoreConfiguration) throws -> InMemoryStore {
+        let name = try configuration.requirePath()
+        return stores.withLock { stores in
+            if let existing = stores[name] { return existing }
+            let store = InMemoryStore()
+            stores[name] = store
+            return store
+        }
+    }
+}
+
+@Suite("Store registry")
+struct StoreRegistryTests {
+    static let todo = StoreSchema([TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])])
+
+    @Test func customSchemeWorksEndToEnd() throws {
+        let backend = SharedMemoryStores()
+        StoreRegistry.shared.register(SharedMemoryStores.scheme) { try backend.store($0) }
+
+        let configuration = try StoreConfiguration(parsing: "shared-memory:inbox?capacity=10")
+        #expect(configuration.path == "inbox")
+        let writer = try StoreRegistry.shared.makeStore(configuration)
+        try writer.open(schema: StoreRegistryTests.todo)
+        try writer.upsert([Item(id: "a", values: ["text": "Buy milk", "complete": false])], into: "todoitem")
+        try writer.close()
+
+        let reader = try StoreRegistry.shared.makeStore("shared-memory:inbox")
+        try reader.open(schema: StoreRegistryTests.todo)
+        defer { try? reader.close() }
+        #expect(try reader.lookup(table: "todoitem", id: "a")?["text"] == "Buy milk")
+        #expect(StoreRegistry.shared.isAvailable("shared-memory"))
+    }
+
+    @Test func customSchemeChecksItsOwnOptions() {
+        let registry = StoreRegistry()
+        registry.register(SharedMemoryStores.scheme) { _ in InMemoryStore() }
+        let unknown = #expect(throws: OfflineSyncError.self) { try registry.configuration(parsing: "shared-memory:x?size=3") }
+        #expect(unknown?.message.contains("valid options: capacity") == true)
+        let invalid = #expect(throws: OfflineSyncError.self) { try registry.configuration(parsing: "shared-memory:x?capacity=many") }
+        #expect(invalid?.message.contains("whole number") == true)
+    }
+
+    @Test func unknownSchemeListsRegisteredCustomSchemes() {
+        let registry = StoreRegistry()
+        registry.register(SharedMemoryStores.scheme) { _ in InMemoryStore() }
+        let error = #expect(throws: OfflineSyncError.self) { try registry.configuration(parsing: "redis:x") }
+        #expect(error?.message.contains("shared-memory:") == true)
+    }
+
+    @Test func knownSchemeWithoutBackendSaysWhichModuleProvidesIt() {
+        let registry = StoreRegistry()
+        let error = #expect(throws: OfflineSyncError.self) { try registry.makeStore("lmdb:/tmp/never-created.lmdb") }
+        #expect(error?.code == .unsupported)
+        #expect(error?.message.contains("not available in this build") == true)
+        #expect(error?.message.contains("OfflineSyncLMDB") == true)
+    }
+
+    @Test func memoryIsAvailableWithoutRegistration() throws {
+        let store = try StoreRegistry().makeStore("memory:")
+        try store.open(schema: StoreRegistryTests.todo)
+        defer { try? store.close() }
+        #expect(store.info.backend == "memory")
+    }
+
+    @Test func registrationReplacesAnEarlierOne() throws {
+        let registry = StoreRegistry()
+        let first = InMemoryStore(), second = InMemoryStore()
+        registry.register(SharedMemoryStores.scheme) { _ in first }
+        registry.register(SharedMemoryStores.scheme) { _ in second }
+        #expect(try registry.makeStore("shared-memory:x") === second)
+        #expect(registry.schemes.filter { $0.name == "shared-memory" }.count == 1)
+    }
+
+    @Test func concurrentRegistrationsAndLookupsAreSafe() async throws {
+        let registry = StoreRegistry()
+        await withTaskGroup(of: Void.self) { group in
+            for number in 0..<64 {
+                group.addTask {
+                    registry.register(StoreScheme("custom\(number)", summary: "test", path: .none, example: "custom\(number):")) { _ in InMemoryStore() }
+                    _ = registry.availableSchemes
+                    _ = try? registry.configuration(parsing: "custom\(number):")
+                }
+            }
+        }
+        for number in 0..<64 {
+            #expect(registry.isAvailable("custom\(number)"))
+        }
+    }
+
+    @Test func builtInBackendsRegisterAndTheDefaultStoreOpens() throws {
+        BuiltInStores.register()
+        let text = BuiltInStores.defaultStore(environment: [:])
+        let configuration = try StoreConfiguration(parsing: text)
+        #expect(StoreRegistry.shared.isAvailable(configuration.scheme))
+    }
+
+    @Test func environmentOverridesTheDefaultStore() {
+        #expect(BuiltInStores.defaultStore(environment: ["OFFLINE_SYNC_STORE": "lmdb:/data/env"]) == "lmdb:/data/env")
+        #expect(BuiltInStores.defaultStore(environment: ["OFFLINE_SYNC_STORE": ""]) == BuiltInStores.defaultStore(environment: [:]))
+    }
+}
