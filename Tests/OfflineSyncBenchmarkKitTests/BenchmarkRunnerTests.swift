@@ -55,6 +55,13 @@ struct BenchmarkRunnerTests {
         #expect(decoded.cells == report.cells)
     }
 
+    @Test("reads the resident memory of the process")
+    func readsResidentMemory() throws {
+        let resident = try #require(ProcessMemory.residentBytes)
+        #expect(resident > 0)
+        #expect(try #require(ProcessMemory.peakResidentBytes) >= resident)
+    }
+
     @Test("names unknown scenarios in the error")
     func rejectsUnknownScenario() {
         #expect(throws: BenchmarkError.self) { try BenchmarkScenario.named(["lookup", "nope"]) }

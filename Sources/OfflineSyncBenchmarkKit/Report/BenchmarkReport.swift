@@ -78,7 +78,7 @@ public struct BenchmarkReport: Sendable, Codable {
         Throughput of each backend through OfflineSync, with [its ratio to the raw C API doing the same \
         storage work in the same run]: 1.00 = as fast as hand-written C calls. The second table gives \
         wall clock and peak resident memory above the start of the measured part (backend / raw). \
-        "—" = not applicable; "failed" = see --format json.
+        "—" = not applicable; "failed" = the trial threw (the JSON report carries the error).
         """
     }
 
