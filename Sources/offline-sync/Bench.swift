@@ -19,7 +19,7 @@ struct Bench: AsyncParsableCommand {
 
         Examples:
           offline-sync bench
-          offline-sync bench --stores sqlite,lmdb --records 100000 --format markdown
+          offline-sync bench --stores sqlite,lmdb --records 100000 --repetitions 3 --format markdown
           offline-sync bench --scenarios pull-full-1000 --records 1000000 --format json
         """)
 
@@ -34,6 +34,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Comma-separated scenario identifiers to run (default: all).")
     var scenarios: String?
 
+    @Option(help: "Runs of each trial; the median wall clock is reported.")
+    var repetitions = 1
+
     @Option(help: "Output format: table, markdown or json.")
     var format: BenchmarkReport.Format = .table
 
@@ -42,6 +45,7 @@ struct Bench: AsyncParsableCommand {
 
     func validate() throws {
         guard records >= 1_000 else { throw ValidationError("--records must be at least 1000") }
+        guard repetitions >= 1 else { throw ValidationError("--repetitions must be at least 1") }
     }
 
     func run() async throws {
@@ -49,7 +53,7 @@ struct Bench: AsyncParsableCommand {
         let backends = try BenchmarkBackend.named(Self.list(stores))
         let selected = try scenarios.map { try BenchmarkScenario.named(Self.list($0)) } ?? BenchmarkScenario.all
         let runner = BenchmarkRunner(backends: backends, scenarios: selected, size: .scaled(records: records),
-                                     workDirectory: workDirectory ?? NSTemporaryDirectory())
+                                     workDirectory: workDirectory ?? NSTemporaryDirectory(), repetitions: repetitions)
         var bar = ProgressBar("bench", total: runner.trialCount)
         let report = await runner.run { done, _, _ in bar.update(done) }
         bar.finish()

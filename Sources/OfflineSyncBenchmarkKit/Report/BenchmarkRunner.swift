@@ -12,14 +12,17 @@ public struct BenchmarkRunner: Sendable {
     public var size: BenchmarkSize
     /// The directory under which each trial gets its own temporary directory.
     public var workDirectory: String
+    /// How many times each trial runs; the report keeps the run with the median wall clock.
+    public var repetitions: Int
 
     /// Creates a runner.
     public init(backends: [BenchmarkBackend], scenarios: [BenchmarkScenario], size: BenchmarkSize,
-                workDirectory: String = NSTemporaryDirectory()) {
+                workDirectory: String = NSTemporaryDirectory(), repetitions: Int = 1) {
         self.backends = backends
         self.scenarios = scenarios
         self.size = size
         self.workDirectory = workDirectory
+        self.repetitions = max(repetitions, 1)
     }
 
     /// How many trials ``run(progress:)`` performs (for a progress bar).
@@ -67,12 +70,27 @@ public struct BenchmarkRunner: Sendable {
     }
 
     private func measureStore(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement {
-        try await measure(try await scenario.storeTrial(on: backend, size: size, under: workDirectory))
+        try await median {
+            try await measure(try await scenario.storeTrial(on: backend, size: size, under: workDirectory))
+        }
     }
 
     private func measureBaseline(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement? {
-        guard let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) else { return nil }
-        return try await measure(trial)
+        try await median {
+            guard let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) else {
+                throw BenchmarkError("\(scenario.id) has no raw baseline for \(backend.name)")
+            }
+            return try await measure(trial)
+        }
+    }
+
+    /// The measurement with the median wall clock of ``repetitions`` runs.
+    private func median(_ run: () async throws -> Measurement) async throws -> Measurement {
+        var runs: [Measurement] = []
+        for _ in 0..<repetitions {
+            runs.append(try await run())
+        }
+        return runs.sorted { $0.seconds < $1.seconds }[runs.count / 2]
     }
 
     private func measure(_ trial: Trial) async throws -> Measurement {

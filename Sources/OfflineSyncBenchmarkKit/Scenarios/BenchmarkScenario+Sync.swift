@@ -98,6 +98,7 @@ extension BenchmarkScenario {
                     item["quantity"] = .int(record.quantity + 1)
                 }
             }
+            try prepareServerOrdering(remote, by: SystemProperty.updatedAt.rawValue)
             return Trial(operations: size.changedRecords, body: {
                 let result = try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
                 try expectCount(result.stored, size.changedRecords, records: size.changedRecords, what: "incremental pull")
@@ -144,11 +145,18 @@ extension BenchmarkScenario {
         try InMemoryRemote(tables: [BenchmarkData.table(indexed: false)], options: TableService.Options(maximumPageSize: 1_000))
     }
 
-    /// A remote holding `records` server rows.
+    /// A remote holding `records` server rows, ready to page them by id.
     static func seededRemote(records: Int) throws -> InMemoryRemote {
         let remote = try emptyRemote()
         try upsertPages(BenchmarkData.records(count: records).map(\.item), into: remote.service.store, pageSize: 10_000)
+        try prepareServerOrdering(remote, by: "id")
         return remote
+    }
+
+    /// Reads one page ordered by `column` so the server's store builds its ordering of the rows
+    /// (what a real server keeps as an index) before the measurement rather than during it.
+    static func prepareServerOrdering(_ remote: InMemoryRemote, by column: String) throws {
+        _ = try remote.service.store.read(Query(table: BenchmarkData.tableName, orderBy: [SortKey(column)], top: 1))
     }
 }
 
