@@ -134,6 +134,48 @@ enum SyncTierPush {
             c.expectEqual(try f.context.pendingOperationCount(), 1, "queue kept")
             return nil
         },
+        CaseContext.syncCase("a network failure in the middle of a chunk keeps what was sent and queues the rest") { f, c in
+            let ids = (0..<100).map { "i\($0)" }
+            _ = try f.todo.insert(ids.map { SyncFixture.todo($0, "text \($0)") })
+            f.remote.inject(RemoteFault(.network) { $0.itemId == "i30" })
+            let failure = await c.expectThrowsAsync("push failing at i30", as: PushFailure.self) { try await f.context.push() }
+            c.expectEqual(failure?.status, .abortedByNetwork, "status")
+            c.expectEqual(failure?.result.completedCount, 30, "completed before the failure")
+            c.expectEqual(try f.remote.items(in: "todo").map(\.id).sorted(), Array(ids.prefix(30)).sorted(), "server items")
+            c.expectEqual(try f.context.pendingOperations().map(\.itemId), Array(ids.dropFirst(30)), "queue after the failure")
+            c.expectEqual(try f.context.operationErrors(), [], "no operation error recorded")
+            c.expectEqual(try f.todo.lookup(id: "i29")?.version, try f.serverItem("i29")?.version, "a sent item has the server's version")
+            try await f.context.push()
+            c.expectEqual(try f.remote.items(in: "todo").count, 100, "server items after a new push")
+            c.expectEqual(try f.context.pendingOperationCount(), 0, "queue after a new push")
+            return nil
+        },
+        CaseContext.syncCase("an edit of an item later in the chunk being pushed is sent after it") { f, c in
+            _ = try f.todo.insert((0..<10).map { SyncFixture.todo("i\($0)", "one") })
+            let edit = RecordingPushHandler { operation in
+                if operation.itemId == "i2" { try f.todo.update(SyncFixture.todo("i7", "edited during the push")) }
+            }
+            let result = try await f.context.push(handler: edit)
+            c.expectEqual(Array(edit.order.suffix(2)), ["insert todo/i9", "update todo/i7"], "the edit goes out after the chunk")
+            c.expectEqual(result.completedCount, 11, "completed")
+            c.expectEqual(try f.context.pendingOperationCount(), 0, "queue after the push")
+            c.expectEqual(try f.serverItem("i7")?["text"], "edited during the push", "edit on the server")
+            c.expectEqual(try f.todo.lookup(id: "i7")?.version, try f.serverItem("i7")?.version, "local version matches the server")
+            return nil
+        },
+        CaseContext.syncCase("a server copy the store refuses aborts the push without losing the rest of the chunk") { f, c in
+            _ = try f.todo.insert((0..<5).map { SyncFixture.todo("i\($0)", "one") })
+            let handler = WrongServerCopyHandler(itemId: "i2")
+            let failure = await c.expectThrowsAsync("push with a wrong server copy", as: PushFailure.self) { try await f.context.push(handler: handler) }
+            c.expectEqual(failure?.status, .abortedByStore, "status")
+            c.expectEqual(failure?.result.completedCount, 4, "the other outcomes are committed")
+            c.expectEqual(try f.context.pendingOperations().map(\.itemId), ["i2"], "the refused operation stays queued")
+            c.expectEqual(try f.context.operationErrors(), [], "no operation error recorded")
+            let resent = try await f.context.push()
+            c.expectEqual(resent.errors.map(\.status), [409], "the server had applied the insert, so sending it again meets a 409")
+            c.expectEqual(resent.errors.first?.serverItem?["text"], "one", "the 409 carries the server's copy")
+            return nil
+        },
     ])
 
     static func abortCase(_ name: String, _ failure: RemoteFailure, _ status: PushStatus) -> ConformanceCase {

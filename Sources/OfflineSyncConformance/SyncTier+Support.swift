@@ -160,3 +160,16 @@ extension CaseContext {
         }
     }
 }
+
+/// Sends operations normally but answers the one of `itemId` with a server copy of another item,
+/// which the store must refuse to take as that item's copy.
+struct WrongServerCopyHandler: PushHandler {
+    let itemId: String
+
+    func push(_ operation: PushOperation) async throws -> PushOutcome {
+        let server = try await operation.execute()
+        guard operation.itemId == itemId, var other = server else { return .pushed(server) }
+        other.id = "not-" + itemId
+        return .pushed(other)
+    }
+}

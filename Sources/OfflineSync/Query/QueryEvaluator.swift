@@ -94,6 +94,12 @@ public struct QueryEvaluator: Sendable {
         return items.indices.sorted { precedes(keys[$0], items[$0].id, keys[$1], items[$1].id) }
     }
 
+    /// Every row in query order (no filter, no paging): what ``RangeScan`` runs over.
+    func ordered(_ rows: some Sequence<Item>) -> [Item] {
+        let items = Array(rows)
+        return sortedPositions(of: items).map { items[$0] }
+    }
+
     /// The item reduced to the query's selection (`id` always kept).
     public func select(_ item: Item) -> Item {
         guard let selection = query.selection else { return item }

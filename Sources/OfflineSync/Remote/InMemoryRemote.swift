@@ -3,6 +3,10 @@ import Synchronization
 /// A faithful in-process server: a ``TableService`` over an ``InMemoryStore``, with fault
 /// injection and added latency so every failure path of sync can be tested.
 ///
+/// Paging through it costs no scan of the table: the pages of a pull are bounded on their first
+/// ordering key (`updatedAt ge T` ordered by `updatedAt`, or `id gt L` ordered by `id`), which
+/// ``InMemoryStore`` answers with a binary search over a sorted copy kept until the next write.
+///
 /// ```swift
 /// let remote = try InMemoryRemote(tables: [todo])
 /// remote.inject(RemoteFault(.network, times: nil))          // offline

@@ -7,25 +7,23 @@ import Synchronization
 /// closing and reopening the same instance keeps it (as a file would), a new instance starts empty.
 /// Transactions apply writes in place and keep an undo log, so a throwing transaction is rolled
 /// back without copying the tables.
-///
-/// Paging reads ordered by one column (then `id`), the requests a table service answers during a
-/// pull, use a sorted copy of the table kept until the table's next write, so a page costs a
-/// binary search and the page's rows instead of a scan of the whole table (see ``read(_:)``).
 public final class InMemoryStore: LocalStore {
     private struct State {
         var isOpen = false
         var schema = StoreSchema([])
-        var tables: [String: [RowKey: Item]] = [:]
-        /// Rows sorted by a column, then id, by table and column; dropped when the table changes.
-        var sortedRows: [String: [String: [Item]]] = [:]
+        var tables: [String: [IdKey: Item]] = [:]
+        /// Rows of a table sorted by an ordering that a ``RangeScan`` used, kept until the
+        /// table's next write (at most ``maximumOrderings`` per table).
+        var orderings: [String: [[SortKey]: [Item]]] = [:]
+
+        /// Drops the sorted copies of a table after a write to it.
+        mutating func changed(_ table: String) {
+            if orderings[table] != nil { orderings[table] = nil }
+        }
     }
 
-    /// A row's id compared by its UTF-8 bytes. `String`'s own `==` uses canonical equivalence, under
-    /// which precomposed and decomposed "é" would be one key; ids are byte-wise (see ``Item``).
-    private struct RowKey: Hashable {
-        let bytes: [UInt8]
-        init(_ id: String) { bytes = Array(id.utf8) }
-    }
+    /// How many orderings of one table are kept sorted at once; a new one beyond it drops the others.
+    private static let maximumOrderings = 4
 
     private let state = Mutex(State())
 
@@ -59,11 +57,6 @@ public final class InMemoryStore: LocalStore {
         }
     }
 
-    /// Answers a query with ``QueryEvaluator``. A page (`top` set, no total count) ordered by one
-    /// ascending column, or by one ascending column and then `id`, walks a sorted copy of the table
-    /// from the first row that the filter's `column gt/ge value` condition admits (found by binary
-    /// search) and stops when the page is full; every row is still checked by the evaluator's
-    /// filter and the order is the evaluator's, so the answer is the same as a full evaluation.
     public func read(_ query: Query) throws -> QueryResult {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
@@ -75,7 +68,7 @@ public final class InMemoryStore: LocalStore {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[RowKey(id)]
+            return state.tables[table]?[IdKey(id)]
         }
     }
 
@@ -106,68 +99,23 @@ public final class InMemoryStore: LocalStore {
         }
     }
 
+    /// Answers a query with ``QueryEvaluator``. A filter that pins the id (`id eq`, `id in`) is
+    /// evaluated over the rows with those ids only; a page bounded on its first ordering key runs as
+    /// a ``RangeScan`` over the table sorted in that order, sorted once and kept until the table
+    /// changes, so paging through a large table costs a binary search per page, not a full scan.
     private static func read(_ query: Query, in state: inout State) throws -> QueryResult {
         let table = try state.schema.requireTable(query.table)
         let evaluator = try QueryEvaluator(query: query, schema: table)
-        if let column = pagedOrderColumn(of: query), let top = query.top {
-            let rows = sortedRows(of: query.table, by: column, in: &state)
-            return QueryResult(items: page(of: rows, by: column, skip: query.skip, top: top, evaluator: evaluator))
+        let rows = (state.tables[query.table] ?? [:]).values
+        if let ids = RangeScan.pinnedIds(query.filter) {
+            return evaluator.run(over: ids.compactMap { state.tables[query.table]?[IdKey($0)] })
         }
-        return evaluator.run(over: (state.tables[query.table] ?? [:]).values)
-    }
-
-    /// The column of a page ordered by `[column]` or `[column, id]`, ascending, without a total count.
-    private static func pagedOrderColumn(of query: Query) -> String? {
-        guard query.top != nil, !query.includeTotalCount, let first = query.orderBy.first, !first.descending else { return nil }
-        let rest = query.orderBy.dropFirst()
-        guard rest.isEmpty || (rest.count == 1 && rest.first?.column == "id" && rest.first?.descending == false) else { return nil }
-        return first.column
-    }
-
-    /// The table's rows in the order of ``QueryEvaluator`` for `[column]` (nulls first, ties by id
-    /// bytes), built once and kept until the table's next write.
-    private static func sortedRows(of table: String, by column: String, in state: inout State) -> [Item] {
-        if let rows = state.sortedRows[table]?[column] { return rows }
-        let keyed = (state.tables[table] ?? [:]).values.map { (key: $0[column], item: $0) }
-        let rows = keyed.sorted { lhs, rhs in
-            let order = ValueSemantics.compare(lhs.key, rhs.key)
-            return order != 0 ? order < 0 : ValueSemantics.compareBytes(lhs.item.id, rhs.item.id) < 0
-        }.map(\.item)
-        state.sortedRows[table, default: [:]][column] = rows
-        return rows
-    }
-
-    /// The page of `rows` (sorted by `column`) that the evaluator's query selects.
-    private static func page(of rows: [Item], by column: String, skip: Int, top: Int, evaluator: QueryEvaluator) -> [Item] {
-        var start = 0
-        if let (op, bound) = lowerBound(on: column, in: evaluator.query.filter) {
-            var low = 0, high = rows.count
-            while low < high {
-                let middle = (low + high) / 2
-                if QueryEvaluator.compare(rows[middle][column], op, bound) { high = middle } else { low = middle + 1 }
-            }
-            start = low
-        }
-        var page: [Item] = []
-        var skipped = 0
-        for item in rows[start...] where page.count < top && evaluator.matches(item) {
-            if skipped < skip { skipped += 1; continue }
-            page.append(evaluator.select(item))
-        }
-        return page
-    }
-
-    /// A top-level conjunct `column gt value` or `column ge value` of the filter: it holds on a
-    /// suffix of rows sorted by `column` (nulls, first, never satisfy it).
-    private static func lowerBound(on column: String, in filter: Expression?) -> (ComparisonOperator, Value)? {
-        switch filter {
-        case .comparison(.column(let name), let op, .literal(let value))? where name == column && (op == .gt || op == .ge) && !value.isNull:
-            return (op, value)
-        case .and(let lhs, let rhs)?:
-            return lowerBound(on: column, in: lhs) ?? lowerBound(on: column, in: rhs)
-        default:
-            return nil
-        }
+        guard let scan = RangeScan(query, schema: table) else { return evaluator.run(over: rows) }
+        if let sorted = state.orderings[query.table]?[query.orderBy] { return scan.run(evaluator, over: sorted) }
+        let sorted = evaluator.ordered(rows)
+        if state.orderings[query.table, default: [:]].count >= maximumOrderings { state.orderings[query.table] = [:] }
+        state.orderings[query.table, default: [:]][query.orderBy] = sorted
+        return scan.run(evaluator, over: sorted)
     }
 
     /// A transaction over the store's state, with an undo log of the rows it replaced.
@@ -180,9 +128,9 @@ public final class InMemoryStore: LocalStore {
         }
 
         func rollBack() {
-            state.sortedRows.removeAll()
             for entry in undo.reversed() {
-                state.tables[entry.table]?[RowKey(entry.id)] = entry.previous
+                state.tables[entry.table]?[IdKey(entry.id)] = entry.previous
+                state.changed(entry.table)
             }
             undo.removeAll()
         }
@@ -193,24 +141,24 @@ public final class InMemoryStore: LocalStore {
 
         func lookup(table: String, id: String) throws -> Item? {
             _ = try state.schema.requireTable(table)
-            return state.tables[table]?[RowKey(id)]
+            return state.tables[table]?[IdKey(id)]
         }
 
         func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
             let schema = try state.schema.requireTable(table)
             let normalized = try items.map { try schema.normalize($0, origin: origin) }
-            state.sortedRows[table] = nil
+            state.changed(table)
             for item in normalized {
-                let previous = state.tables[table]?.updateValue(item, forKey: RowKey(item.id))
+                let previous = state.tables[table]?.updateValue(item, forKey: IdKey(item.id))
                 undo.append((table, item.id, previous))
             }
         }
 
         func delete(ids: [String], from table: String) throws {
             _ = try state.schema.requireTable(table)
-            state.sortedRows[table] = nil
+            state.changed(table)
             for id in ids {
-                if let previous = state.tables[table]?.removeValue(forKey: RowKey(id)) {
+                if let previous = state.tables[table]?.removeValue(forKey: IdKey(id)) {
                     undo.append((table, id, previous))
                 }
             }

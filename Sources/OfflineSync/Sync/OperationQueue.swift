@@ -16,9 +16,10 @@ final class OperationQueue: Sendable {
         case followUp = "+"
     }
 
-    /// The row id of the operation that is being sent right now, if any. Edits read it inside
-    /// their store transaction; push sets and clears it inside its own, so both see one order.
-    let inFlight = Mutex<String?>(nil)
+    /// The row ids of the operations a push has begun and not yet settled (one chunk of up to
+    /// 64). Edits read it inside their store transaction; push adds and removes ids inside its
+    /// own, so both see one order.
+    let inFlight = Mutex<Set<String>>([])
 
     /// The store's schema, to read the items kept in the queue with their declared types.
     let schema: StoreSchema
@@ -52,6 +53,24 @@ final class OperationQueue: Sendable {
     func operation(table: String, itemId: String, slot: Slot, in transaction: any StoreTransaction) throws -> QueuedOperation? {
         let key = OperationQueue.key(table: table, itemId: itemId, slot: slot)
         guard let row = try transaction.lookup(table: SystemTables.operations, id: key) else { return nil }
+        return try checked(row, table: table, itemId: itemId)
+    }
+
+    /// The primary operations of many items of one table, keyed by item id bytes, read with one
+    /// query per 500 items and checked like ``operation(table:itemId:slot:in:)``.
+    func primaryOperations(table: String, itemIds: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
+        let keys = itemIds.map { OperationQueue.key(table: table, itemId: $0, slot: .primary) }
+        let rows = try transaction.rows(withIds: keys, in: SystemTables.operations)
+        var operations: [IdKey: QueuedOperation] = [:]
+        for (key, itemId) in zip(keys, itemIds) {
+            guard let row = rows[IdKey(key)] else { continue }
+            operations[IdKey(itemId)] = try checked(row, table: table, itemId: itemId)
+        }
+        return operations
+    }
+
+    /// The operation stored in `row`, which must belong to this item (a long id hashes to its key).
+    private func checked(_ row: Item, table: String, itemId: String) throws -> QueuedOperation {
         let operation = try QueuedOperation(row: row, schema: schema)
         guard operation.table == table, operation.itemId == itemId else {
             throw OfflineSyncError(.conflict, "item '\(itemId.prefix(40))…' of table '\(table)' hashes to the same queue key as item '\(operation.itemId.prefix(40))…' of '\(operation.table)'; use shorter ids (table name plus id up to 254 bytes never hash)")
@@ -90,22 +109,26 @@ final class OperationQueue: Sendable {
     }
 
     /// Queues one local edit, collapsing it into the item's pending operation by the rules of
-    /// ``SyncTable``. `sequence` is the next free number; it is advanced when a row is created.
+    /// ``SyncTable``. `primary` is the item's operation in the primary slot, read by the caller
+    /// (see ``primaryOperations(table:itemIds:in:)``). `sequence` is the next free number; it is
+    /// advanced when a row is created. The operation rows to write are appended to `rows`, which the caller upserts into
+    /// ``SystemTables/operations`` in the same transaction, in one call for a whole batch (an
+    /// edit of several items touches each item's rows once, so deferring them changes no read).
     func enqueue(_ kind: OperationKind, table: String, itemId: String, deletedItem: Item?,
-                 sequence: inout Int64, now: Timestamp, in transaction: any StoreTransaction) throws {
-        let primary = try operation(table: table, itemId: itemId, slot: .primary, in: transaction)
+                 primary: QueuedOperation?, sequence: inout Int64, now: Timestamp, rows: inout [Item],
+                 in transaction: any StoreTransaction) throws {
         let followUp = primary == nil ? nil : try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
         guard let latest = followUp ?? primary else {
-            try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now, in: transaction)
+            rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now))
             return
         }
         try OperationQueue.validate(existing: latest.kind, new: kind, table: table, itemId: itemId)
-        if followUp == nil, inFlight.withLock({ $0 == latest.id }) {
-            try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now, in: transaction)
+        if followUp == nil, inFlight.withLock({ $0.contains(latest.id) }) {
+            rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now))
             return
         }
         if let collapsed = OperationQueue.collapse(latest, kind, item: deletedItem) {
-            try transaction.upsert([collapsed.row()], into: SystemTables.operations, origin: .local)
+            rows.append(try collapsed.row())
             if var error = try transaction.lookup(table: SystemTables.errors, id: latest.id) {
                 error[SystemTables.ErrorColumn.version] = .int(collapsed.version)
                 try transaction.upsert([error], into: SystemTables.errors, origin: .local)
@@ -116,13 +139,14 @@ final class OperationQueue: Sendable {
         }
     }
 
+    /// The row of a new operation in `slot`, taking the next sequence number.
     private func create(_ kind: OperationKind, table: String, itemId: String, item: Item?, slot: Slot,
-                        sequence: inout Int64, now: Timestamp, in transaction: any StoreTransaction) throws {
+                        sequence: inout Int64, now: Timestamp) throws -> Item {
         let operation = QueuedOperation(id: OperationQueue.key(table: table, itemId: itemId, slot: slot), sequence: sequence,
                                         kind: kind, state: .pending, table: table, itemId: itemId,
                                         item: kind == .delete ? item : nil, version: 1, createdAt: now)
         sequence += 1
-        try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
+        return try operation.row()
     }
 
     /// Throws for the combinations that have no meaning: anything after a delete, an insert after

@@ -8,12 +8,36 @@ extension SyncContext {
     /// right `If-Match`. A 404 answer to a delete counts as done. Other failures are recorded
     /// as ``OperationError``s and the push goes on.
     ///
+    /// Operations go out in chunks of up to 64: one transaction marks a chunk attempted and
+    /// in flight and reads its items (an edit made from then on waits in the follow-up slot),
+    /// the operations are sent one by one in order, and one transaction commits their outcomes.
+    /// A crash before that commit loses nothing: the chunk's operations are still queued and
+    /// attempted, and the next push sends again the ones whose remote call had succeeded, as
+    /// the one-transaction-per-operation design did for its single operation in flight (a
+    /// re-sent insert is answered 409 and a re-sent update 412, recorded as errors carrying the
+    /// server's copy; a re-sent delete is answered 404, which counts as done).
+    ///
     /// - Returns: the operations completed and the errors recorded.
     /// - Throws: ``PushFailure`` when the network, a 401, the store, cancellation or the handler
-    ///   stopped the push; the queue is intact (the operation in flight is marked attempted).
+    ///   stopped the push; the outcomes of the operations sent before the stop are committed,
+    ///   the rest of the queue is intact (the operations of the current chunk are marked attempted).
     @discardableResult
     public func push(handler: (any PushHandler)? = nil, progress: SyncProgressHandler? = nil) async throws -> PushResult {
         try await gate.run { try await pushHoldingGate(handler: handler ?? pushHandler, progress: progress) }
+    }
+
+    /// The outcome of one sent operation, committed with the rest of its chunk.
+    private enum Settlement {
+        /// The handler returned an outcome (a 404 answer to a delete is `.pushed(nil)`).
+        case finished(QueuedOperation, PushOutcome)
+        /// The remote refused the operation (or its item was missing): an operation error.
+        case failed(QueuedOperation, RemoteError, reason: String, item: Item?)
+
+        var operation: QueuedOperation {
+            switch self {
+            case .finished(let operation, _), .failed(let operation, _, _, _): operation
+            }
+        }
     }
 
     func pushHoldingGate(handler: any PushHandler, progress: SyncProgressHandler?) async throws -> PushResult {
@@ -21,12 +45,6 @@ extension SyncContext {
         func abort(_ status: PushStatus, _ error: any Error) -> PushFailure {
             result.status = status
             return PushFailure(result: result, message: "\(error)")
-        }
-        /// A store failure after the operation was sent: end its flight (folding in an edit made
-        /// meanwhile) if the store still answers, and abort.
-        func storeFailure(_ operation: QueuedOperation, _ error: any Error) -> PushFailure {
-            try? release(operation)
-            return abort(.abortedByStore, error)
         }
         typealias C = SystemTables.OperationColumn
         let total: Int
@@ -42,114 +60,197 @@ extension SyncContext {
             } catch {
                 throw abort(.abortedByStore, error)
             }
-            if batch.isEmpty { break }
-            for (index, queued) in batch.enumerated() {
-                after = queued.sequence
-                if Task.isCancelled { throw abort(.cancelled, CancellationError()) }
-                if index % SyncContext.attemptedChunk == 0 {
-                    do { try markAttempted(batch[index..<min(batch.count, index + SyncContext.attemptedChunk)]) } catch { throw abort(.abortedByStore, error) }
+            guard let last = batch.last else { break }
+            after = last.sequence
+            for start in stride(from: 0, to: batch.count, by: SyncContext.pushChunk) {
+                let chunk: [(operation: QueuedOperation, item: Item?)]
+                do { chunk = try begin(batch[start..<min(batch.count, start + SyncContext.pushChunk)]) } catch { throw abort(.abortedByStore, error) }
+                var settlements: [Settlement] = []
+                /// Commits what was sent, ends the flight of the operations not sent, and stops.
+                func stop(_ status: PushStatus, _ error: any Error, unsent: Int) -> PushFailure {
+                    defer { try? release(chunk[unsent...].map(\.operation)) }
+                    do { try commit(settlements, into: &result) } catch { return abort(.abortedByStore, error) }
+                    return abort(status, error)
                 }
-                let started: (operation: QueuedOperation, item: Item?)?
-                do {
-                    started = try begin(queued)
-                } catch {
-                    queue.inFlight.withLock { $0 = nil }
-                    throw abort(.abortedByStore, error)
-                }
-                guard let (operation, item) = started else { continue }
-                defer {
-                    handled += 1
-                    progress?(SyncProgress(phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
-                }
-                if operation.kind != .delete && item == nil {
-                    let missing = RemoteError(.server, message: "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item")
-                    do { result.errors += try record(missing, reason: "localItemMissing", for: operation, item: nil) } catch { throw storeFailure(operation, error) }
-                    continue
-                }
-                let outcome: PushOutcome
-                do {
-                    outcome = try await handler.push(PushOperation(kind: operation.kind, table: operation.table, itemId: operation.itemId,
-                                                                   item: item, sequence: operation.sequence, remote: remote))
-                } catch let error as RemoteError {
-                    if error.abortsPush {
-                        try? release(operation)
-                        let status: PushStatus = switch error.kind {
-                        case .authentication: .abortedByAuthentication
-                        case .cancelled: .cancelled
-                        default: .abortedByNetwork
+                for (position, (operation, item)) in chunk.enumerated() {
+                    if Task.isCancelled { throw stop(.cancelled, CancellationError(), unsent: position) }
+                    defer {
+                        handled += 1
+                        progress?(SyncProgress(phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+                    }
+                    if operation.kind != .delete && item == nil {
+                        let missing = RemoteError(.server, message: "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item")
+                        settlements.append(.failed(operation, missing, reason: "localItemMissing", item: nil))
+                        continue
+                    }
+                    do {
+                        let outcome = try await handler.push(PushOperation(kind: operation.kind, table: operation.table, itemId: operation.itemId,
+                                                                           item: item, sequence: operation.sequence, remote: remote))
+                        settlements.append(.finished(operation, outcome))
+                    } catch let error as RemoteError {
+                        if error.abortsPush {
+                            let status: PushStatus = switch error.kind {
+                            case .authentication: .abortedByAuthentication
+                            case .cancelled: .cancelled
+                            default: .abortedByNetwork
+                            }
+                            throw stop(status, error, unsent: position)
                         }
-                        throw abort(status, error)
+                        if operation.kind == .delete && error.kind == .notFound {
+                            settlements.append(.finished(operation, .pushed(nil)))
+                        } else {
+                            settlements.append(.failed(operation, error, reason: "\(error.kind)", item: item))
+                        }
+                    } catch is CancellationError {
+                        throw stop(.cancelled, CancellationError(), unsent: position)
+                    } catch {
+                        throw stop(.abortedByHandler, error, unsent: position)
                     }
-                    if operation.kind == .delete && error.kind == .notFound {
-                        do { try finish(operation, .pushed(nil)) } catch { throw storeFailure(operation, error) }
-                        result.completedCount += 1
-                    } else {
-                        do { result.errors += try record(error, reason: "\(error.kind)", for: operation, item: item) } catch { throw storeFailure(operation, error) }
-                    }
-                    continue
-                } catch is CancellationError {
-                    try? release(operation)
-                    throw abort(.cancelled, CancellationError())
-                } catch {
-                    try? release(operation)
-                    throw abort(.abortedByHandler, error)
                 }
-                do { try finish(operation, outcome) } catch { throw storeFailure(operation, error) }
-                result.completedCount += 1
+                do { try commit(settlements, into: &result) } catch { throw abort(.abortedByStore, error) }
             }
         }
         return result
     }
 
-    /// How many operations are marked attempted in one transaction just before they are sent.
-    static let attemptedChunk = 64
+    /// How many operations are begun, sent and committed together.
+    static let pushChunk = 64
 
-    /// Marks the next operations attempted in one transaction, so that sending each one needs
-    /// no write of its own. Marking early is on the safe side: an attempted insert followed by a
-    /// local delete queues a delete (answered 404 if the insert never arrived) instead of
-    /// vanishing.
-    private func markAttempted(_ operations: ArraySlice<QueuedOperation>) throws {
-        guard operations.contains(where: { $0.state == .pending }) else { return }
-        try store.write { transaction in
-            for queued in operations where queued.state == .pending {
-                guard var operation = try queue.operation(table: queued.table, itemId: queued.itemId, slot: .primary, in: transaction),
-                      operation.id == queued.id, operation.sequence == queued.sequence, operation.state == .pending else { continue }
-                operation.state = .attempted
-                try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
-            }
-        }
-    }
-
-    /// Re-reads the operation and its item and marks it in flight (and attempted, if it is not
-    /// yet), in one transaction.
-    private func begin(_ queued: QueuedOperation) throws -> (QueuedOperation, Item?)? {
-        try store.write { transaction in
-            guard var operation = try queue.operation(table: queued.table, itemId: queued.itemId, slot: .primary, in: transaction),
-                  operation.id == queued.id, operation.sequence == queued.sequence else { return nil }
-            let item = operation.kind == .delete ? operation.item : try transaction.lookup(table: operation.table, id: operation.itemId)
-            if operation.state == .pending {
-                operation.state = .attempted
-                try transaction.upsert([operation.row()], into: SystemTables.operations, origin: .local)
-            }
-            queue.inFlight.withLock { $0 = operation.id }
-            return (operation, item)
-        }
-    }
-
-    /// Applies the outcome of a pushed operation and ends its flight, in one transaction.
-    private func finish(_ operation: QueuedOperation, _ outcome: PushOutcome) throws {
-        defer { queue.inFlight.withLock { $0 = nil } }
-        try store.write { transaction in
-            switch outcome {
-            case .pushed(let server):
-                let followUp = try queue.complete(operation, in: transaction)
-                if operation.kind != .delete, let server {
-                    try storeServerCopy(server, of: operation, followUp: followUp, in: transaction)
+    /// Re-reads each operation and its item, marks it attempted (if it is not yet) and in flight,
+    /// in one transaction. Operations changed since they were read, and follow-up rows (pushed
+    /// once they take the primary slot), are left out. Marking early is on the safe side: an
+    /// attempted insert followed by a local delete queues a delete (answered 404 if the insert
+    /// never arrived) instead of vanishing. The operations and the items are read with one
+    /// query each per table, not one lookup per operation.
+    private func begin(_ operations: ArraySlice<QueuedOperation>) throws -> [(operation: QueuedOperation, item: Item?)] {
+        let primary = operations.filter { $0.id == OperationQueue.key(table: $0.table, itemId: $0.itemId, slot: .primary) }
+        guard !primary.isEmpty else { return [] }
+        do {
+            return try store.write { transaction in
+                let current = try operationsById(primary.map(\.id), in: transaction)
+                var begun: [QueuedOperation] = []
+                var marked: [Item] = []
+                var itemIds: [String: [String]] = [:]
+                for queued in primary {
+                    guard var operation = current[IdKey(queued.id)], operation.table == queued.table, operation.itemId == queued.itemId,
+                          operation.sequence == queued.sequence else { continue }
+                    if operation.state == .pending {
+                        operation.state = .attempted
+                        marked.append(try operation.row())
+                    }
+                    if operation.kind != .delete { itemIds[operation.table, default: []].append(operation.itemId) }
+                    begun.append(operation)
                 }
-            case .resolved(let resolution):
-                try apply(resolution, to: operation, serverItem: nil, in: transaction)
+                var items: [String: [IdKey: Item]] = [:]
+                for (table, ids) in itemIds { items[table] = try transaction.rows(withIds: ids, in: table) }
+                if !marked.isEmpty { try transaction.upsert(marked, into: SystemTables.operations, origin: .local) }
+                queue.inFlight.withLock { $0.formUnion(begun.map(\.id)) }
+                return begun.map { ($0, $0.kind == .delete ? $0.item : items[$0.table]?[IdKey($0.itemId)]) }
             }
-            queue.inFlight.withLock { $0 = nil }
+        } catch {
+            queue.inFlight.withLock { $0.subtract(primary.map(\.id)) }
+            throw error
+        }
+    }
+
+    /// The operations stored at these row ids (missing ones left out), read with one query.
+    private func operationsById(_ ids: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
+        try transaction.rows(withIds: ids, in: SystemTables.operations).mapValues { try QueuedOperation(row: $0, schema: queue.schema) }
+    }
+
+    /// Commits the outcomes of sent operations in one transaction and ends their flight (inside
+    /// it, so an edit sees either the operation in flight or its outcome committed). Should
+    /// applying an outcome fail, each is committed on its own, so the store refusing one (e.g. a
+    /// server copy with another id) loses none of the others; the refused ones are released
+    /// (kept queued, attempted) and the first refusal is thrown. Should the commit itself fail,
+    /// nothing was written: every operation is released and stays queued.
+    private func commit(_ settlements: [Settlement], into result: inout PushResult) throws {
+        guard !settlements.isEmpty else { return }
+        defer { queue.inFlight.withLock { $0.subtract(settlements.map(\.operation.id)) } }
+        func count(_ settlement: Settlement) -> Int {
+            if case .finished = settlement { return 1 }
+            return 0
+        }
+        func committing(_ settlements: [Settlement], applied: inout Bool) throws -> [OperationError] {
+            try store.write { transaction in
+                let errors = try applyTogether(settlements, in: transaction)
+                queue.inFlight.withLock { $0.subtract(settlements.map(\.operation.id)) }
+                applied = true
+                return errors
+            }
+        }
+        var applied = false
+        do {
+            result.errors += try committing(settlements, applied: &applied)
+            result.completedCount += settlements.reduce(0) { $0 + count($1) }
+            return
+        } catch where applied {
+            try? release(settlements.map(\.operation))
+            throw error
+        } catch {
+            var refusal: (any Error)?
+            for settlement in settlements {
+                do {
+                    result.errors += try committing([settlement], applied: &applied)
+                    result.completedCount += count(settlement)
+                } catch {
+                    try? release([settlement.operation])
+                    refusal = refusal ?? error
+                }
+            }
+            if let refusal { throw refusal }
+        }
+    }
+
+    /// Applies outcomes inside the caller's transaction; returns the operation errors recorded.
+    /// The common case, a pushed operation with no edit queued behind it, is applied in bulk:
+    /// one query finds the follow-ups, one delete removes the operations (and one their errors),
+    /// one upsert per table stores the server's copies. Every other outcome goes through
+    /// ``apply(_:in:)``; all of them touch only their own item's rows.
+    private func applyTogether(_ settlements: [Settlement], in transaction: any StoreTransaction) throws -> [OperationError] {
+        let followUpKeys = settlements.map { OperationQueue.key(table: $0.operation.table, itemId: $0.operation.itemId, slot: .followUp) }
+        let followUps = try operationsById(followUpKeys, in: transaction)
+        var completed: [String] = []
+        var copies: [String: [Item]] = [:]
+        var errors: [OperationError] = []
+        for (settlement, followUpKey) in zip(settlements, followUpKeys) {
+            guard case .finished(let operation, .pushed(let server)) = settlement, followUps[IdKey(followUpKey)] == nil else {
+                errors += try apply(settlement, in: transaction)
+                continue
+            }
+            completed.append(operation.id)
+            guard operation.kind != .delete, let server else { continue }
+            try requireServerCopy(server, of: operation)
+            copies[operation.table, default: []].append(server)
+        }
+        if !completed.isEmpty {
+            try transaction.delete(ids: completed, from: SystemTables.operations)
+            try transaction.delete(ids: completed, from: SystemTables.errors)
+        }
+        for (table, items) in copies { try transaction.upsert(items, into: table, origin: .server) }
+        return errors
+    }
+
+    /// Applies one outcome inside the caller's transaction; returns the operation error recorded, if any.
+    private func apply(_ settlement: Settlement, in transaction: any StoreTransaction) throws -> [OperationError] {
+        switch settlement {
+        case .finished(let operation, .pushed(let server)):
+            let followUp = try queue.complete(operation, in: transaction)
+            if operation.kind != .delete, let server {
+                try storeServerCopy(server, of: operation, followUp: followUp, in: transaction)
+            }
+            return []
+        case .finished(let operation, .resolved(let resolution)):
+            try apply(resolution, to: operation, serverItem: nil, in: transaction)
+            return []
+        case .failed(let operation, let error, let reason, let item):
+            guard let settled = try queue.settle(operation, in: transaction) else { return [] }
+            let recorded = OperationError(operationId: settled.id, sequence: settled.sequence, operationVersion: settled.version,
+                                          kind: operation.kind, table: operation.table, itemId: operation.itemId,
+                                          status: error.status, reason: reason, message: error.message, item: item,
+                                          serverItem: error.serverItem, createdAt: .now())
+            try transaction.upsert([recorded.row()], into: SystemTables.errors, origin: .local)
+            return [recorded]
         }
     }
 
@@ -157,9 +258,7 @@ extension SyncContext {
     /// then only its system properties are taken, so the next push sends the new `version`.
     private func storeServerCopy(_ server: Item, of operation: QueuedOperation, followUp: QueuedOperation?,
                                  in transaction: any StoreTransaction) throws {
-        guard server.id == operation.itemId else {
-            throw OfflineSyncError(.invalidValue, "the server answered the \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' with item '\(server.id)'")
-        }
+        try requireServerCopy(server, of: operation)
         guard var followUp else {
             try transaction.upsert([server], into: operation.table, origin: .server)
             return
@@ -179,27 +278,21 @@ extension SyncContext {
         }
     }
 
-    /// Records a failure of `operation` as an operation error and ends its flight.
-    private func record(_ error: RemoteError, reason: String, for operation: QueuedOperation, item: Item?) throws -> [OperationError] {
-        defer { queue.inFlight.withLock { $0 = nil } }
-        return try store.write { transaction in
-            defer { queue.inFlight.withLock { $0 = nil } }
-            guard let settled = try queue.settle(operation, in: transaction) else { return [] }
-            let recorded = OperationError(operationId: settled.id, sequence: settled.sequence, operationVersion: settled.version,
-                                          kind: operation.kind, table: operation.table, itemId: operation.itemId,
-                                          status: error.status, reason: reason, message: error.message, item: item,
-                                          serverItem: error.serverItem, createdAt: .now())
-            try transaction.upsert([recorded.row()], into: SystemTables.errors, origin: .local)
-            return [recorded]
+    /// Throws unless `server` is the server's copy of the operation's item.
+    private func requireServerCopy(_ server: Item, of operation: QueuedOperation) throws {
+        guard server.id == operation.itemId else {
+            throw OfflineSyncError(.invalidValue, "the server answered the \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' with item '\(server.id)'")
         }
     }
 
-    /// Ends the flight of an operation whose push was aborted; the queue keeps it.
-    private func release(_ operation: QueuedOperation) throws {
-        defer { queue.inFlight.withLock { $0 = nil } }
+    /// Ends the flight of operations whose push was aborted (or whose outcome the store
+    /// refused); the queue keeps them.
+    private func release(_ operations: [QueuedOperation]) throws {
+        guard !operations.isEmpty else { return }
+        defer { queue.inFlight.withLock { $0.subtract(operations.map(\.id)) } }
         try store.write { transaction in
-            try queue.settle(operation, in: transaction)
-            queue.inFlight.withLock { $0 = nil }
+            for operation in operations { try queue.settle(operation, in: transaction) }
+            queue.inFlight.withLock { $0.subtract(operations.map(\.id)) }
         }
     }
 }

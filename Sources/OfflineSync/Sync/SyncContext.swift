@@ -86,7 +86,7 @@ public final class SyncContext: Sendable {
             guard operation.version == error.operationVersion else {
                 throw OfflineSyncError(.conflict, "item '\(error.itemId)' of '\(error.table)' was edited after its push failed (operation version \(operation.version), error recorded at \(error.operationVersion)); read operationErrors() again")
             }
-            guard !queue.inFlight.withLock({ $0 == operation.id }) else {
+            guard !queue.inFlight.withLock({ $0.contains(operation.id) }) else {
                 throw OfflineSyncError(.conflict, "the operation of item '\(error.itemId)' of '\(error.table)' is being pushed; resolve it after the push")
             }
             try apply(resolution, to: operation, serverItem: error.serverItem, in: transaction)

@@ -86,14 +86,19 @@ public struct SyncTable: Sendable {
         return try context.store.write { transaction in
             var sequence = try queue.reserveSequences(items.count, in: transaction)
             let now = Timestamp.now()
+            let ids = items.map(\.id)
+            let storedItems = try transaction.rows(withIds: ids, in: table)
+            let primaries = try queue.primaryOperations(table: table, itemIds: ids, in: transaction)
             var seen = Set<String>()
             var written: [Item] = []
             written.reserveCapacity(items.count)
+            var operations: [Item] = []
+            operations.reserveCapacity(items.count)
             for item in items {
                 guard seen.insert(item.id).inserted else {
                     throw OfflineSyncError(.invalidOperation, "item '\(item.id)' appears twice in one \(kind.rawValue) of table '\(table)'; write it once")
                 }
-                let stored = try transaction.lookup(table: table, id: item.id)
+                let stored = storedItems[IdKey(item.id)]
                 switch kind {
                 case .insert:
                     if stored != nil {
@@ -116,8 +121,9 @@ public struct SyncTable: Sendable {
                     written.append(stored)
                 }
                 try queue.enqueue(kind, table: table, itemId: item.id, deletedItem: kind == .delete ? stored : nil,
-                                  sequence: &sequence, now: now, in: transaction)
+                                  primary: primaries[IdKey(item.id)], sequence: &sequence, now: now, rows: &operations, in: transaction)
             }
+            if !operations.isEmpty { try transaction.upsert(operations, into: SystemTables.operations, origin: .local) }
             if kind == .delete {
                 try transaction.delete(ids: written.map(\.id), from: table)
             } else {

@@ -98,7 +98,8 @@ extension BenchmarkScenario {
                     item["quantity"] = .int(record.quantity + 1)
                 }
             }
-            try prepareServerOrdering(remote, by: SystemProperty.updatedAt.rawValue)
+            try prepareServerOrdering(remote, by: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
+                                      from: .date(Timestamp.minimum))
             return Trial(operations: size.changedRecords, body: {
                 let result = try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
                 try expectCount(result.stored, size.changedRecords, records: size.changedRecords, what: "incremental pull")
@@ -149,14 +150,18 @@ extension BenchmarkScenario {
     static func seededRemote(records: Int) throws -> InMemoryRemote {
         let remote = try emptyRemote()
         try upsertPages(BenchmarkData.records(count: records).map(\.item), into: remote.service.store, pageSize: 10_000)
-        try prepareServerOrdering(remote, by: "id")
+        try prepareServerOrdering(remote, by: [SortKey("id")], from: .string(""))
         return remote
     }
 
-    /// Reads one page ordered by `column` so the server's store builds its ordering of the rows
-    /// (what a real server keeps as an index) before the measurement rather than during it.
-    static func prepareServerOrdering(_ remote: InMemoryRemote, by column: String) throws {
-        _ = try remote.service.store.read(Query(table: BenchmarkData.tableName, orderBy: [SortKey(column)], top: 1))
+    /// Reads one page in the pull's order (bounded on its first key, as the pull's pages are) so
+    /// the server's store sorts its rows (what a real server keeps as an index) before the
+    /// measurement rather than during it.
+    static func prepareServerOrdering(_ remote: InMemoryRemote, by orderBy: [SortKey], from lowest: Value) throws {
+        guard let first = orderBy.first else { return }
+        _ = try remote.service.store.read(Query(table: BenchmarkData.tableName,
+                                                filter: .comparison(.column(first.column), .ge, .literal(lowest)),
+                                                orderBy: orderBy, top: 1))
     }
 }
 

@@ -130,6 +130,10 @@ struct SQLQuery {
             case .lt: return "coalesce(\(left) < \(right), 0)"
             case .le: return "coalesce(\(left) <= \(right), 0)"
             }
+        case .isIn(.column("id"), let values) where !values.contains(where: \.isNull):
+            // `id` is never null, so the list test is never null either: left bare (no
+            // coalesce), it is answered from the primary key instead of a scan.
+            return values.isEmpty ? "0" : "(\"id\" IN (\(values.map { parameter($0) }.joined(separator: ", "))))"
         case .isIn(let operand, let values):
             let operandSQL = value(operand)
             var alternatives: [String] = []
