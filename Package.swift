@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
+        .library(name: "OfflineSyncHTTP", targets: ["OfflineSyncHTTP"]),
+        .library(name: "OfflineSyncServer", targets: ["OfflineSyncServer"]),
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
         .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
@@ -17,10 +19,36 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
+        .target(name: "OfflineSyncHTTP", dependencies: [
+            "OfflineSync",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "OfflineSyncServer", dependencies: [
+            "OfflineSync", "OfflineSyncHTTP",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "http-loopback-bench", dependencies: ["OfflineSync", "OfflineSyncServer", "OfflineSyncSQLite"]),
+        .testTarget(name: "OfflineSyncHTTPTests", dependencies: [
+            "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "offline-sync",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ], exclude: ["Fixtures"]),
         // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
         // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -32,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "offline-sync",
             dependencies: [
-                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher", "OfflineSyncServer",
                 "OfflineSyncBenchmarkKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

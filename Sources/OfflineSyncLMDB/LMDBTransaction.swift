@@ -1,3 +1,4 @@
+import CLMDB
 import OfflineSync
 
 /// The ``OfflineSync/StoreTransaction`` of an ``LMDBStore``: one LMDB write transaction.
@@ -9,7 +10,6 @@ import OfflineSync
 final class LMDBTransaction: StoreTransaction {
     private let context: TransactionContext
     private let catalog: Catalog
-    private var record: [UInt8] = []
     private var isFinished = false
 
     init(context: TransactionContext, catalog: Catalog) {
@@ -33,19 +33,32 @@ final class LMDBTransaction: StoreTransaction {
     func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
         let layout = try layout(table)
         let schema = layout.schema, ordinals = layout.ordinals, rows = layout.items
+        guard !layout.indexes.isEmpty else {
+            // No index to maintain, so no normalised item is needed: the record is written
+            // straight from the core's checked values, in one walk of each item.
+            var writer = RecordWriter()
+            for item in items {
+                writer.begin()
+                try schema.forEachStoredValue(of: item, origin: origin) { writer.append(ordinal: $0, $1) }
+                try put(rows, id: item.id, writer)
+            }
+            return
+        }
+        var writer = RecordWriter()
         for item in items {
             let row = try schema.normalize(item, origin: origin)
-            record.removeAll(keepingCapacity: true)
-            RecordCodec.encode(row, columns: ordinals, into: &record)
-            var id = row.id
-            try id.withUTF8 { idBytes in
-                let key = UnsafeRawBufferPointer(idBytes)
-                if !layout.indexes.isEmpty {
-                    let previous = try TableReader(context: context, layout: layout).lookup(row.id)
-                    try reindex(layout, from: previous, to: row)
-                }
-                try record.withUnsafeBytes { try context.put(rows, key, $0) }
-            }
+            RecordCodec.encode(row, columns: ordinals, into: &writer)
+            let previous = try TableReader(context: context, layout: layout).lookup(row.id)
+            try reindex(layout, from: previous, to: row)
+            try put(rows, id: row.id, writer)
+        }
+    }
+
+    /// Stores `record` under `id` in the items sub-database `rows`.
+    private func put(_ rows: MDB_dbi, id: String, _ record: borrowing RecordWriter) throws {
+        var id = id
+        try id.withUTF8 { key in
+            try record.withBytes { try context.put(rows, UnsafeRawBufferPointer(key), $0) }
         }
     }
 

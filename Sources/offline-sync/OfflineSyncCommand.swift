@@ -5,7 +5,7 @@ import ArgumentParser
 struct OfflineSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "offline-sync",
-        abstract: "Work with OfflineSync stores: demo, conformance, inspect, query, import, export, migrate, rekey.",
+        abstract: "Work with OfflineSync stores: demo, conformance, inspect, query, import, export, migrate, rekey, serve.",
         discussion: """
         A store is named by a URL-like string:
           memory:                                      an in-memory store
@@ -24,7 +24,7 @@ struct OfflineSyncCommand: AsyncParsableCommand {
         """,
         subcommands: [
             Demo.self, Conformance.self, Inspect.self, QueryCommand.self, Import.self, Export.self,
-            Migrate.self, Rekey.self, Bench.self,
+            Migrate.self, Rekey.self, Bench.self, Serve.self,
         ]
     )
 }

@@ -1,0 +1,49 @@
+extension TableSchema {
+    /// Checks `item` by the rules of ``normalize(_:origin:)`` and hands each value it would store,
+    /// already converted, to `body` together with the position of its column in ``columns``.
+    ///
+    /// This is ``normalize(_:origin:)`` for a backend that encodes a row straight from the item:
+    /// one walk of the item's values, no normalised copy, and the column found once (a backend
+    /// keys its encoding by column position instead of hashing the name again). The rules are
+    /// the same ones (the same id check and the same value conversion); the values reach `body`
+    /// in the item's own order, and `null` values, `id` and (for ``WriteOrigin/server`` writes)
+    /// undeclared columns are skipped exactly as `normalize` drops them.
+    ///
+    /// When the item breaks a rule this throws the error `normalize` throws, possibly after
+    /// `body` has seen some of the item's values: discard whatever `body` built.
+    public func forEachStoredValue(of item: Item, origin: WriteOrigin,
+                                   _ body: (_ position: Int, _ value: Value) throws -> Void) throws {
+        try TableSchema.validateId(item.id, table: name)
+        for (key, value) in item.values {
+            if !value.isNull, let (position, type) = declaredColumn(key) {
+                if let converted = try TableSchema.converted(value, to: type, table: name, column: key, id: item.id) {
+                    try body(position, converted)
+                } else {
+                    try body(position, value)
+                }
+                continue
+            }
+            guard value.isNull || key == "id" || origin == .server else {
+                throw OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(key)' (item '\(item.id)'); declare it in the table schema before writing it")
+            }
+        }
+    }
+
+    /// The position in ``columns`` of the column with this exact name, if declared.
+    public func position(ofColumn name: String) -> Int? {
+        declaredColumn(name)?.position
+    }
+
+    /// The position and type of the declared column with this exact name (lengths compared
+    /// before text: cheaper than hashing for the handful of columns a table has).
+    @inline(__always)
+    private func declaredColumn(_ name: String) -> (position: Int, type: ColumnType)? {
+        let length = name.utf8.count
+        return columns.withUnsafeBufferPointer { columns in
+            for position in columns.indices where columns[position].name.utf8.count == length && columns[position].name == name {
+                return (position, columns[position].type)
+            }
+            return nil
+        }
+    }
+}

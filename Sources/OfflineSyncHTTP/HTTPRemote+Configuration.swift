@@ -1,0 +1,44 @@
+import Logging
+
+extension HTTPRemote {
+    /// Where the table service lives and how to talk to it.
+    public struct Configuration: Sendable {
+        /// The service root, e.g. `http://127.0.0.1:8080` or `https://example.azurewebsites.net`;
+        /// tables are under `{baseURL}/tables/`. A trailing `/` is ignored.
+        public var baseURL: String
+        /// The credential added to every request, renewed once on 401; `nil` for none.
+        public var authentication: HTTPAuthentication?
+        /// The longest wait for a TCP (and TLS) connection.
+        public var connectTimeout: Duration
+        /// The longest pause while waiting for bytes of a response.
+        public var readTimeout: Duration
+        /// The longest a request may take until its response head arrives.
+        public var requestTimeout: Duration
+        /// How many times a failed read (`GET`) is repeated after a network failure or a 502, 503
+        /// or 504 answer. Writes are never repeated: the server may have applied them.
+        public var readRetries: Int
+        /// The pause before the first repeat of a read; it doubles with each further repeat.
+        public var retryDelay: Duration
+        /// The largest response body accepted, in bytes; a larger one fails with `.server`.
+        public var maximumResponseBytes: Int
+        /// The `X-ZUMO-VERSION` header identifying the client, in the form the Azure clients use.
+        public var clientVersion: String
+        /// Receives one debug line per request and a warning per retry.
+        public var logger: Logger
+
+        /// A configuration with defaults: 10 s to connect, 30 s read pauses, 60 s per request,
+        /// 2 read retries starting at 200 ms, 64 MiB responses.
+        public init(baseURL: String, authentication: HTTPAuthentication? = nil) {
+            self.baseURL = baseURL
+            self.authentication = authentication
+            self.connectTimeout = .seconds(10)
+            self.readTimeout = .seconds(30)
+            self.requestTimeout = .seconds(60)
+            self.readRetries = 2
+            self.retryDelay = .milliseconds(200)
+            self.maximumResponseBytes = 64 << 20
+            self.clientVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=OfflineSync)"
+            self.logger = Logger(label: "OfflineSyncHTTP")
+        }
+    }
+}

@@ -1,0 +1,311 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import OfflineSync
+
+/// A ``RemoteService`` that speaks the Azure Mobile Apps table protocol, version 2.0.0, over HTTP.
+///
+/// Requests have the form the original clients send (see `TableRequest`): `GET/POST
+/// /tables/{table}`, `GET/PATCH/DELETE /tables/{table}/{id}`, `ZUMO-API-VERSION: 2.0.0`, OData v3
+/// query options, `If-Match: "version"` on updates and deletes. Answers map to results and
+/// ``RemoteError`` kinds:
+///
+/// | answer | result |
+/// |---|---|
+/// | 2xx with a readable body | the items (the `ETag` of an item answer becomes its `version`) |
+/// | 409, 412 | `.conflict` with the server's item from the body |
+/// | 401 (after one refresh, when configured) | `.authentication` |
+/// | 404 | `nil` for ``lookup(id:in:)``, `.notFound` otherwise |
+/// | connection failure, timeout, broken connection | `.network` |
+/// | task cancellation | `.cancelled` |
+/// | any other status, or a body that is not the expected JSON | `.server`, naming what was wrong |
+///
+/// Reads are repeated with exponential back-off after network failures and 502/503/504 (see
+/// ``Configuration/readRetries``); writes never are. Call ``shutdown()`` when done with a remote
+/// that created its own HTTP client.
+public final class HTTPRemote: RemoteService {
+    /// The configuration the remote was created with.
+    public let configuration: Configuration
+    private let client: HTTPClient
+    private let ownsClient: Bool
+    private let baseURL: String
+
+    /// Creates a remote with its own HTTP client (connection pool), configured with the timeouts.
+    /// Throws ``RemoteError`` `.server` when the base URL is not an `http` or `https` URL.
+    public convenience init(configuration: Configuration) throws {
+        let timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout),
+                                                       read: TimeAmount(configuration.readTimeout))
+        var clientConfiguration = HTTPClient.Configuration(timeout: timeout)
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
+        try self.init(configuration: configuration,
+                      client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration),
+                      ownsClient: true)
+    }
+
+    /// Creates a remote on an HTTP client the caller owns (and shuts down). The client's own
+    /// connect and read timeouts apply instead of the configuration's.
+    public convenience init(configuration: Configuration, client: HTTPClient) throws {
+        try self.init(configuration: configuration, client: client, ownsClient: false)
+    }
+
+    private init(configuration: Configuration, client: HTTPClient, ownsClient: Bool) throws {
+        var base = configuration.baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty else {
+            if ownsClient { client.shutdown { _ in } }
+            throw RemoteError(.server, message: "the base URL '\(configuration.baseURL)' is not an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080)")
+        }
+        self.configuration = configuration
+        self.client = client
+        self.ownsClient = ownsClient
+        self.baseURL = base
+    }
+
+    deinit {
+        if ownsClient { client.shutdown { _ in } }
+    }
+
+    /// Closes the connections of the remote's own HTTP client. Requests after this fail.
+    public func shutdown() async throws {
+        if ownsClient { try await client.shutdown() }
+    }
+
+    // MARK: RemoteService
+
+    public func readPage(_ query: Query, includeDeleted: Bool) async throws -> QueryResult {
+        let request = TableRequest.read(query, includeDeleted: includeDeleted, clientVersion: configuration.clientVersion)
+        let response = try await send(request)
+        guard response.status == 200 else { throw failure(request, response) }
+        do {
+            return try WireJSON.decodePage(response.body)
+        } catch {
+            throw unreadable(request, response, error)
+        }
+    }
+
+    public func lookup(id: String, in table: String) async throws -> Item? {
+        let request = TableRequest.lookup(id: id, in: table, clientVersion: configuration.clientVersion)
+        let response = try await send(request)
+        if response.status == 404 { return nil }
+        guard response.status == 200 else { throw failure(request, response) }
+        let item = try serverItem(request, response)
+        return item.isDeleted ? nil : item
+    }
+
+    public func insert(_ item: Item, into table: String) async throws -> Item {
+        let request = try writable(item, in: table) { try TableRequest.insert(item, into: table, clientVersion: configuration.clientVersion) }
+        let response = try await send(request)
+        guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
+        return try serverItem(request, response)
+    }
+
+    public func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
+        let request = try writable(item, in: table) {
+            try TableRequest.update(item, in: table, ifMatch: version, clientVersion: configuration.clientVersion)
+        }
+        let response = try await send(request)
+        guard response.status == 200 else { throw failure(request, response) }
+        return try serverItem(request, response)
+    }
+
+    public func delete(id: String, from table: String, ifMatch version: String?) async throws {
+        let request = TableRequest.delete(id: id, from: table, ifMatch: version, clientVersion: configuration.clientVersion)
+        let response = try await send(request)
+        guard response.status == 200 || response.status == 204 else { throw failure(request, response) }
+    }
+
+    // MARK: Answers
+
+    /// Builds a write request; an item that cannot be written as JSON is a `.server` failure of
+    /// that operation (recorded, the push goes on).
+    private func writable(_ item: Item, in table: String, _ build: () throws -> TableRequest) throws(RemoteError) -> TableRequest {
+        do {
+            return try build()
+        } catch {
+            throw RemoteError(.server, message: "item '\(item.id)' of '\(table)' cannot be sent: \(error)")
+        }
+    }
+
+    /// The item of a successful answer, with the version from a strong `ETag` when present.
+    private func serverItem(_ request: TableRequest, _ response: WireResponse) throws(RemoteError) -> Item {
+        var item: Item
+        do {
+            item = try WireJSON.decodeItem(response.body)
+        } catch {
+            throw unreadable(request, response, error)
+        }
+        if let tag = response.etag, let version = ETag.version(fromStrong: tag) {
+            item.values[SystemProperty.version.rawValue] = .string(version)
+        }
+        return item
+    }
+
+    /// The error for a non-success status.
+    private func failure(_ request: TableRequest, _ response: WireResponse) -> RemoteError {
+        let what = "\(request.method.rawValue) \(request.target)"
+        switch response.status {
+        case 409, 412:
+            let item = try? WireJSON.decodeItem(response.body)
+            let reason = response.status == 412 ? "the server's version differs from If-Match" : "the item already exists on the server"
+            let missing = item == nil ? "; the answer carried no readable server item" : ""
+            return RemoteError(.conflict, status: response.status, serverItem: item, message: "\(what): conflict, \(reason)\(missing)")
+        case 401:
+            return RemoteError(.authentication, status: 401, message: "\(what): the server refused the credentials\(response.summary.map { " (\($0))" } ?? ""); sign in again")
+        case 404:
+            return RemoteError(.notFound, status: 404, message: "\(what): the item or table does not exist on the server")
+        default:
+            return RemoteError(.server, status: response.status, message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")")
+        }
+    }
+
+    /// The error for a success status whose body is not what the protocol promises.
+    private func unreadable(_ request: TableRequest, _ response: WireResponse, _ error: WireFormatError) -> RemoteError {
+        let what = "\(request.method.rawValue) \(request.target)"
+        if response.isHTML {
+            return RemoteError(.server, status: response.status, message: "\(what): the server answered with an HTML page\(response.summary.map { " (\($0))" } ?? "") instead of JSON; check that the base URL points at an Azure Mobile Apps back end")
+        }
+        return RemoteError(.server, status: response.status, message: "\(what): the answer could not be read: \(error.message)")
+    }
+
+    // MARK: Sending
+
+    /// Sends a request with authentication, the 401 refresh and the read retries; transport
+    /// failures become `.network` or `.cancelled`.
+    private func send(_ request: TableRequest) async throws(RemoteError) -> WireResponse {
+        var attempt = 0
+        var refreshedToken: String?
+        var refreshed = false
+        while true {
+            let result: Result<WireResponse, RemoteError>
+            do {
+                result = .success(try await sendOnce(request, token: refreshedToken))
+            } catch {
+                result = .failure(error)
+            }
+            switch result {
+            case .success(let response) where response.status == 401 && !refreshed:
+                guard let refresh = configuration.authentication?.refresh else { return response }
+                refreshed = true
+                do {
+                    guard let token = try await refresh() else { return response }
+                    refreshedToken = token
+                } catch {
+                    throw RemoteError(.authentication, status: 401, message: "\(request.method.rawValue) \(request.target): the server refused the credentials and renewing them failed: \(error)")
+                }
+            case .success(let response) where request.method.isIdempotentRead && [502, 503, 504].contains(response.status)
+                && attempt < configuration.readRetries:
+                try await backOff(request, attempt: &attempt, reason: "HTTP \(response.status)")
+            case .success(let response):
+                return response
+            case .failure(let error) where error.kind == .network && request.method.isIdempotentRead
+                && attempt < configuration.readRetries:
+                try await backOff(request, attempt: &attempt, reason: error.message)
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    private func backOff(_ request: TableRequest, attempt: inout Int, reason: String) async throws(RemoteError) {
+        let delay = configuration.retryDelay * (1 << attempt)
+        attempt += 1
+        configuration.logger.warning("retrying \(request.method.rawValue) \(request.target) in \(delay) after: \(reason)")
+        do {
+            try await Task.sleep(for: delay)
+        } catch {
+            throw RemoteError(.cancelled, message: "\(request.method.rawValue) \(request.target) was cancelled")
+        }
+    }
+
+    private func sendOnce(_ request: TableRequest, token: String?) async throws(RemoteError) -> WireResponse {
+        let what = "\(request.method.rawValue) \(request.target)"
+        if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
+        var outgoing = HTTPClientRequest(url: baseURL + request.target)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        if let authentication = configuration.authentication {
+            let current: String
+            if let token {
+                current = token
+            } else {
+                do {
+                    current = try await authentication.token()
+                } catch {
+                    throw RemoteError(.authentication, message: "\(what): the authentication token could not be obtained: \(error)")
+                }
+            }
+            outgoing.headers.add(name: authentication.headerName, value: authentication.prefix + current)
+        }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        configuration.logger.debug("\(what)")
+        do {
+            let response = try await client.execute(outgoing, timeout: TimeAmount(configuration.requestTimeout),
+                                                    logger: configuration.logger)
+            let body = try await response.body.collect(upTo: configuration.maximumResponseBytes)
+            return WireResponse(status: Int(response.status.code), headers: response.headers,
+                                body: Array(body.readableBytesView))
+        } catch let error as NIOTooManyBytesError {
+            throw RemoteError(.server, message: "\(what): the answer is larger than \(configuration.maximumResponseBytes) bytes (\(error)); raise maximumResponseBytes or ask for smaller pages")
+        } catch {
+            if Task.isCancelled || (error as? HTTPClientError) == .cancelled || error is CancellationError {
+                throw RemoteError(.cancelled, message: "\(what) was cancelled")
+            }
+            throw RemoteError(.network, message: "\(what) did not complete: \(Self.describe(error))")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error as? HTTPClientError {
+        case .connectTimeout?: return "connecting timed out"
+        case .deadlineExceeded?: return "the request timed out"
+        case .readTimeout?: return "the server stopped answering (read timed out)"
+        case .remoteConnectionClosed?: return "the server closed the connection"
+        default: return String(describing: error)
+        }
+    }
+}
+
+/// A received answer: status, headers and the whole body.
+struct WireResponse: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    var etag: String? { headers.first(name: "ETag") }
+
+    /// `true` when the answer is an HTML page (a proxy's or web server's error page).
+    var isHTML: Bool {
+        if headers.first(name: "Content-Type")?.lowercased().contains("html") == true { return true }
+        return body.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 } == UInt8(ascii: "<")
+    }
+
+    /// A short human summary of the body: the `error` text of a JSON error, an HTML page's title,
+    /// or the start of a text body.
+    var summary: String? {
+        if body.isEmpty { return nil }
+        if let error = try? WireJSON.decodeObject(body), case .string(let text)? = error["error"] {
+            return text
+        }
+        let text = String(decoding: body.prefix(4096), as: UTF8.self)
+        if isHTML {
+            if let start = text.range(of: "<title>", options: .caseInsensitive),
+               let end = text.range(of: "</title>", options: .caseInsensitive, range: start.upperBound..<text.endIndex) {
+                return "page title '\(text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines))'"
+            }
+            return "an HTML page"
+        }
+        let line = text.prefix(200).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        return line.isEmpty ? nil : "'\(line)'"
+    }
+}
+
+extension TimeAmount {
+    /// The NIO time amount of a Swift duration (nanosecond precision).
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,58 @@
+import OfflineSync
+import OfflineSyncHTTP
+
+/// The request target of a table-protocol request, split into table, id and query options.
+///
+/// Accepts what the existing clients send: percent-encoded ids and values (`+` reads as a space
+/// in query values), option names in any letter case (`__includeDeleted`, `__INCLUDEDELETED`),
+/// unknown options (ignored), and `/tables/{table}/` with a trailing slash.
+struct TableRequestTarget: Sendable {
+    /// The table named in the path.
+    var table: String
+    /// The item id, for `/tables/{table}/{id}`.
+    var id: String?
+    /// The decoded query options by lower-cased name (the last occurrence wins).
+    var options: [String: String]
+
+    /// Splits `target`; `nil` when the path is not under `/tables/` (the server answers 404).
+    /// Throws ``OfflineSyncError`` `.syntax` for a malformed percent escape.
+    init?(_ target: String) throws {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let segments = parts[0].split(separator: "/", omittingEmptySubsequences: true)
+        guard segments.count == 2 || segments.count == 3, segments[0].lowercased() == "tables" else { return nil }
+        guard let table = PercentEncoding.decode(segments[1]) else {
+            throw OfflineSyncError(.syntax, "the table name in '\(parts[0])' has a malformed percent escape")
+        }
+        self.table = table
+        if segments.count == 3 {
+            guard let id = PercentEncoding.decode(segments[2]) else {
+                throw OfflineSyncError(.syntax, "the id in '\(parts[0])' has a malformed percent escape")
+            }
+            self.id = id
+        }
+        var options: [String: String] = [:]
+        if parts.count == 2 {
+            for pair in parts[1].split(separator: "&") {
+                let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = PercentEncoding.decode(halves[0], plusAsSpace: true),
+                      let value = PercentEncoding.decode(halves.count == 2 ? halves[1] : "", plusAsSpace: true) else {
+                    throw OfflineSyncError(.syntax, "the query option '\(pair)' has a malformed percent escape")
+                }
+                options[name.lowercased()] = value
+            }
+        }
+        self.options = options
+    }
+
+    /// `true` when `__includeDeleted=true` (any letter case) was given.
+    var includeDeleted: Bool {
+        options["__includedeleted"]?.lowercased() == "true"
+    }
+
+    /// The query of a `GET /tables/{table}` request; throws `.syntax` naming the bad option.
+    func query() throws -> Query {
+        try ODataParser.query(table: table, filter: options["$filter"], orderBy: options["$orderby"],
+                              skip: options["$skip"], top: options["$top"], select: options["$select"],
+                              inlineCount: options["$inlinecount"])
+    }
+}

@@ -1,0 +1,122 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import OfflineSync
+
+/// A reference back end of the Azure Mobile Apps table protocol 2.0.0, on Hummingbird, serving a
+/// ``TableService`` (and through it any `LocalStore`).
+///
+/// It answers what the original clients send the way the Azure Node server does (see
+/// `TableProtocol`): `GET/POST /tables/{table}`, `GET/PATCH/DELETE /tables/{table}/{id}`, OData v3
+/// and v4 `$filter` literals, `__includeDeleted` in any letter case, `$inlinecount=allpages` as
+/// `{"results": [...], "count": N}`, quoted `If-Match`, PATCH bodies without system properties.
+/// Bodies larger than ``Configuration/maximumBodyBytes`` get 413, malformed filters and JSON 400,
+/// each with `{"error": "…"}` naming the fault. Every request is logged at `info` level with its
+/// status and duration.
+///
+/// ```swift
+/// let service = try TableService(store: store, options: .init(maximumPageSize: 50, widensSchema: true))
+/// let server = TableServer(service: service, configuration: .init(port: 8080, createsTables: true))
+/// try await server.run()
+/// ```
+public struct TableServer: Sendable {
+    /// Where to listen and what to accept.
+    public struct Configuration: Sendable {
+        /// The address to bind, `127.0.0.1` by default.
+        public var host: String
+        /// The port; `0` picks a free one (reported to `onRunning`).
+        public var port: Int
+        /// The largest request body accepted; larger ones get 413. Default 1 MiB.
+        public var maximumBodyBytes: Int
+        /// Create a table on its first write when it is not in the schema (dynamic schema). Use
+        /// it with a service whose ``TableService/Options/widensSchema`` is set, so new columns
+        /// are added too.
+        public var createsTables: Bool
+        /// Receives one line per request and the start and stop of the server.
+        public var logger: Logger
+
+        /// Creates a configuration.
+        public init(host: String = "127.0.0.1", port: Int = 8080, maximumBodyBytes: Int = 1 << 20,
+                    createsTables: Bool = false, logger: Logger = Logger(label: "offline-sync.serve")) {
+            self.host = host
+            self.port = port
+            self.maximumBodyBytes = maximumBodyBytes
+            self.createsTables = createsTables
+            self.logger = logger
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    private let tableProtocol: TableProtocol
+
+    /// Creates a server for a service; nothing listens until ``run(untilSignal:onRunning:)``.
+    public init(service: TableService, configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.tableProtocol = TableProtocol(service: service, createsTables: configuration.createsTables)
+    }
+
+    /// Listens and answers until the task is cancelled or, with `untilSignal`, until SIGINT or
+    /// SIGTERM; then stops accepting connections and lets the requests in progress finish.
+    /// - Parameter onRunning: called once with the bound port when the server accepts requests.
+    public func run(untilSignal: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let tableProtocol = self.tableProtocol
+        let limit = configuration.maximumBodyBytes
+        let logger = configuration.logger
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            let start = ContinuousClock.now
+            let answer: TableProtocol.Answer
+            do {
+                answer = tableProtocol.respond(to: try await Self.tableRequest(request, maximumBodyBytes: limit))
+            } catch is NIOTooManyBytesError {
+                answer = TableProtocol.error(413, "the request body is larger than \(limit) bytes")
+            }
+            let elapsed = (ContinuousClock.now - start).components
+            let microseconds = elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000
+            logger.info("\(request.method.rawValue) \(request.head.path ?? "/") \(answer.status) \(microseconds / 1000).\(microseconds % 1000 / 100) ms")
+            return Self.response(answer)
+        }
+        let configuration = self.configuration
+        let app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "offline-sync"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                logger.info("serving the table protocol on http://\(configuration.host):\(port)/tables/")
+                await onRunning(port)
+            },
+            logger: logger)
+        if untilSignal {
+            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        } else {
+            try await app.run()
+        }
+        logger.info("server stopped")
+    }
+
+    /// The framework-independent form of a request; throws `NIOTooManyBytesError` for a body
+    /// over the limit.
+    static func tableRequest(_ request: Request, maximumBodyBytes: Int) async throws -> TableProtocol.Request {
+        let body = try await request.body.collect(upTo: maximumBodyBytes)
+        let headers = request.headers
+        return TableProtocol.Request(
+            method: request.method.rawValue, target: request.head.path ?? "/",
+            header: { name in
+                guard let field = HTTPField.Name(name) else { return nil }
+                let values = headers[values: field]
+                return values.isEmpty ? nil : values.joined(separator: ",")
+            },
+            body: Array(body.readableBytesView))
+    }
+
+    /// The framework's form of an answer.
+    static func response(_ answer: TableProtocol.Answer) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in answer.headers {
+            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+        }
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: fields,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+}

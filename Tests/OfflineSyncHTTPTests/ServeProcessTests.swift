@@ -1,0 +1,91 @@
+import Foundation
+import OfflineSync
+import OfflineSyncSQLite
+import Synchronization
+import Testing
+
+/// `offline-sync serve` as a real process: killed with SIGKILL in the middle of a push and
+/// started again over the same SQLite file, the client resumes and nothing is lost or applied twice.
+@Suite("offline-sync serve process")
+struct ServeProcessTests {
+    /// `offline-sync`, built next to the test binary.
+    static let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        .deletingLastPathComponent().appendingPathComponent("offline-sync")
+
+    /// A running `offline-sync serve`; `kill()` sends SIGKILL.
+    final class ServeProcess: Sendable {
+        let process: Process
+        let port: Int
+
+        init(store: String, port: Int) throws {
+            let process = Process()
+            process.executableURL = ServeProcessTests.executable
+            process.arguments = ["serve", "--store", store, "--port", String(port)]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            self.process = process
+            let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+            guard let range = line.range(of: "127.0.0.1:"),
+                  let bound = Int(line[range.upperBound...].prefix { $0.isNumber }) else {
+                process.terminate()
+                throw OfflineSyncError(.configuration, "offline-sync serve did not report its port: '\(line)'")
+            }
+            self.port = bound
+        }
+
+        func kill() {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test("killed mid-push and restarted: the client resumes, nothing lost, nothing applied twice",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func killedMidPush() async throws {
+        let directory = try TemporaryDirectory()
+        let serverStore = "sqlite:" + directory.path("server.sqlite")
+        var server = try ServeProcess(store: serverStore, port: 0)
+        let port = server.port
+        let device = try Device.make("device", store: SQLiteStore(path: directory.path("device.sqlite")), port: port)
+        let count = 400
+        _ = try device.todo.insert((0..<count).map { Device.todo(String(format: "k%04d", $0), "kept \($0)") })
+
+        let push = Task { try await device.context.push() }
+        for _ in 0..<2000 where try device.context.pendingOperationCount() > count - 100 {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        server.kill()
+        let first = await push.result
+        #expect((try? first.get()) == nil, "the push stops when the server dies")
+        let pending = try device.context.pendingOperationCount()
+        #expect(pending > 0 && pending < count)
+
+        server = try ServeProcess(store: serverStore, port: port)
+        var result = try await device.context.push()
+        for error in result.errors {
+            #expect(error.serverItem?["text"] == (try device.todo.lookup(id: error.itemId))?["text"],
+                    "only an insert whose answer was lost meets its own copy on the server")
+            try device.context.resolve(error, .cancelAndTakeServerItem(nil))
+        }
+        #expect(result.errors.count <= 1)
+        result = try await device.context.push()
+        #expect(try device.context.pendingOperationCount() == 0)
+
+        let answer = try await send("GET", "/tables/todoitem?$top=1000&$inlinecount=allpages&__includeDeleted=true", port: port,
+                                    headers: [("ZUMO-API-VERSION", "2.0.0")])
+        let page = answer.json as? [String: Any]
+        #expect(page?["count"] as? Int == count, "each item exactly once on the server")
+        let served = (page?["results"] as? [[String: Any]]) ?? []
+        #expect(served.allSatisfy { ($0["createdAt"] as? String) == ($0["updatedAt"] as? String) }, "every item written once")
+        let local = try device.items()
+        #expect(local.count == count)
+        for item in served {
+            let id = item["id"] as? String ?? ""
+            #expect(local[id]?.version == item["version"] as? String, "'\(id)' at the server's version")
+        }
+        try await device.close()
+        server.kill()
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import OfflineSync
+import Testing
+
+/// What the reference server accepts and how it refuses, beyond the recorded sessions.
+@Suite("TableServer behaviour")
+struct ServerBehaviourTests {
+    static let api = [("ZUMO-API-VERSION", "2.0.0")]
+    static let json = api + [("Content-Type", "application/json")]
+
+    func post(_ port: Int, _ body: String, table: String = "todoitem") async throws -> RawAnswer {
+        try await send("POST", "/tables/\(table)", port: port, headers: Self.json, body: Array(body.utf8))
+    }
+
+    func errorText(_ answer: RawAnswer) -> String {
+        ((answer.json as? [String: Any])?["error"] as? String) ?? ""
+    }
+
+    @Test("a malformed $filter is a 400 naming the position")
+    func malformedFilter() async throws {
+        try await withTableServer { port in
+            let answer = try await send("GET", "/tables/todoitem?$filter=(text%20eq%20)", port: port, headers: Self.api)
+            #expect(answer.status == 400)
+            #expect(errorText(answer).contains("column"), "\(errorText(answer))")
+        }
+    }
+
+    @Test("a filter on an unknown column is a 400 naming it")
+    func unknownColumnFilter() async throws {
+        try await withTableServer { port in
+            let answer = try await send("GET", "/tables/todoitem?$filter=colour%20eq%20%27red%27", port: port, headers: Self.api)
+            #expect(answer.status == 400)
+            #expect(errorText(answer).contains("colour"))
+        }
+    }
+
+    @Test("a body that is not JSON is a 400")
+    func malformedJSON() async throws {
+        try await withTableServer { port in
+            let answer = try await post(port, #"{"id": "a", "text": "#)
+            #expect(answer.status == 400)
+            #expect(errorText(answer).contains("not valid JSON"))
+        }
+    }
+
+    @Test("a value of the wrong type is a 400 naming the column")
+    func wrongType() async throws {
+        try await withTableServer { port in
+            let answer = try await post(port, #"{"id": "a", "complete": "yes"}"#)
+            #expect(answer.status == 400)
+            #expect(errorText(answer).contains("complete"))
+        }
+    }
+
+    @Test("a body over the limit is a 413")
+    func bodyTooLarge() async throws {
+        try await withTableServer(maximumBodyBytes: 1024) { port in
+            let answer = try await post(port, #"{"id": "a", "text": "\#(String(repeating: "x", count: 4096))"}"#)
+            #expect(answer.status == 413)
+        }
+    }
+
+    @Test("datetime and datetimeoffset literals both filter dates")
+    func dateLiterals() async throws {
+        try await withTableServer { port in
+            _ = try await post(port, #"{"id": "a", "text": "x"}"#)
+            for literal in ["datetimeoffset%272000-01-01T00:00:00.000Z%27", "datetime%272000-01-01T00:00:00%27", "datetime'2000-01-01T00:00:00.000Z'"] {
+                let answer = try await send("GET", "/tables/todoitem?$filter=updatedAt%20gt%20\(literal)", port: port, headers: Self.api)
+                #expect(answer.status == 200, "\(literal): \(errorText(answer))")
+                #expect((answer.json as? [Any])?.count == 1, "\(literal)")
+            }
+        }
+    }
+
+    @Test("__includeDeleted works in any letter case; deleted rows are hidden otherwise")
+    func includeDeletedAnyCase() async throws {
+        try await withTableServer { port in
+            _ = try await post(port, #"{"id": "a", "text": "x"}"#)
+            _ = try await send("DELETE", "/tables/todoitem/a", port: port, headers: Self.api)
+            let unfiltered = try await send("GET", "/tables/todoitem", port: port, headers: Self.api)
+            #expect((unfiltered.json as? [Any])?.count == 0)
+            for name in ["__includeDeleted", "__INCLUDEDELETED", "__includedeleted"] {
+                let answer = try await send("GET", "/tables/todoitem?\(name)=true", port: port, headers: Self.api)
+                let items = answer.json as? [[String: Any]]
+                #expect(items?.count == 1 && items?.first?["deleted"] as? Bool == true, "\(name)")
+            }
+            let lookup = try await send("GET", "/tables/todoitem/a?__includeDeleted=true", port: port, headers: Self.api)
+            #expect(lookup.status == 200)
+        }
+    }
+
+    @Test("$inlinecount=allpages answers {results, count} counting every match")
+    func inlineCount() async throws {
+        try await withTableServer { port in
+            for id in ["a", "b", "c"] { _ = try await post(port, #"{"id": "\#(id)"}"#) }
+            let answer = try await send("GET", "/tables/todoitem?$top=1&$inlinecount=allpages", port: port, headers: Self.api)
+            let page = answer.json as? [String: Any]
+            #expect((page?["results"] as? [Any])?.count == 1)
+            #expect(page?["count"] as? Int == 3)
+        }
+    }
+
+    @Test("reads return at most the page size cap")
+    func pageSizeCap() async throws {
+        try await withTableServer(options: .init(maximumPageSize: 2)) { port in
+            for id in ["a", "b", "c"] { _ = try await post(port, #"{"id": "\#(id)"}"#) }
+            for target in ["/tables/todoitem", "/tables/todoitem?$top=100"] {
+                let page = try await send("GET", target, port: port, headers: Self.api)
+                #expect((page.json as? [Any])?.count == 2, "\(target)")
+            }
+        }
+    }
+
+    @Test("repeated and unknown X-ZUMO-FEATURES headers are accepted")
+    func featuresHeaders() async throws {
+        try await withTableServer { port in
+            let answer = try await send("GET", "/tables/todoitem", port: port,
+                                        headers: Self.api + [("X-ZUMO-FEATURES", "OL,IP,TR,QS,TR,QS"), ("X-ZUMO-FEATURES", "ZZ")])
+            #expect(answer.status == 200)
+        }
+    }
+
+    @Test("a PATCH without system properties changes only the given columns")
+    func patchMerges() async throws {
+        try await withTableServer { port in
+            _ = try await post(port, #"{"id": "a", "text": "x", "complete": true}"#)
+            let answer = try await send("PATCH", "/tables/todoitem/a", port: port, headers: Self.json, body: Array(#"{"text": "y"}"#.utf8))
+            let item = answer.json as? [String: Any]
+            #expect(answer.status == 200 && item?["text"] as? String == "y" && item?["complete"] as? Bool == true)
+        }
+    }
+
+    @Test("If-Match quoted, weak or as the body's version: a stale one is a 412 with the server's item")
+    func ifMatchForms() async throws {
+        try await withTableServer { port in
+            let created = try await post(port, #"{"id": "a", "text": "x"}"#)
+            let version = try #require((created.json as? [String: Any])?["version"] as? String)
+            #expect(created.header("ETag") == "\"\(version)\"")
+            for (header, body) in [("W/\"\(version)\"", #"{"text": "w"}"#), (nil, #"{"text": "b", "version": "\#(version)"}"#)] {
+                let current = try await send("GET", "/tables/todoitem/a", port: port, headers: Self.api)
+                let now = try #require((current.json as? [String: Any])?["version"] as? String)
+                let ok = try await send("PATCH", "/tables/todoitem/a", port: port,
+                                        headers: Self.json + [("If-Match", "\"\(now)\"")], body: Array(#"{"text": "fresh"}"#.utf8))
+                #expect(ok.status == 200)
+                let stale = try await send("PATCH", "/tables/todoitem/a", port: port,
+                                           headers: Self.json + (header.map { [("If-Match", $0)] } ?? []), body: Array(body.utf8))
+                #expect(stale.status == 412, "\(header ?? "body version")")
+                #expect((stale.json as? [String: Any])?["text"] as? String == "fresh")
+                #expect(stale.header("ETag") != nil)
+            }
+        }
+    }
+
+    @Test("with a dynamic schema, a write creates the table and widens it with new columns")
+    func dynamicSchema() async throws {
+        try await withTableServer(tables: [], options: .init(widensSchema: true), createsTables: true) { port in
+            let missingTable = try await send("GET", "/tables/notes", port: port, headers: Self.api)
+            #expect(missingTable.status == 200)
+            let created = try await post(port, #"{"id": "n1", "title": "hello", "stars": 3}"#, table: "notes")
+            #expect(created.status == 201, "\(errorText(created))")
+            let widened = try await post(port, #"{"id": "n2", "title": "more", "tags": ["a", "b"]}"#, table: "notes")
+            #expect(widened.status == 201, "\(errorText(widened))")
+            let page = try await send("GET", "/tables/notes?$filter=stars%20eq%203", port: port, headers: Self.api)
+            #expect((page.json as? [[String: Any]])?.map { $0["id"] as? String } == ["n1"])
+        }
+    }
+
+    @Test("without a dynamic schema, an unknown table is a 404 and an unknown column a 400")
+    func staticSchema() async throws {
+        try await withTableServer { port in
+            let unknownTable = try await send("GET", "/tables/notes", port: port, headers: Self.api)
+            #expect(unknownTable.status == 404)
+            let unknownColumn = try await post(port, #"{"id": "a", "colour": "red"}"#)
+            #expect(unknownColumn.status == 400)
+        }
+    }
+
+    @Test("unknown routes are 404 and unsupported methods 405")
+    func routes() async throws {
+        try await withTableServer { port in
+            let otherRoute = try await send("GET", "/api/other", port: port)
+            #expect(otherRoute.status == 404)
+            let put = try await send("PUT", "/tables/todoitem/a", port: port, headers: Self.json, body: Array("{}".utf8))
+            #expect(put.status == 405)
+            let tableDelete = try await send("DELETE", "/tables/todoitem", port: port)
+            #expect(tableDelete.status == 405)
+        }
+    }
+
+    @Test("an insert of an existing id is a 409 with the server's item")
+    func duplicateInsert() async throws {
+        try await withTableServer { port in
+            _ = try await post(port, #"{"id": "a", "text": "first"}"#)
+            let again = try await post(port, #"{"id": "a", "text": "second"}"#)
+            #expect(again.status == 409)
+            #expect((again.json as? [String: Any])?["text"] as? String == "first")
+        }
+    }
+}

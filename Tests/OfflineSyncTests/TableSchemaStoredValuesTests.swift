@@ -1,0 +1,93 @@
+import Testing
+@testable import OfflineSync
+
+@Suite struct TableSchemaStoredValuesTests {
+    let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("priority", .integer),
+                                                 Column("score", .double), Column("due", .date),
+                                                 Column("done", .bool), Column("tags", .json)])
+
+    /// Items covering every rule of `normalize`: kept values, conversions, nulls, `id` among the
+    /// values, undeclared columns, rejected values and rejected ids.
+    var corpus: [Item] {
+        let date = Timestamp(millisecondsSince1970: 1_700_000_000_123)
+        return [
+            Item(id: "kept", values: ["text": "a", "priority": 3, "score": .double(-0.0), "due": .date(date),
+                                      "done": true, "tags": .json("[1]"), "updatedAt": .date(date), "version": "v1"]),
+            Item(id: "converted", values: ["priority": .double(4), "score": 2, "due": "2026-01-02T03:04:05.678Z"]),
+            Item(id: "nulls", values: ["text": .null, "colour": .null, "priority": 1]),
+            Item(id: "id-in-values", values: ["id": "other", "text": "b"]),
+            Item(id: "unknown", values: ["colour": "red", "text": "c"]),
+            Item(id: "fraction", values: ["priority": .double(1.5)]),
+            Item(id: "nan", values: ["score": .double(.nan)]),
+            Item(id: "bad-date", values: ["due": "tomorrow"]),
+            Item(id: "far-date", values: ["due": .date(Timestamp(millisecondsSince1970: Timestamp.maximum.millisecondsSince1970 + 1))]),
+            Item(id: "mismatch", values: ["done": "yes"]),
+            Item(id: "", values: ["text": "d"]),
+            Item(id: "nul\u{0}id", values: [:]),
+            Item(id: String(repeating: "x", count: TableSchema.maximumIdLength + 1), values: [:]),
+        ]
+    }
+
+    /// What `forEachStoredValue` hands over, as an item (keyed by the column at each position).
+    func stored(_ item: Item, origin: WriteOrigin) throws -> (item: Item, positions: [String: Int]) {
+        var values: [String: Value] = [:]
+        var positions: [String: Int] = [:]
+        try todo.forEachStoredValue(of: item, origin: origin) { position, value in
+            let name = todo.columns[position].name
+            #expect(values[name] == nil, "column '\(name)' handed over twice")
+            values[name] = value
+            positions[name] = position
+        }
+        return (Item(id: item.id, values: values), positions)
+    }
+
+    /// Equal in type and bits, not only under `Value`'s equality (`-0.0`, integer versus double).
+    static func sameBits(_ stored: Value?, _ expected: Value) -> Bool {
+        guard let stored, stored.type == expected.type else { return false }
+        if case .double(let x) = stored, case .double(let y) = expected { return x.bitPattern == y.bitPattern }
+        return stored == expected
+    }
+
+    @Test(arguments: [WriteOrigin.local, .server])
+    func handsOverExactlyTheValuesNormalizeKeeps(origin: WriteOrigin) throws {
+        for item in corpus {
+            guard let normalized = try? todo.normalize(item, origin: origin) else { continue }
+            let result = try stored(item, origin: origin)
+            #expect(result.item == normalized)
+            #expect(result.item.values.count == normalized.values.count)
+            for (name, value) in normalized.values {
+                #expect(Self.sameBits(result.item.values[name], value), "column '\(name)' of item '\(item.id)'")
+            }
+        }
+    }
+
+    @Test(arguments: [WriteOrigin.local, .server])
+    func throwsTheErrorNormalizeThrows(origin: WriteOrigin) {
+        var rejected = 0
+        for item in corpus {
+            let expected: OfflineSyncError
+            do {
+                _ = try todo.normalize(item, origin: origin)
+                continue
+            } catch let error as OfflineSyncError {
+                expected = error
+            } catch {
+                Issue.record("normalize threw \(error)")
+                continue
+            }
+            rejected += 1
+            #expect(throws: expected) { try stored(item, origin: origin) }
+        }
+        #expect(rejected >= (origin == .local ? 9 : 8))
+    }
+
+    @Test func positionsAreTheDeclaredColumnOrder() throws {
+        let positions = try stored(corpus[0], origin: .local).positions
+        for (name, position) in positions {
+            #expect(todo.columns[position].name == name)
+            #expect(todo.position(ofColumn: name) == position)
+        }
+        #expect(todo.position(ofColumn: "Text") == nil)
+        #expect(todo.position(ofColumn: "id") == nil)
+    }
+}
