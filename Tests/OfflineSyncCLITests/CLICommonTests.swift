@@ -101,12 +101,6 @@ struct CLICommonTests {
         #expect(result.stderr.contains("cannot read the file /nonexistent/todo.jsonl"), "\(result)")
     }
 
-    @Test func benchIsReservedAndSaysSo() throws {
-        let result = try CLI.run(["bench"])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("not available in this build"), "\(result)")
-    }
-
     @Test func rekeyRefusesUnencryptedStores() throws {
         let result = try CLI.run(["rekey", "--store", "memory:", "--new-key-env", "NEW_KEY"])
         #expect(result.status == 1)

@@ -8,7 +8,9 @@ import OfflineSync
 /// SQLite 3.40 and SQLCipher's 3.15:
 /// - Every boolean node yields 0 or 1, never NULL: `eq`/`ne` are `IS`/`IS NOT` (null-safe),
 ///   other comparisons and boolean columns or functions in a condition are wrapped in
-///   `coalesce(…, 0)`, so `NOT` of a comparison with null is true, as in the evaluator.
+///   `coalesce(…, 0)`, so `NOT` of a comparison with null is true, as in the evaluator. In a
+///   `WHERE` clause, ordering comparisons reached through `AND`/`OR` only stay bare (NULL rejects
+///   the row as 0 does), so an index on the compared column can serve them.
 /// - Functions of a null argument are NULL (SQLite's functions propagate NULL).
 /// - `startswith`/`endswith` compare bytes (`CAST … AS BLOB`, `substr` on blobs) with a sentinel
 ///   byte so empty strings stay non-empty blobs; `contains` is `instr`, which matches bytes and
@@ -69,7 +71,25 @@ struct SQLQuery {
 
     private mutating func appendWhere(_ filter: Expression?) {
         guard let filter else { return }
-        sql += " WHERE " + condition(filter)
+        sql += " WHERE " + whereCondition(filter)
+    }
+
+    /// SQL for a `WHERE` clause, where NULL rejects the row just as 0 does: ordering comparisons
+    /// reached through `AND`/`OR` only are left bare (`"quantity" >= ?1`) so that SQLite can
+    /// use an index on the column; under `NOT` and everywhere else ``condition(_:)`` applies.
+    private mutating func whereCondition(_ expression: Expression) -> String {
+        switch expression {
+        case .and(let lhs, let rhs):
+            return "(\(whereCondition(lhs)) AND \(whereCondition(rhs)))"
+        case .or(let lhs, let rhs):
+            return "(\(whereCondition(lhs)) OR \(whereCondition(rhs)))"
+        case .comparison(let lhs, let op, let rhs) where op != .eq && op != .ne:
+            let left = value(lhs), right = value(rhs)
+            let symbol = op == .gt ? ">" : op == .ge ? ">=" : op == .lt ? "<" : "<="
+            return "(\(left) \(symbol) \(right))"
+        default:
+            return condition(expression)
+        }
     }
 
     private mutating func appendOrderAndPage(_ query: Query) {
