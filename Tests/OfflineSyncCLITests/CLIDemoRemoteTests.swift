@@ -44,4 +44,17 @@ struct CLIDemoRemoteTests {
             #expect(result.stdout.contains(step), "missing '\(step)': \(result)")
         }
     }
+
+    @Test func aSecondRunKeepsTheServersItemsAndSeedsNothingTwice() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServeProcess(store: "sqlite:" + directory.path("server.sqlite"))
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)"
+        let first = try CLI.run(["demo", "--remote", url])
+        #expect(first.status == 0, "\(first)")
+        let second = try CLI.run(["demo", "--remote", url])
+        #expect(second.status == 0, "\(second)")
+        #expect(second.stdout.contains("holding 5 todo items"), "\(second)")
+        #expect(second.stdout.contains("local and server agree: 7 items, 0 pending operations"), "\(second)")
+    }
 }
