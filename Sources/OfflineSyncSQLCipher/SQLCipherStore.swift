@@ -20,8 +20,8 @@ import Synchronization
 /// 4. after the schema is written, the file must not start with the plaintext header
 ///    `SQLite format 3`.
 /// If any check fails the store stays closed.
-public final class SQLCipherStore: LocalStore {
-    private let engine: SQLTableStore
+public final class SQLCipherStore: LocalStore, SQLEngineStore {
+    package let engine: SQLTableStore
     private let keys: KeySource
     /// The SQLCipher library this store calls.
     public let library: SQLCipherLibrary
@@ -65,32 +65,6 @@ public final class SQLCipherStore: LocalStore {
 
     /// The version of the SQLite inside SQLCipher, e.g. `3.15.2`.
     public var sqliteVersion: String { library.sqliteVersion }
-
-    public var info: StoreInfo { engine.info }
-
-    public var schema: StoreSchema {
-        get throws { try engine.schema }
-    }
-
-    public func open(schema: StoreSchema) throws {
-        try engine.open(schema: schema)
-    }
-
-    public func read(_ query: Query) throws -> QueryResult {
-        try engine.read(query)
-    }
-
-    public func lookup(table: String, id: String) throws -> Item? {
-        try engine.lookup(table: table, id: id)
-    }
-
-    public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
-        try engine.write(body)
-    }
-
-    public func close() throws {
-        engine.close()
-    }
 
     /// Re-encrypts the open store with `newKey` (`sqlite3_rekey`). A store with a fixed key
     /// remembers the new key for later opens; with a key provider, make the provider answer the

@@ -19,8 +19,8 @@ import OfflineSync
 /// - Failures of the library throw ``SQLiteError`` (a file that is not a database, a read-only
 ///   location, a lock held too long by another process, a full disk …); contract violations throw
 ///   ``OfflineSync/OfflineSyncError``.
-public final class SQLiteStore: LocalStore {
-    private let engine: SQLTableStore
+public final class SQLiteStore: LocalStore, SQLEngineStore {
+    package let engine: SQLTableStore
 
     /// Creates a closed store for the database file at `path` (created on first open).
     public init(path: String, options: SQLStoreOptions = SQLStoreOptions()) {
@@ -32,30 +32,4 @@ public final class SQLiteStore: LocalStore {
 
     /// The version of the linked SQLite library, e.g. `3.40.1`.
     public var sqliteVersion: String { engine.sqliteVersion }
-
-    public var info: StoreInfo { engine.info }
-
-    public var schema: StoreSchema {
-        get throws { try engine.schema }
-    }
-
-    public func open(schema: StoreSchema) throws {
-        try engine.open(schema: schema)
-    }
-
-    public func read(_ query: Query) throws -> QueryResult {
-        try engine.read(query)
-    }
-
-    public func lookup(table: String, id: String) throws -> Item? {
-        try engine.lookup(table: table, id: id)
-    }
-
-    public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
-        try engine.write(body)
-    }
-
-    public func close() throws {
-        engine.close()
-    }
 }

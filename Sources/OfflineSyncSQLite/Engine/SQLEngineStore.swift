@@ -1,0 +1,37 @@
+import OfflineSync
+
+/// A store whose `LocalStore` requirements are all answered by the shared SQL engine, so
+/// `SQLiteStore` and `SQLCipherStore` differ only in how they build it (which C library, which
+/// checks at open) and never repeat the forwarding.
+package protocol SQLEngineStore: LocalStore {
+    /// The engine that stores the tables.
+    var engine: SQLTableStore { get }
+}
+
+extension SQLEngineStore {
+    public var info: StoreInfo { engine.info }
+
+    public var schema: StoreSchema {
+        get throws { try engine.schema }
+    }
+
+    public func open(schema: StoreSchema) throws {
+        try engine.open(schema: schema)
+    }
+
+    public func read(_ query: Query) throws -> QueryResult {
+        try engine.read(query)
+    }
+
+    public func lookup(table: String, id: String) throws -> Item? {
+        try engine.lookup(table: table, id: id)
+    }
+
+    public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
+        try engine.write(body)
+    }
+
+    public func close() throws {
+        engine.close()
+    }
+}
