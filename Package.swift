@@ -32,6 +32,7 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "OfflineSyncServer", dependencies: [
@@ -48,6 +49,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Fixtures"]),
         // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
         // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").

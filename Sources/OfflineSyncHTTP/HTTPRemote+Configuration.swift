@@ -15,7 +15,9 @@ extension HTTPRemote {
         /// The longest a request may take until its response head arrives.
         public var requestTimeout: Duration
         /// How many times a failed read (`GET`) is repeated after a network failure or a 502, 503
-        /// or 504 answer. Writes are never repeated: the server may have applied them.
+        /// or 504 answer, and any request whose connection could not be established (refused,
+        /// unreachable: it was never sent). Writes are not repeated otherwise: the server may have
+        /// applied them.
         public var readRetries: Int
         /// The pause before the first repeat of a read; it doubles with each further repeat.
         public var retryDelay: Duration

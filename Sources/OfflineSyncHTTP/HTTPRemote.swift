@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import OfflineSync
 
 /// A ``RemoteService`` that speaks the Azure Mobile Apps table protocol, version 2.0.0, over HTTP.
@@ -23,8 +24,10 @@ import OfflineSync
 /// | any other status, or a body that is not the expected JSON | `.server`, naming what was wrong |
 ///
 /// Reads are repeated with exponential back-off after network failures and 502/503/504 (see
-/// ``Configuration/readRetries``); writes never are. Call ``shutdown()`` when done with a remote
-/// that created its own HTTP client.
+/// ``Configuration/readRetries``); writes only when their connection could not be established
+/// (refused, unreachable: the request was never sent). A refused connection therefore fails
+/// within a second, naming the URL, instead of waiting for the connect timeout. Call
+/// ``shutdown()`` when done with a remote that created its own HTTP client.
 public final class HTTPRemote: RemoteService {
     /// The configuration the remote was created with.
     public let configuration: Configuration
@@ -39,6 +42,9 @@ public final class HTTPRemote: RemoteService {
                                                        read: TimeAmount(configuration.readTimeout))
         var clientConfiguration = HTTPClient.Configuration(timeout: timeout)
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
+        // The client would retry a failed connection until the connect timeout, so a refused one
+        // took 10 s per request; the remote retries it itself (`send`), a few times, briefly.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         try self.init(configuration: configuration,
                       client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration),
                       ownsClient: true)
@@ -172,18 +178,23 @@ public final class HTTPRemote: RemoteService {
 
     // MARK: Sending
 
-    /// Sends a request with authentication, the 401 refresh and the read retries; transport
-    /// failures become `.network` or `.cancelled`.
+    /// Sends a request with authentication, the 401 refresh and the retries (reads after a
+    /// network failure, any request whose connection failed); transport failures become
+    /// `.network` or `.cancelled`.
     private func send(_ request: TableRequest) async throws(RemoteError) -> WireResponse {
         var attempt = 0
         var refreshedToken: String?
         var refreshed = false
         while true {
             let result: Result<WireResponse, RemoteError>
+            var neverSent = false
             do {
                 result = .success(try await sendOnce(request, token: refreshedToken))
+            } catch let failure as Unconnected {
+                result = .failure(failure.error)
+                neverSent = true
             } catch {
-                result = .failure(error)
+                result = .failure(error as? RemoteError ?? RemoteError(.network, message: "\(error)"))
             }
             switch result {
             case .success(let response) where response.status == 401 && !refreshed:
@@ -200,7 +211,7 @@ public final class HTTPRemote: RemoteService {
                 try await backOff(request, attempt: &attempt, reason: "HTTP \(response.status)")
             case .success(let response):
                 return response
-            case .failure(let error) where error.kind == .network && request.method.isIdempotentRead
+            case .failure(let error) where error.kind == .network && (request.method.isIdempotentRead || neverSent)
                 && attempt < configuration.readRetries:
                 try await backOff(request, attempt: &attempt, reason: error.message)
             case .failure(let error):
@@ -220,7 +231,9 @@ public final class HTTPRemote: RemoteService {
         }
     }
 
-    private func sendOnce(_ request: TableRequest, token: String?) async throws(RemoteError) -> WireResponse {
+    /// One attempt. Throws ``Unconnected`` when no connection could be established (the request
+    /// was not sent), ``RemoteError`` for every other failure.
+    private func sendOnce(_ request: TableRequest, token: String?) async throws -> WireResponse {
         let what = "\(request.method.rawValue) \(request.target)"
         if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
         var outgoing = HTTPClientRequest(url: baseURL + request.target)
@@ -253,8 +266,28 @@ public final class HTTPRemote: RemoteService {
             if Task.isCancelled || (error as? HTTPClientError) == .cancelled || error is CancellationError {
                 throw RemoteError(.cancelled, message: "\(what) was cancelled")
             }
+            if let connection = error as? NIOConnectionError {
+                throw Unconnected(error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(Self.describe(connection))"))
+            }
             throw RemoteError(.network, message: "\(what) did not complete: \(Self.describe(error))")
         }
+    }
+
+    /// A failed attempt whose connection could not be established: the request was never sent,
+    /// so repeating it is safe for any method.
+    private struct Unconnected: Error {
+        var error: RemoteError
+    }
+
+    /// Why no connection could be made: refused (nothing listens), or the resolver's or the
+    /// connection attempts' errors.
+    private static func describe(_ failure: NIOConnectionError) -> String {
+        let attempts = failure.connectionErrors.map(\.error)
+        if attempts.contains(where: { ($0 as? IOError)?.errnoCode == ECONNREFUSED }) {
+            return "the connection was refused (no server listens on \(failure.host) port \(failure.port))"
+        }
+        let reasons = attempts.map { String(describing: $0) } + [failure.dnsAError, failure.dnsAAAAError].compactMap { $0.map { "name resolution: \($0)" } }
+        return reasons.isEmpty ? "no address found for \(failure.host)" : reasons.joined(separator: "; ")
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -25,11 +25,30 @@ struct TableRequest: Sendable {
     /// The protocol version header every request carries.
     static let apiVersion = (name: "ZUMO-API-VERSION", value: "2.0.0")
 
+    /// The codes of the `X-ZUMO-FEATURES` telemetry header, as the Azure Mobile Apps clients
+    /// define them. Servers log them; none changes an answer.
+    enum Feature: String {
+        /// Table operations performed as part of offline sync (push and pull): every request of
+        /// this client, which is a sync engine's remote.
+        case offlineSync = "OL"
+        /// Table reads performed as part of an incremental pull.
+        case incrementalPull = "IP"
+        /// Table reads given as a query string built by the caller.
+        case tableReadRaw = "TR"
+        /// Requests with query parameters beyond OData (`__includeDeleted`).
+        case additionalQueryParameters = "QS"
+        /// Updates and deletes sent with `If-Match` (optimistic concurrency).
+        case optimisticConcurrency = "OC"
+    }
+
     /// `GET /tables/{table}?…` for one page of a query.
     ///
     /// Parameters appear in the order the Azure clients send them: `$filter`, `$orderby`, `$skip`
     /// (only when positive), `$top`, `$select`, `$inlinecount=allpages`, `__includeDeleted=true`.
-    /// The filter is printed in the OData v3 dialect.
+    /// The filter is printed in the OData v3 dialect. `X-ZUMO-FEATURES` is `OL,IP,TR,QS` for a
+    /// page of an incremental pull (ordered by `updatedAt` first, with deleted rows), as the
+    /// JavaScript client sends it; `IP` only when ordered by `updatedAt` first, `QS` only with
+    /// `__includeDeleted`.
     static func read(_ query: Query, includeDeleted: Bool, clientVersion: String) -> TableRequest {
         var parameters: [(String, String)] = []
         if let filter = query.filter {
@@ -47,36 +66,35 @@ struct TableRequest: Sendable {
         if !parameters.isEmpty {
             target += "?" + parameters.map { "\($0.0)=\(PercentEncoding.queryValue($0.1))" }.joined(separator: "&")
         }
-        return TableRequest(method: .get, target: target, headers: baseHeaders(clientVersion), body: nil)
+        let incremental = query.orderBy.first == SortKey(SystemProperty.updatedAt.rawValue)
+        let features: [Feature] = [.offlineSync] + (incremental ? [.incrementalPull] : []) + [.tableReadRaw]
+            + (includeDeleted ? [.additionalQueryParameters] : [])
+        return TableRequest(method: .get, target: target, headers: baseHeaders(clientVersion, features), body: nil)
     }
 
     /// `GET /tables/{table}/{id}`.
     static func lookup(id: String, in table: String, clientVersion: String) -> TableRequest {
-        TableRequest(method: .get, target: itemPath(table, id), headers: baseHeaders(clientVersion), body: nil)
+        TableRequest(method: .get, target: itemPath(table, id), headers: baseHeaders(clientVersion, [.offlineSync]), body: nil)
     }
 
     /// `POST /tables/{table}` with the item's columns (system properties stripped; an empty id
     /// is left out so the server assigns one).
     static func insert(_ item: Item, into table: String, clientVersion: String) throws(WireFormatError) -> TableRequest {
         TableRequest(method: .post, target: tablePath(table),
-                     headers: baseHeaders(clientVersion) + [("Content-Type", "application/json")],
+                     headers: baseHeaders(clientVersion, [.offlineSync]) + [("Content-Type", "application/json")],
                      body: try WireJSON.encodeForWrite(item))
     }
 
     /// `PATCH /tables/{table}/{id}` with `If-Match: "version"` when a version is known.
     static func update(_ item: Item, in table: String, ifMatch version: String?, clientVersion: String) throws(WireFormatError) -> TableRequest {
-        var headers = baseHeaders(clientVersion)
-        if let version { headers.insert(("If-Match", ETag.quoted(version)), at: 1) }
-        headers.append(("Content-Type", "application/json"))
-        return TableRequest(method: .patch, target: itemPath(table, item.id), headers: headers,
+        let headers = conditionalHeaders(clientVersion, ifMatch: version)
+        return TableRequest(method: .patch, target: itemPath(table, item.id), headers: headers + [("Content-Type", "application/json")],
                             body: try WireJSON.encodeForWrite(item))
     }
 
     /// `DELETE /tables/{table}/{id}` with `If-Match: "version"` when a version is known.
     static func delete(id: String, from table: String, ifMatch version: String?, clientVersion: String) -> TableRequest {
-        var headers = baseHeaders(clientVersion)
-        if let version { headers.insert(("If-Match", ETag.quoted(version)), at: 1) }
-        return TableRequest(method: .delete, target: itemPath(table, id), headers: headers, body: nil)
+        TableRequest(method: .delete, target: itemPath(table, id), headers: conditionalHeaders(clientVersion, ifMatch: version), body: nil)
     }
 
     static func tablePath(_ table: String) -> String {
@@ -87,8 +105,19 @@ struct TableRequest: Sendable {
         tablePath(table) + "/" + PercentEncoding.component(id)
     }
 
-    private static func baseHeaders(_ clientVersion: String) -> [(name: String, value: String)] {
-        [("Accept", "*/*"), apiVersion, ("X-ZUMO-VERSION", clientVersion)]
+    /// `Accept`, the protocol and client versions and the features, in the recorded order.
+    private static func baseHeaders(_ clientVersion: String, _ features: [Feature]) -> [(name: String, value: String)] {
+        [("Accept", "*/*"), apiVersion, ("X-ZUMO-VERSION", clientVersion),
+         ("X-ZUMO-FEATURES", features.map(\.rawValue).joined(separator: ","))]
+    }
+
+    /// The headers of an update or delete: with a version, `If-Match` after `Accept` and the
+    /// optimistic-concurrency feature (`OL,OC`).
+    private static func conditionalHeaders(_ clientVersion: String, ifMatch version: String?) -> [(name: String, value: String)] {
+        guard let version else { return baseHeaders(clientVersion, [.offlineSync]) }
+        var headers = baseHeaders(clientVersion, [.offlineSync, .optimisticConcurrency])
+        headers.insert(("If-Match", ETag.quoted(version)), at: 1)
+        return headers
     }
 }
 

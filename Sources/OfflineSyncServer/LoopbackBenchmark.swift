@@ -8,7 +8,13 @@ import Synchronization
 ///
 /// The figures include everything a device pays: requests and answers, JSON both ways, the
 /// server's store, the client's store and queue. The stores are opened by the benchmark and
-/// closed at the end; pass empty stores.
+/// closed by ``Run/finish()``; pass empty stores.
+///
+/// ```swift
+/// let run = try await LoopbackBenchmark.preparePush(operations: 10_000, serverStore: server, clientStore: client)
+/// let figures = try await run.measure()   // only the push is timed
+/// try await run.finish()                  // stops the server, closes both stores
+/// ```
 public enum LoopbackBenchmark {
     /// One measured run.
     public struct Figures: Sendable, Hashable, CustomStringConvertible {
@@ -30,6 +36,54 @@ public enum LoopbackBenchmark {
         }
     }
 
+    /// A prepared run: the server listens with its rows in place, the client context is open.
+    /// Call ``measure()`` once, then ``finish()``.
+    public final class Run: Sendable {
+        /// Records the pull brings or operations the push sends.
+        public let count: Int
+        private let context: SyncContext
+        private let counter: RequestCounter
+        private let remote: HTTPRemote
+        private let server: TableServer.Running
+        private let serverStore: any LocalStore
+        private let work: @Sendable (SyncContext) async throws -> Int
+
+        fileprivate init(count: Int, context: SyncContext, counter: RequestCounter, remote: HTTPRemote,
+                         server: TableServer.Running, serverStore: any LocalStore,
+                         work: @escaping @Sendable (SyncContext) async throws -> Int) {
+            self.count = count
+            self.context = context
+            self.counter = counter
+            self.remote = remote
+            self.server = server
+            self.serverStore = serverStore
+            self.work = work
+        }
+
+        /// Runs the pull or push and times it; throws when it did not move every record.
+        public func measure() async throws -> Figures {
+            let requestsBefore = counter.count
+            let clock = ContinuousClock()
+            let begin = clock.now
+            let moved = try await work(context)
+            let duration = clock.now - begin
+            guard moved == count else {
+                throw OfflineSyncError(.invalidOperation, "the loopback benchmark moved \(moved) of \(count) records")
+            }
+            return Figures(count: count, requests: counter.count - requestsBefore, duration: duration)
+        }
+
+        /// Closes the client context, its HTTP client, the server and the server's store.
+        public func finish() async throws {
+            let closedClient = Result { try context.close() }
+            try? await remote.shutdown()
+            await server.stop()
+            let closedServer = Result { try serverStore.close() }
+            try closedClient.get()
+            try closedServer.get()
+        }
+    }
+
     static let table = TableSchema("benchitem", columns: [
         Column("text", .string), Column("complete", .bool), Column("priority", .integer), Column("due", .date),
     ])
@@ -37,7 +91,41 @@ public enum LoopbackBenchmark {
     /// A full (incremental, first-time) pull of `records` records with pages of `pageSize`.
     public static func pull(records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
                             clientStore: any LocalStore) async throws -> Figures {
-        try serverStore.open(schema: StoreSchema([table]))
+        try await measured(try await preparePull(records: records, pageSize: pageSize, serverStore: serverStore, clientStore: clientStore))
+    }
+
+    /// A push of `operations` queued inserts.
+    public static func push(operations: Int, serverStore: any LocalStore, clientStore: any LocalStore) async throws -> Figures {
+        try await measured(try await preparePush(operations: operations, serverStore: serverStore, clientStore: clientStore))
+    }
+
+    /// Prepares a full (incremental, first-time) pull: `records` rows on the server, an empty
+    /// client that pulls them with pages of `pageSize`.
+    public static func preparePull(records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
+                                   clientStore: any LocalStore) async throws -> Run {
+        try await prepare(count: records, serverStore: serverStore, clientStore: clientStore, pageSize: pageSize,
+                          seed: { try seed(records: records, into: $0) }, setUp: { _ in }) { context in
+            try await context.table(table.name).pull(queryId: "benchmark", options: PullOptions(pageSize: pageSize)).stored
+        }
+    }
+
+    /// Prepares a push: `operations` inserts queued on the client (not timed), an empty server.
+    public static func preparePush(operations: Int, serverStore: any LocalStore, clientStore: any LocalStore) async throws -> Run {
+        try await prepare(count: operations, serverStore: serverStore, clientStore: clientStore, pageSize: 50, seed: { _ in }, setUp: { context in
+            let items = (0..<operations).map { index in
+                Item(id: "p\(index)", values: ["text": .string("pushed item \(index)"), "complete": .bool(false), "priority": .int(Int64(index % 5))])
+            }
+            _ = try context.table(table.name).insert(items)
+        }) { context in
+            let result = try await context.push()
+            guard result.succeeded else {
+                throw OfflineSyncError(.invalidOperation, "the push benchmark completed \(result.completedCount) of \(operations) operations: \(result.errors.first.map { "\($0)" } ?? "")")
+            }
+            return result.completedCount
+        }
+    }
+
+    private static func seed(records: Int, into serverStore: any LocalStore) throws {
         let start = Timestamp(year: 2026, month: 1, day: 1) ?? .epoch
         var batch: [Item] = []
         for index in 0..<records {
@@ -52,60 +140,54 @@ public enum LoopbackBenchmark {
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        return try await withClient(serverStore: serverStore, clientStore: clientStore, pageSize: pageSize) { context, counter in
-            let clock = ContinuousClock()
-            let begin = clock.now
-            let result = try await context.table(table.name).pull(queryId: "benchmark", options: PullOptions(pageSize: pageSize))
-            let duration = clock.now - begin
-            guard result.stored == records else {
-                throw OfflineSyncError(.invalidOperation, "the pull benchmark stored \(result.stored) of \(records) records")
-            }
-            return Figures(count: records, requests: counter.count, duration: duration)
-        }
     }
 
-    /// A push of `operations` queued inserts.
-    public static func push(operations: Int, serverStore: any LocalStore, clientStore: any LocalStore) async throws -> Figures {
-        try serverStore.open(schema: StoreSchema([table]))
-        return try await withClient(serverStore: serverStore, clientStore: clientStore, pageSize: 50) { context, counter in
-            let items = (0..<operations).map { index in
-                Item(id: "p\(index)", values: ["text": .string("pushed item \(index)"), "complete": .bool(false), "priority": .int(Int64(index % 5))])
-            }
-            _ = try context.table(table.name).insert(items)
-            let clock = ContinuousClock()
-            let begin = clock.now
-            let result = try await context.push()
-            let duration = clock.now - begin
-            guard result.succeeded, result.completedCount == operations else {
-                throw OfflineSyncError(.invalidOperation, "the push benchmark completed \(result.completedCount) of \(operations) operations: \(result.errors.first.map { "\($0)" } ?? "")")
-            }
-            return Figures(count: operations, requests: counter.count, duration: duration)
+    private static func measured(_ run: Run) async throws -> Figures {
+        let figures: Figures
+        do {
+            figures = try await run.measure()
+        } catch {
+            try? await run.finish()
+            throw error
         }
+        try await run.finish()
+        return figures
     }
 
-    /// Runs a server over `serverStore` and a context over `clientStore`, calls `body`, stops both.
-    private static func withClient(serverStore: any LocalStore, clientStore: any LocalStore, pageSize: Int,
-                                   _ body: (SyncContext, RequestCounter) async throws -> Figures) async throws -> Figures {
-        let service = try TableService(store: serverStore, options: .init(maximumPageSize: max(50, pageSize)))
+    /// Opens and seeds `serverStore`, starts a server over it and a context over `clientStore`,
+    /// runs `setUp` on the context, and returns the run whose measured part is `work`. On failure
+    /// everything started is stopped again.
+    private static func prepare(count: Int, serverStore: any LocalStore, clientStore: any LocalStore, pageSize: Int,
+                                seed: (any LocalStore) throws -> Void, setUp: (SyncContext) throws -> Void,
+                                work: @escaping @Sendable (SyncContext) async throws -> Int) async throws -> Run {
         var logger = Logger(label: "offline-sync.bench")
         logger.logLevel = .warning
-        let server = try await TableServer(service: service, configuration: .init(port: 0, logger: logger)).start()
-        let port = server.port
-        var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
-        configuration.logger = logger
-        let remote = try HTTPRemote(configuration: configuration)
-        let counter = RequestCounter(remote)
+        var server: TableServer.Running?
+        var remote: HTTPRemote?
         do {
+            try serverStore.open(schema: StoreSchema([table]))
+            try seed(serverStore)
+            let service = try TableService(store: serverStore, options: .init(maximumPageSize: max(50, pageSize)))
+            let running = try await TableServer(service: service, configuration: .init(port: 0, logger: logger)).start()
+            server = running
+            var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(running.port)")
+            configuration.logger = logger
+            let client = try HTTPRemote(configuration: configuration)
+            remote = client
+            let counter = RequestCounter(client)
             let context = try SyncContext(store: clientStore, remote: counter, tables: [table])
-            let figures = try await body(context, counter)
-            try context.close()
-            try await remote.shutdown()
-            await server.stop()
-            try serverStore.close()
-            return figures
+            do {
+                try setUp(context)
+            } catch {
+                try? context.close()
+                throw error
+            }
+            return Run(count: count, context: context, counter: counter, remote: client, server: running,
+                       serverStore: serverStore, work: work)
         } catch {
-            try? await remote.shutdown()
-            await server.stop()
+            try? await remote?.shutdown()
+            await server?.stop()
+            try? serverStore.close()
             throw error
         }
     }

@@ -154,7 +154,7 @@ final class TableProtocol: Sendable {
         try Identifier.validateUserTable(table)
         let store = service.store
         try store.close()
-        try store.open(schema: StoreSchema([TableSchema(table, columns: [])]))
+        try store.open(schema: StoreSchema([TableService.served(TableSchema(table, columns: []))]))
     }
 
     // MARK: Answers

@@ -13,7 +13,9 @@ struct Bench: AsyncParsableCommand {
         lookup, purge, cold open) through OfflineSync's shared sync logic on each store, and the \
         same storage work with hand-written C calls (libsqlite3, the dlopen'ed libsqlcipher, \
         LMDB). Each cell shows the store's throughput and, in brackets, its ratio to the raw C \
-        API in the same run (1.00 = as fast as C). The default size finishes in under a minute; \
+        API in the same run (1.00 = as fast as C). The HTTP scenarios (http-push, http-pull) \
+        sync the column's store with a table server in the same process over loopback HTTP, \
+        its store an SQLite file; they have no raw C equivalent. The default size finishes in under a minute; \
         the Benchmarks/ package runs the full-size suite. A progress bar is drawn on standard \
         error when it is a terminal.
 
@@ -21,6 +23,7 @@ struct Bench: AsyncParsableCommand {
           offline-sync bench
           offline-sync bench --stores sqlite,lmdb --records 100000 --repetitions 3 --format markdown
           offline-sync bench --scenarios pull-full-1000 --records 1000000 --format json
+          offline-sync bench --scenarios push,http-push,pull-full-1000,http-pull --stores sqlite
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -51,9 +54,11 @@ struct Bench: AsyncParsableCommand {
     func run() async throws {
         _ = global.start("bench")
         let backends = try BenchmarkBackend.named(Self.list(stores))
-        let selected = try scenarios.map { try BenchmarkScenario.named(Self.list($0)) } ?? BenchmarkScenario.all
+        let directory = workDirectory ?? NSTemporaryDirectory()
+        let catalog = BenchmarkScenario.catalog(workDirectory: directory)
+        let selected = try scenarios.map { try BenchmarkScenario.named(Self.list($0), among: catalog) } ?? catalog
         let runner = BenchmarkRunner(backends: backends, scenarios: selected, size: .scaled(records: records),
-                                     workDirectory: workDirectory ?? NSTemporaryDirectory(), repetitions: repetitions)
+                                     workDirectory: directory, repetitions: repetitions)
         var bar = ProgressBar("bench", total: runner.trialCount)
         let report = await runner.run { done, _, _ in bar.update(done) }
         bar.finish()

@@ -1,3 +1,4 @@
+import Foundation
 import OfflineSync
 import OfflineSyncHTTP
 import Synchronization
@@ -42,11 +43,22 @@ struct DemoServer {
                                 otherDevice: other, view: mine, remotes: [mine, other])
         do {
             try await server.seed()
+        } catch let error as RemoteError where error.kind == .network {
+            try? await server.shutdown()
+            throw OfflineSyncError(.configuration, "no server answers at \(url): \(error.message). Start one in another terminal with '\(serveCommand(for: url))' (it serves a todoitem table), then run the demo again")
         } catch {
             try? await server.shutdown()
             throw OfflineSyncError(.configuration, "could not seed the todoitem table of \(url) (is 'offline-sync serve' or another Azure Mobile Apps server running there?): \(error)")
         }
         return server
+    }
+
+    /// The `offline-sync serve` command that listens where `url` points.
+    static func serveCommand(for url: String) -> String {
+        let components = URLComponents(string: url)
+        let port = components?.port.map { " --port \($0)" } ?? ""
+        let host = components?.host.flatMap { ["127.0.0.1", "localhost"].contains($0) ? nil : " --host \($0)" } ?? ""
+        return "offline-sync serve --store sqlite:server.sqlite\(host)\(port)"
     }
 
     /// Closes the HTTP connections.

@@ -22,6 +22,30 @@ struct CLIBenchTests {
         #expect(cells.first?["raw"] != nil, "\(result)")
     }
 
+    @Test func httpScenariosAreRowsOfTheSameTableWithoutARawRatio() throws {
+        let result = try CLI.run(["bench", "--stores", "memory,sqlite", "--records", "1000", "--scenarios", "http-push,http-pull"])
+        #expect(result.status == 0, "\(result)")
+        let rows = result.stdout.split(separator: "\n").filter { $0.contains("over HTTP loopback") }
+        let pull = rows.filter { $0.hasPrefix("full pull over HTTP loopback, pages of 1,000 (server: sqlite)") }
+        let push = rows.filter { $0.hasPrefix("push queued inserts over HTTP loopback (server: sqlite)") }
+        #expect(pull.count == 2 && push.count == 2, "one throughput and one cost row each: \(result)")
+        #expect(pull.first?.contains("rows/s") == true && push.first?.contains("ops/s") == true, "\(result)")
+        #expect(!rows.contains { $0.contains("[") || $0.contains("failed") }, "\(result)")
+    }
+
+    @Test func jsonReportCarriesAnHTTPCellPerBackend() throws {
+        let result = try CLI.run(["bench", "--stores", "lmdb,sqlite", "--records", "1000", "--scenarios", "http-pull", "--format", "json"])
+        #expect(result.status == 0, "\(result)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let cells = try #require(report["cells"] as? [[String: Any]])
+        #expect(cells.map { $0["backend"] as? String } == ["lmdb", "sqlite"], "\(result)")
+        for cell in cells {
+            let store = try #require(cell["store"] as? [String: Any], "\(result)")
+            #expect(store["operations"] as? Int == 1000)
+            #expect(cell["raw"] == nil)
+        }
+    }
+
     @Test func unknownStoreIsNamedWithTheAvailableOnes() throws {
         let result = try CLI.run(["bench", "--stores", "postgres"])
         #expect(result.status != 0)

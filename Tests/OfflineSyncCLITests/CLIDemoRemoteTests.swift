@@ -45,6 +45,14 @@ struct CLIDemoRemoteTests {
         }
     }
 
+    @Test func anUnreachableServerIsNamedWithTheCommandThatStartsOne() throws {
+        let result = try CLI.run(["demo", "--remote", "http://127.0.0.1:1"])
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stderr.contains("no server answers at http://127.0.0.1:1"), "\(result)")
+        #expect(result.stderr.contains("connection was refused"), "\(result)")
+        #expect(result.stderr.contains("'offline-sync serve --store sqlite:server.sqlite --port 1'"), "\(result)")
+    }
+
     @Test func aSecondRunKeepsTheServersItemsAndSeedsNothingTwice() throws {
         let directory = try TemporaryDirectory()
         let server = try ServeProcess(store: "sqlite:" + directory.path("server.sqlite"))

@@ -176,16 +176,39 @@ struct HTTPRemoteFailureTests {
         #expect(requests.count == 1)
     }
 
-    @Test("a refused connection is a network failure")
+    /// A port nothing listens on: bound by a server that has stopped again.
+    func closedPort() async throws -> Int {
+        try await withLoopbackServer({ _ in ScriptedResponse(status: 200) }) { $0 }
+    }
+
+    @Test("a refused connection is a network failure naming the URL")
     func connectionRefused() async throws {
-        // Bind a port, then close it, so nothing listens there.
-        let port = try await withLoopbackServer({ _ in ScriptedResponse(status: 200) }) { $0 }
+        let port = try await closedPort()
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
         configuration.readRetries = 0
-        configuration.connectTimeout = .milliseconds(500)
         let remote = try HTTPRemote(configuration: configuration)
-        await expectError(.network, containing: "did not complete") { _ = try await remote.insert(Item(id: "a"), into: "todoitem") }
+        await expectError(.network, containing: "could not connect to http://127.0.0.1:\(port): the connection was refused") {
+            _ = try await remote.readPage(Self.page, includeDeleted: false)
+        }
         try await remote.shutdown()
+    }
+
+    // The connect timeout is an hour: a refused connection must fail on its own, not by timing out.
+    @Test("a write whose connection is refused is retried, as it was never sent, then fails", .timeLimit(.minutes(1)))
+    func refusedWriteRetried() async throws {
+        let port = try await closedPort()
+        let warnings = LogCapture()
+        var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
+        configuration.readRetries = 2
+        configuration.retryDelay = .milliseconds(1)
+        configuration.connectTimeout = .seconds(3600)
+        configuration.logger = warnings.logger
+        let remote = try HTTPRemote(configuration: configuration)
+        await expectError(.network, containing: "POST /tables/todoitem could not connect to http://127.0.0.1:\(port)") {
+            _ = try await remote.insert(Item(id: "a"), into: "todoitem")
+        }
+        try await remote.shutdown()
+        #expect(warnings.messages.filter { $0.hasPrefix("retrying POST /tables/todoitem") }.count == 2, "\(warnings.messages)")
     }
 
     @Test("a request that outlives its timeout is a network failure")

@@ -104,6 +104,18 @@ struct WireFixtureTests {
     static let unrecordedHeaders: Set<String> = ["host", "content-length", "connection", "user-agent"]
     static let clientIdentityHeaders: Set<String> = ["x-zumo-version", "x-zumo-features"]
 
+    /// The `X-ZUMO-FEATURES` the recorded client sent for an offline-sync request (one starting
+    /// with `OL`), its codes once each: the JavaScript client 2.0.1 appends `TR,QS` again for
+    /// every further page of a pull. `nil` for the recording's online requests, which this
+    /// client (always a sync engine's remote) never sends.
+    static func offlineFeatures(_ exchange: WireExchange) -> String? {
+        guard let recorded = exchange.requestHeaders.first(where: { $0.key.lowercased() == "x-zumo-features" })?.value,
+              recorded.hasPrefix("OL") else { return nil }
+        var codes: [Substring] = []
+        for code in recorded.split(separator: ",") where !codes.contains(code) { codes.append(code) }
+        return codes.joined(separator: ",")
+    }
+
     @Test("online session: requests match the recording literally and answers parse to the recorded items")
     func onlineSession() async throws {
         try await replay(WireExchange.onlineFile, Self.online)
@@ -150,6 +162,11 @@ struct WireFixtureTests {
         }
         #expect(extra.isEmpty, "exchange \(index): headers the original client does not send: \(extra)")
         #expect(received.header("X-ZUMO-VERSION")?.hasPrefix("ZUMO/2.0 (") == true, "exchange \(index): X-ZUMO-VERSION")
+        if let features = Self.offlineFeatures(exchange) {
+            #expect(received.header("X-ZUMO-FEATURES") == features, "exchange \(index): X-ZUMO-FEATURES")
+        } else {
+            #expect(received.header("X-ZUMO-FEATURES")?.hasPrefix("OL") == true, "exchange \(index): X-ZUMO-FEATURES marks offline sync")
+        }
         #expect(jsonEqual(exchange.requestBody, parseJSON(received.body)),
                 "exchange \(index): body \(String(decoding: received.body, as: UTF8.self))")
     }

@@ -37,8 +37,13 @@ let benchmarks: @Sendable () -> Void = {
 
 /// Times only the trial's measured part; set-up and teardown stay outside the measurement.
 func measure(_ trial: Trial, _ benchmark: Benchmark) async throws {
-    defer { try? trial.finish() }
     benchmark.startMeasurement()
-    try await trial.run()
+    do {
+        try await trial.run()
+    } catch {
+        try? await trial.finish()
+        throw error
+    }
     benchmark.stopMeasurement()
+    try await trial.finish()
 }

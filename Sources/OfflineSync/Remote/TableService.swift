@@ -15,7 +15,9 @@ import Synchronization
 /// - reads return at most ``Options/maximumPageSize`` rows and leave out soft-deleted rows
 ///   unless asked;
 /// - columns the table does not declare are a 400 error, unless ``Options/widensSchema`` is set:
-///   then they are added to the table, typed from the first value written.
+///   then they are added to the table, typed from the first value written;
+/// - every synced table of its store carries ``pullIndex``, so a store with secondary indexes
+///   answers each page of an incremental pull from where the page starts, not by sorting the table.
 ///
 /// Calls are serialised (one at a time), so a read never sees half a write. Failures are thrown
 /// as ``RemoteError`` with the HTTP status a server would answer.
@@ -41,13 +43,34 @@ public final class TableService: Sendable {
     /// The newest `updatedAt` handed out, in milliseconds; guarded together with every call.
     private let lastStamp: Mutex<Int64>
 
+    /// The index on (`updatedAt`, `id`) a served table gets: the pages of an incremental pull
+    /// are `updatedAt ge T and (updatedAt gt T or id gt X)` ordered by `updatedAt`, `id`.
+    public static let pullIndex = Index("syncPullOrder", on: [SystemProperty.updatedAt.rawValue, "id"])
+
+    /// `table` with ``pullIndex`` added when it is synced and has no index leading with
+    /// `updatedAt`, `id` yet; declare a table this way before serving it.
+    public static func served(_ table: TableSchema) -> TableSchema {
+        guard table.synced, !table.isSystem,
+              !table.indexes.contains(where: { $0.columns.starts(with: pullIndex.columns) }) else { return table }
+        var indexed = table
+        indexed.indexes.append(pullIndex)
+        return indexed
+    }
+
     /// Serves the tables of an open store. Tables must be declared synced (with the system
-    /// properties); the clock starts after the newest `updatedAt` already stored.
+    /// properties); the clock starts after the newest `updatedAt` already stored. A synced table
+    /// without ``pullIndex`` gets it (the store is closed and reopened to declare it).
     public init(store: any LocalStore, options: Options = Options()) throws {
         self.store = store
         self.options = options
+        let tables = try store.schema.tables
+        let unindexed = tables.filter { Self.served($0) != $0 }
+        if !unindexed.isEmpty {
+            try store.close()
+            try store.open(schema: StoreSchema(unindexed.map(Self.served)))
+        }
         var newest = Int64.min
-        for table in try store.schema.tables where !table.isSystem && table.synced {
+        for table in tables where !table.isSystem && table.synced {
             let latest = try store.read(Query(table: table.name, orderBy: [SortKey(SystemProperty.updatedAt.rawValue, descending: true)],
                                               top: 1, selection: [SystemProperty.updatedAt.rawValue]))
             if let stamp = latest.items.first?.updatedAt?.millisecondsSince1970 { newest = max(newest, stamp) }

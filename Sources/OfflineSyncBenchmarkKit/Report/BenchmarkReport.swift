@@ -76,7 +76,8 @@ public struct BenchmarkReport: Sendable, Codable {
     private var legend: String {
         """
         Throughput of each backend through OfflineSync, with [its ratio to the raw C API doing the same \
-        storage work in the same run]: 1.00 = as fast as hand-written C calls. The second table gives \
+        storage work in the same run]: 1.00 = as fast as hand-written C calls; a cell without brackets \
+        has no raw C equivalent (the row title says what else it involves). The second table gives \
         wall clock and peak resident memory above the start of the measured part (backend / raw). \
         "—" = not applicable; "failed" = the trial threw (the JSON report carries the error).
         """

@@ -96,10 +96,10 @@ public struct BenchmarkRunner: Sendable {
     private func measure(_ trial: Trial) async throws -> Measurement {
         do {
             let measurement = try await Measurement.measure(operations: trial.operations) { try await trial.run() }
-            try trial.finish()
+            try await trial.finish()
             return measurement
         } catch {
-            try? trial.finish()
+            try? await trial.finish()
             throw error
         }
     }

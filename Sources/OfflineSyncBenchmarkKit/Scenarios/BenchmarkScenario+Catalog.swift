@@ -7,10 +7,9 @@ extension BenchmarkScenario {
          coldOpen(passphrase: true)]
     }
 
-    /// The scenarios whose identifiers are listed, in report order; unknown identifiers throw,
-    /// naming the known ones.
-    public static func named(_ identifiers: [String]) throws -> [BenchmarkScenario] {
-        let known = all
+    /// The scenarios of `known` whose identifiers are listed, in report order; unknown
+    /// identifiers throw, naming the known ones.
+    public static func named(_ identifiers: [String], among known: [BenchmarkScenario] = all) throws -> [BenchmarkScenario] {
         for identifier in identifiers where !known.contains(where: { $0.id == identifier }) {
             throw BenchmarkError("unknown scenario '\(identifier)'; known scenarios: \(known.map(\.id).joined(separator: ", "))")
         }

@@ -54,10 +54,11 @@ public final class Trial {
     /// How many operations ``run()`` performs.
     public let operations: Int
     private let body: () async throws -> Void
-    private var teardown: () throws -> Void
+    private var teardown: () async throws -> Void
 
-    /// A trial whose measured part is `body` and whose clean-up is `teardown`.
-    public init(operations: Int, body: @escaping () async throws -> Void, teardown: @escaping () throws -> Void) {
+    /// A trial whose measured part is `body` and whose clean-up is `teardown` (which may stop
+    /// servers or tasks the set-up started).
+    public init(operations: Int, body: @escaping () async throws -> Void, teardown: @escaping () async throws -> Void) {
         self.operations = operations
         self.body = body
         self.teardown = teardown
@@ -69,8 +70,8 @@ public final class Trial {
     }
 
     /// Closes stores and baselines and removes the trial's directory.
-    public func finish() throws {
-        try teardown()
+    public func finish() async throws {
+        try await teardown()
     }
 
     /// Makes ``finish()`` also run `cleanup`, after the scenario's own teardown (even when it throws).
@@ -78,7 +79,7 @@ public final class Trial {
         let teardown = self.teardown
         self.teardown = {
             defer { cleanup() }
-            try teardown()
+            try await teardown()
         }
         return self
     }

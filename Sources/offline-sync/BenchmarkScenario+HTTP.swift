@@ -1,0 +1,63 @@
+import Foundation
+import OfflineSync
+import OfflineSyncBenchmarkKit
+import OfflineSyncServer
+
+/// The scenarios over HTTP: a `TableServer` in this process on the loopback interface, its store
+/// an SQLite file, the client store the column's backend. They live here rather than in
+/// OfflineSyncBenchmarkKit, which stays free of NIO and Hummingbird.
+extension BenchmarkScenario {
+    /// Every scenario of the kit, with the HTTP ones next to their in-process counterparts
+    /// (`http-push` after `push`, `http-pull` after the full pull with pages of 1,000). Server
+    /// stores are created under `workDirectory` and removed after each trial.
+    static func catalog(workDirectory: String) -> [BenchmarkScenario] {
+        var scenarios = all
+        for (scenario, predecessor) in [(httpPush(workDirectory: workDirectory), push.id),
+                                        (httpPull(workDirectory: workDirectory), pullFull(pageSize: 1_000).id)] {
+            let position = scenarios.firstIndex { $0.id == predecessor }.map { $0 + 1 } ?? scenarios.endIndex
+            scenarios.insert(scenario, at: position)
+        }
+        return scenarios
+    }
+
+    /// A full first pull of `records` rows from the server with pages of 1,000.
+    static func httpPull(workDirectory: String) -> BenchmarkScenario {
+        BenchmarkScenario(
+            id: "http-pull", title: "full pull over HTTP loopback, pages of 1,000 (server: sqlite)", unit: "rows",
+            prepareStore: { store, size in
+                try await loopbackTrial(workDirectory: workDirectory) { serverStore in
+                    try await LoopbackBenchmark.preparePull(records: size.records, pageSize: 1_000, serverStore: serverStore, clientStore: store)
+                }
+            },
+            prepareBaseline: nil)
+    }
+
+    /// A push of the queued inserts of the in-process push scenario, one request each.
+    static func httpPush(workDirectory: String) -> BenchmarkScenario {
+        BenchmarkScenario(
+            id: "http-push", title: "push queued inserts over HTTP loopback (server: sqlite)", unit: "ops",
+            prepareStore: { store, size in
+                try await loopbackTrial(workDirectory: workDirectory) { serverStore in
+                    try await LoopbackBenchmark.preparePush(operations: size.pushOperations, serverStore: serverStore, clientStore: store)
+                }
+            },
+            prepareBaseline: nil)
+    }
+
+    /// A trial over a run prepared with a new SQLite server store (the `sqlite` backend's, at
+    /// normal durability) in a directory of its own.
+    private static func loopbackTrial(workDirectory: String,
+                                      _ prepare: (any LocalStore) async throws -> LoopbackBenchmark.Run) async throws -> Trial {
+        let location = try StoreLocation.makeTemporary(under: workDirectory, durability: .normal, usesPassphrase: false)
+        do {
+            let run = try await prepare(try BenchmarkBackend.sqlite.makeStore(location))
+            return Trial(operations: run.count, body: { _ = try await run.measure() }, teardown: {
+                defer { location.removeDirectory() }
+                try await run.finish()
+            })
+        } catch {
+            location.removeDirectory()
+            throw error
+        }
+    }
+}
