@@ -12,7 +12,7 @@ extension HTTPRemote {
         public var connectTimeout: Duration
         /// The longest pause while waiting for bytes of a response.
         public var readTimeout: Duration
-        /// The longest a request may take until its response head arrives.
+        /// The longest a request may take until its whole response has arrived.
         public var requestTimeout: Duration
         /// How many times a failed read (`GET`) is repeated after a network failure or a 502, 503
         /// or 504 answer, and any request whose connection could not be established (refused,

@@ -236,9 +236,8 @@ public final class HTTPRemote: RemoteService {
     private func sendOnce(_ request: TableRequest, token: String?) async throws -> WireResponse {
         let what = "\(request.method.rawValue) \(request.target)"
         if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
-        var outgoing = HTTPClientRequest(url: baseURL + request.target)
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        var headers = HTTPHeaders()
+        for header in request.headers { headers.add(name: header.name, value: header.value) }
         if let authentication = configuration.authentication {
             let current: String
             if let token {
@@ -250,18 +249,33 @@ public final class HTTPRemote: RemoteService {
                     throw RemoteError(.authentication, message: "\(what): the authentication token could not be obtained: \(error)")
                 }
             }
-            outgoing.headers.add(name: authentication.headerName, value: authentication.prefix + current)
+            headers.add(name: authentication.headerName, value: authentication.prefix + current)
         }
-        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        configuration.logger.debug("\(what)")
+        let outgoing: HTTPClient.Request
         do {
-            let response = try await client.execute(outgoing, timeout: TimeAmount(configuration.requestTimeout),
-                                                    logger: configuration.logger)
-            let body = try await response.body.collect(upTo: configuration.maximumResponseBytes)
+            outgoing = try HTTPClient.Request(url: baseURL + request.target, method: HTTPMethod(rawValue: request.method.rawValue),
+                                              headers: headers, body: request.body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+        } catch {
+            throw RemoteError(.server, message: "\(what): the URL \(baseURL + request.target) cannot be requested: \(error)")
+        }
+        let logger = configuration.logger
+        logger.debug("\(what)")
+        do {
+            // The whole answer is gathered on the connection's event loop and handed over once:
+            // one hop back to this task per request (the streaming API costs several).
+            let task = client.execute(request: outgoing,
+                                      delegate: ResponseAccumulator(request: outgoing, maxBodySize: configuration.maximumResponseBytes),
+                                      eventLoop: .indifferent, deadline: .now() + TimeAmount(configuration.requestTimeout),
+                                      logger: logger.logLevel <= .debug ? logger : nil)
+            let response = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
             return WireResponse(status: Int(response.status.code), headers: response.headers,
-                                body: Array(body.readableBytesView))
-        } catch let error as NIOTooManyBytesError {
-            throw RemoteError(.server, message: "\(what): the answer is larger than \(configuration.maximumResponseBytes) bytes (\(error)); raise maximumResponseBytes or ask for smaller pages")
+                                body: response.body.map { Array($0.readableBytesView) } ?? [])
+        } catch let error as ResponseAccumulator.ResponseTooBigError {
+            throw RemoteError(.server, message: "\(what): the answer is larger than \(error.maxBodySize) bytes; raise maximumResponseBytes or ask for smaller pages")
         } catch {
             if Task.isCancelled || (error as? HTTPClientError) == .cancelled || error is CancellationError {
                 throw RemoteError(.cancelled, message: "\(what) was cancelled")
