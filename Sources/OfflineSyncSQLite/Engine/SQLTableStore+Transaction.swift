@@ -48,18 +48,18 @@ extension SQLTableStore {
             // push), and after a new row INSERT first (a first pull, new local items).
             var expectExisting = false
             for item in items {
-                let row = try layout.schema.normalize(item, origin: origin)
-                let arguments = { [.string(row.id)] + layout.schema.columns.map { row[$0.name] } }
+                let row = try layout.schema.normalizedRow(item, origin: origin)
+                let arguments = { [.string(item.id)] + row }
                 if expectExisting, let update {
-                    try layout.bindRow(row, to: update)
+                    try update.bindRow(id: item.id, values: row)
                     _ = try update.step(arguments: arguments())
                     update.reset()
                     if connection.changes > 0 { continue }
                     expectExisting = false
                 }
-                try layout.bindRow(row, to: insert)
+                try insert.bindRow(id: item.id, values: row)
                 if try !insert.stepInsert(arguments: arguments()), let update {
-                    try layout.bindRow(row, to: update)
+                    try update.bindRow(id: item.id, values: row)
                     _ = try update.step(arguments: arguments())
                     update.reset()
                     expectExisting = true
