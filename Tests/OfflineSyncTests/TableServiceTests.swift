@@ -89,4 +89,18 @@ import Testing
         await #expect(throws: RemoteError.self) { try await remote.insert(Item(id: "a"), into: "todo") }
         #expect(try remote.service.lookup(id: "a", in: "todo") != nil)
     }
+
+    @Test func servingAStoreDeclaresThePullIndexOnItsSyncedTablesAndKeepsTheirRows() throws {
+        let store = InMemoryStore()
+        let indexed = TableSchema("indexed", columns: [Column("text", .string)], indexes: [Index("byStamp", on: ["updatedAt", "id"])])
+        let local = TableSchema("local", columns: [Column("text", .string)], synced: false)
+        try store.open(schema: StoreSchema([Self.todo, indexed, local]))
+        try store.upsert([Item(id: "a", values: ["text": "kept"])], into: "todo")
+        let service = try TableService(store: store)
+        let schema = try store.schema
+        #expect(schema.table(named: "todo")?.indexes == [TableService.pullIndex])
+        #expect(schema.table(named: "indexed")?.indexes.map(\.name) == ["byStamp"], "an index on (updatedAt, id) already serves")
+        #expect(schema.table(named: "local")?.indexes.isEmpty == true, "tables that are not synced are left alone")
+        #expect(try service.lookup(id: "a", in: "todo")?["text"] == "kept")
+    }
 }
