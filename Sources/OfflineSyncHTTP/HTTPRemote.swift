@@ -280,8 +280,8 @@ public final class HTTPRemote: RemoteService {
             if Task.isCancelled || (error as? HTTPClientError) == .cancelled || error is CancellationError {
                 throw RemoteError(.cancelled, message: "\(what) was cancelled")
             }
-            if let connection = error as? NIOConnectionError {
-                throw Unconnected(error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(Self.describe(connection))"))
+            if let reason = Self.connectFailure(error) {
+                throw Unconnected(error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
             }
             throw RemoteError(.network, message: "\(what) did not complete: \(Self.describe(error))")
         }
@@ -293,15 +293,23 @@ public final class HTTPRemote: RemoteService {
         var error: RemoteError
     }
 
-    /// Why no connection could be made: refused (nothing listens), or the resolver's or the
-    /// connection attempts' errors.
-    private static func describe(_ failure: NIOConnectionError) -> String {
-        let attempts = failure.connectionErrors.map(\.error)
-        if attempts.contains(where: { ($0 as? IOError)?.errnoCode == ECONNREFUSED }) {
-            return "the connection was refused (no server listens on \(failure.host) port \(failure.port))"
+    /// Why no connection could be made, or `nil` when `error` is not a failure to connect. A
+    /// connection to an address is refused (nothing listens) or the network or host is
+    /// unreachable (`IOError` of `connect`); a connection to a host name fails with the
+    /// resolver's or every address's error (`NIOConnectionError`). None of them can happen once
+    /// the request was sent.
+    private static func connectFailure(_ error: any Error) -> String? {
+        if let failure = error as? NIOConnectionError {
+            let reasons = failure.connectionErrors.map { connectFailure($0.error) ?? String(describing: $0.error) }
+                + [failure.dnsAError, failure.dnsAAAAError].compactMap { $0.map { "name resolution: \($0)" } }
+            return reasons.isEmpty ? "no address found for \(failure.host)" : reasons.joined(separator: "; ")
         }
-        let reasons = attempts.map { String(describing: $0) } + [failure.dnsAError, failure.dnsAAAAError].compactMap { $0.map { "name resolution: \($0)" } }
-        return reasons.isEmpty ? "no address found for \(failure.host)" : reasons.joined(separator: "; ")
+        switch (error as? IOError)?.errnoCode {
+        case ECONNREFUSED?: return "the connection was refused (no server listens there)"
+        case ENETUNREACH?: return "the network is unreachable"
+        case EHOSTUNREACH?: return "the host is unreachable"
+        default: return nil
+        }
     }
 
     private static func describe(_ error: any Error) -> String {
