@@ -89,6 +89,44 @@ enum SyncTierQueue {
             c.expect(try f.serverItem("a") == nil, "server copy deleted")
             return nil
         },
+        CaseContext.syncCase("an attempted insert is still attempted after reopening", requires: .persistent) { f, c in
+            f.remote.inject(RemoteFault(.network, afterApplying: true))
+            try f.todo.insert(SyncFixture.todo("a", "one"))
+            try f.todo.insert(SyncFixture.todo("b", "two"))
+            _ = await c.expectThrowsAsync("push with lost answer", as: PushFailure.self) { try await f.context.push() }
+            let reopened = try f.reopened()
+            c.expectEqual(try reopened.context.pendingOperations().map(\.state), [.attempted, .attempted],
+                          "states after reopening (the unsent 'b' was in the same chunk)")
+            try reopened.todo.insert(SyncFixture.todo("c", "three"))
+            c.expectEqual(try reopened.context.pendingOperations().last?.state, .pending, "an insert queued after the push")
+            try reopened.todo.delete(id: "a")
+            c.expectEqual(try reopened.context.pendingOperations().map(\.kind), [.delete, .insert, .insert], "queue after deleting 'a'")
+            try await reopened.context.push()
+            c.expect(try reopened.serverItem("a") == nil, "server copy of 'a' deleted")
+            c.expectEqual(try reopened.remote.items(in: "todo", includeDeleted: false).map(\.id), ["b", "c"], "server items")
+            return reopened
+        },
+        CaseContext.syncCase("edits of later operations made during a push are pushed as they stand") { f, c in
+            let ids = (0..<150).map { "i\($0)" }
+            _ = try f.todo.insert(ids.map { SyncFixture.todo($0, "text \($0)") })
+            try await f.context.push()
+            try f.todo.update(ids.map { SyncFixture.todo($0, "edited \($0)") })
+            let handler = RecordingPushHandler { operation in
+                guard operation.itemId == "i0" else { return }
+                try f.todo.delete(id: "i100")
+                try f.todo.update(SyncFixture.todo("i120", "edited again"))
+                try f.todo.insert(SyncFixture.todo("late", "queued during the push"))
+            }
+            let result = try await f.context.push(handler: handler)
+            c.expectEqual(result.errors.count, 0, "errors")
+            c.expect(!handler.order.contains("update todo/i100"), "the update of 'i100', replaced by its delete, is not sent")
+            c.expect(handler.order.contains("delete todo/i100"), "the delete of 'i100' is sent")
+            c.expect(try f.serverItem("i100") == nil, "server copy of 'i100' deleted")
+            c.expectEqual(try f.serverItem("i120")?["text"], "edited again", "server text of 'i120'")
+            c.expectEqual(try f.serverItem("late")?["text"], "queued during the push", "server text of 'late'")
+            c.expectEqual(try f.context.pendingOperationCount(), 0, "queue after the push")
+            return nil
+        },
         CaseContext.syncCase("an edit during the push of its item is queued behind it") { f, c in
             try f.todo.insert(SyncFixture.todo("a", "one"))
             let handler = RecordingPushHandler { operation in

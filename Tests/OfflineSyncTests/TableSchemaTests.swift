@@ -5,6 +5,31 @@ import Testing
     let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("priority", .integer),
                                                  Column("score", .double), Column("due", .date)])
 
+    @Test func normalizedRowsAcceptAndRejectWhatNormalizeDoes() throws {
+        let items: [(Item, WriteOrigin)] = [
+            (Item(id: "a", values: ["text": "x", "priority": .int(2)]), .local),
+            (Item(id: "a", values: ["priority": .double(3), "score": .int(2), "due": "2026-01-02T03:04:05.678Z"]), .server),
+            (Item(id: "a", values: ["colour": "red", "text": "x", "score": .null]), .server),
+            (Item(id: "a", values: ["colour": "red"]), .local),
+            (Item(id: "a", values: ["priority": .string("3")]), .local),
+            (Item(id: "a", values: ["score": .double(.infinity)]), .server),
+            (Item(id: "", values: ["text": "x"]), .local),
+            (Item(id: "a", values: ["id": "a", "deleted": .bool(true)]), .local),
+        ]
+        for (item, origin) in items {
+            let expected = Result { try todo.normalize(item, origin: origin) }
+            let row = Result { try todo.normalizedRow(item, origin: origin) }
+            switch (expected, row) {
+            case (.success(let normalized), .success(let row)):
+                #expect(row == todo.columns.map { normalized.values[$0.name] ?? .null }, "row of \(item)")
+            case (.failure(let expectedError as OfflineSyncError), .failure(let error as OfflineSyncError)):
+                #expect(error == expectedError, "error for \(item)")
+            default:
+                Issue.record("normalize gave \(expected) but normalizedRow gave \(row) for \(item)")
+            }
+        }
+    }
+
     @Test func syncedTablesGetTheSystemProperties() {
         #expect(todo.column(named: "updatedAt")?.type == .date)
         #expect(todo.column(named: "version")?.type == .string)

@@ -180,6 +180,7 @@ public final class TableService: Sendable {
     private func store(_ item: Item, createdAt: Timestamp, updatedAt: Timestamp, deleted: Bool, in table: String,
                        _ transaction: any StoreTransaction) throws -> Item {
         var stored = item
+        stored.values.reserveCapacity(item.values.count + 4)
         stored[SystemProperty.createdAt.rawValue] = .date(createdAt)
         stored[SystemProperty.updatedAt.rawValue] = .date(updatedAt)
         stored[SystemProperty.version.rawValue] = .string(TableService.version(updatedAt))

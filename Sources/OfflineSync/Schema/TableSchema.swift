@@ -165,9 +165,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
                 }
                 continue
             }
-            guard value.isNull || key == "id" || origin == .server else {
-                throw OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(key)' (item '\(item.id)'); declare it in the table schema before writing it")
-            }
+            guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
             removals.append(key)
         }
         if conversions.isEmpty && removals.isEmpty { return item }
@@ -175,6 +173,11 @@ public struct TableSchema: Sendable, Hashable, Codable {
         for key in removals { values[key] = nil }
         for conversion in conversions { values[conversion.key] = conversion.value }
         return Item(id: item.id, values: values)
+    }
+
+    /// The error for a local write of a column the table does not declare.
+    func unknownColumn(_ column: String, item id: String) -> OfflineSyncError {
+        OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(column)' (item '\(id)'); declare it in the table schema before writing it")
     }
 
     /// The longest accepted id, in UTF-8 bytes.

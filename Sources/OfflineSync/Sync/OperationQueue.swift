@@ -21,11 +21,65 @@ final class OperationQueue: Sendable {
     /// own, so both see one order.
     let inFlight = Mutex<Set<String>>([])
 
+    /// The row ids of in-flight operations that an edit queued a follow-up behind (see
+    /// ``Slot/followUp``). Edits add to it inside their store transaction, so when push commits
+    /// an outcome, an operation missing from it has no follow-up and is settled without a
+    /// lookup; one in it takes the path that reads and folds the follow-up.
+    let followedUp = Mutex<Set<String>>([])
+
+    /// The highest sequence number a push has begun sending (0 before the first push).
+    ///
+    /// Every operation at or below it counts as attempted (see ``OperationState/attempted``):
+    /// push sends in sequence order and raises the mark, in the transaction that puts a chunk in
+    /// flight, to the last sequence of the chunk, and sequence numbers only grow, so an operation
+    /// queued later is always above it. Keeping one number instead of rewriting each operation's
+    /// row spares a write per pushed operation; the mark can only err on the safe side (an
+    /// operation of an aborted chunk counts as attempted, so a local delete of its insert is still
+    /// sent). Kept in ``SystemTables/config`` under ``attemptedKey``.
+    let attemptedThrough: Mutex<Int64>
+
+    /// Counts the write transactions that changed queue rows other than through push's own
+    /// bulk path (edits, settling, completing with a follow-up, resolutions, purges), bumped
+    /// inside each of them. Push reads a batch of operations and this count in one write
+    /// transaction; a later transaction that finds the count unchanged knows, because the store
+    /// runs write transactions one at a time, that the batch still matches the queue and need not
+    /// read it again. A bump by a transaction that then rolls back only costs a re-read.
+    let generation = Mutex<UInt64>(0)
+
+    /// Records, inside the caller's write transaction, that queue rows change (see ``generation``).
+    func changing() {
+        generation.withLock { $0 &+= 1 }
+    }
+
     /// The store's schema, to read the items kept in the queue with their declared types.
     let schema: StoreSchema
 
-    init(schema: StoreSchema) {
+    init(schema: StoreSchema, attemptedThrough: Int64) {
         self.schema = schema
+        self.attemptedThrough = Mutex(attemptedThrough)
+    }
+
+    /// The `__config` key of ``attemptedThrough``.
+    static let attemptedKey = "operationsAttemptedThrough"
+
+    /// The attempted mark stored in `store` (0 when no push ever ran).
+    static func attemptedThrough(in store: any LocalStore) throws -> Int64 {
+        guard try store.schema.table(named: SystemTables.config) != nil,
+              let row = try store.lookup(table: SystemTables.config, id: attemptedKey) else { return 0 }
+        return row[SystemTables.ConfigColumn.value].stringValue.flatMap { Int64($0) } ?? 0
+    }
+
+    /// Raises the attempted mark to `sequence` inside the caller's transaction (never lowers it).
+    func markAttempted(through sequence: Int64, in transaction: any StoreTransaction) throws {
+        guard sequence > attemptedThrough.withLock({ $0 }) else { return }
+        try transaction.upsert([Item(id: OperationQueue.attemptedKey, values: [SystemTables.ConfigColumn.value: .string(String(sequence))])],
+                               into: SystemTables.config, origin: .local)
+        attemptedThrough.withLock { $0 = max($0, sequence) }
+    }
+
+    /// The operation stored in `row`, its state taking the attempted mark into account.
+    func decode(_ row: Item) throws -> QueuedOperation {
+        try QueuedOperation(row: row, schema: schema, attemptedThrough: attemptedThrough.withLock { $0 })
     }
 
     static func key(table: String, itemId: String, slot: Slot) -> String {
@@ -71,7 +125,7 @@ final class OperationQueue: Sendable {
 
     /// The operation stored in `row`, which must belong to this item (a long id hashes to its key).
     private func checked(_ row: Item, table: String, itemId: String) throws -> QueuedOperation {
-        let operation = try QueuedOperation(row: row, schema: schema)
+        let operation = try decode(row)
         guard operation.table == table, operation.itemId == itemId else {
             throw OfflineSyncError(.conflict, "item '\(itemId.prefix(40))…' of table '\(table)' hashes to the same queue key as item '\(operation.itemId.prefix(40))…' of '\(operation.table)'; use shorter ids (table name plus id up to 254 bytes never hash)")
         }
@@ -117,6 +171,7 @@ final class OperationQueue: Sendable {
     func enqueue(_ kind: OperationKind, table: String, itemId: String, deletedItem: Item?,
                  primary: QueuedOperation?, sequence: inout Int64, now: Timestamp, rows: inout [Item],
                  in transaction: any StoreTransaction) throws {
+        changing()
         let followUp = primary == nil ? nil : try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
         guard let latest = followUp ?? primary else {
             rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now))
@@ -124,6 +179,7 @@ final class OperationQueue: Sendable {
         }
         try OperationQueue.validate(existing: latest.kind, new: kind, table: table, itemId: itemId)
         if followUp == nil, inFlight.withLock({ $0.contains(latest.id) }) {
+            followedUp.withLock { _ = $0.insert(latest.id) }
             rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now))
             return
         }
@@ -188,6 +244,7 @@ final class OperationQueue: Sendable {
     /// it now stands (`nil` if it was removed).
     @discardableResult
     func settle(_ operation: QueuedOperation, in transaction: any StoreTransaction) throws -> QueuedOperation? {
+        changing()
         guard var current = try self.operation(table: operation.table, itemId: operation.itemId, slot: .primary, in: transaction) else { return nil }
         if let followUp = try self.operation(table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction) {
             try transaction.delete(ids: [followUp.id], from: SystemTables.operations)
@@ -207,6 +264,7 @@ final class OperationQueue: Sendable {
     /// Returns the follow-up, if there was one.
     @discardableResult
     func complete(_ operation: QueuedOperation, in transaction: any StoreTransaction) throws -> QueuedOperation? {
+        changing()
         try transaction.delete(ids: [operation.id], from: SystemTables.operations)
         try transaction.delete(ids: [operation.id], from: SystemTables.errors)
         guard var followUp = try self.operation(table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction) else { return nil }
@@ -222,7 +280,7 @@ final class OperationQueue: Sendable {
     func recoverInterruptedPush(in store: any LocalStore) throws {
         let prefix = Expression.function(.startsWith, [.column("id"), .literal(.string(Slot.followUp.rawValue))])
         let followUps = try store.read(Query(table: SystemTables.operations, filter: prefix)).items
-            .map { try QueuedOperation(row: $0, schema: schema) }
+            .map(decode)
         guard !followUps.isEmpty else { return }
         try store.write { transaction in
             for followUp in followUps {

@@ -12,7 +12,9 @@ public enum OperationKind: String, Sendable, Hashable, CaseIterable {
 public enum OperationState: String, Sendable, Hashable {
     /// Never sent.
     case pending
-    /// A push started sending it; the server may or may not have applied it.
+    /// A push started sending it; the server may or may not have applied it. Push records this
+    /// for a whole chunk of operations at once (a mark on the queue's sequence numbers), so an
+    /// operation of a chunk whose push was cut short counts as attempted too: on the safe side.
     case attempted
 }
 
@@ -55,7 +57,9 @@ public struct QueuedOperation: Sendable, Hashable {
         self.createdAt = createdAt
     }
 
-    init(row: Item, schema: StoreSchema) throws {
+    /// Reads an operation row; an operation at or below `attemptedThrough` (the queue's mark of
+    /// what push has begun sending) is attempted whatever its row says.
+    init(row: Item, schema: StoreSchema, attemptedThrough: Int64) throws {
         typealias C = SystemTables.OperationColumn
         func damaged(_ column: String) -> OfflineSyncError {
             OfflineSyncError(.storage, "operation '\(row.id)' in \(SystemTables.operations) has no valid '\(column)'; the queue was changed outside OfflineSync")
@@ -66,7 +70,8 @@ public struct QueuedOperation: Sendable, Hashable {
         guard let table = row[C.table].stringValue else { throw damaged(C.table) }
         guard let itemId = row[C.itemId].stringValue else { throw damaged(C.itemId) }
         let item = try ItemJSON.decode(row[C.item], table: table, schema: schema)
-        self.init(id: row.id, sequence: sequence, kind: kind, state: state, table: table, itemId: itemId,
+        self.init(id: row.id, sequence: sequence, kind: kind, state: sequence <= attemptedThrough ? .attempted : state,
+                  table: table, itemId: itemId,
                   item: item, version: row[C.version].intValue ?? 0,
                   createdAt: row[C.createdAt].dateValue ?? .epoch)
     }

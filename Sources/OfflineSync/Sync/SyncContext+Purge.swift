@@ -21,6 +21,7 @@ extension SyncContext {
         typealias C = SystemTables.OperationColumn
         return try await gate.run {
             try store.write { transaction in
+                queue.changing()
                 let tableOperations = Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table),
                                             top: 0, includeTotalCount: true)
                 let pending = try transaction.read(tableOperations).totalCount ?? 0

@@ -48,15 +48,27 @@ extension SyncContext {
         }
         typealias C = SystemTables.OperationColumn
         let total: Int
-        do { total = try pendingOperationCount() } catch { throw abort(.abortedByStore, error) }
+        let erroredIds: Set<String>
+        do {
+            total = try pendingOperationCount()
+            erroredIds = Set(try store.read(Query(table: SystemTables.errors, selection: ["id"])).items.map(\.id))
+        } catch {
+            throw abort(.abortedByStore, error)
+        }
         var after = Int64.min
         var handled = 0
         while true {
             let batch: [QueuedOperation]
+            let generation: UInt64
             do {
-                batch = try store.read(Query(table: SystemTables.operations,
-                                             filter: .comparison(.column(C.sequence), .gt, .literal(.int(after))),
-                                             orderBy: [SortKey(C.sequence)], top: 2048)).items.map { try QueuedOperation(row: $0, schema: queue.schema) }
+                // Read in a write transaction, so no edit is half done while the batch and the
+                // queue's generation are taken (see `OperationQueue.generation`).
+                (batch, generation) = try store.write { transaction in
+                    let rows = try transaction.read(Query(table: SystemTables.operations,
+                                                          filter: .comparison(.column(C.sequence), .gt, .literal(.int(after))),
+                                                          orderBy: [SortKey(C.sequence)], top: 2048)).items
+                    return (try rows.map(queue.decode), queue.generation.withLock { $0 })
+                }
             } catch {
                 throw abort(.abortedByStore, error)
             }
@@ -64,12 +76,12 @@ extension SyncContext {
             after = last.sequence
             for start in stride(from: 0, to: batch.count, by: SyncContext.pushChunk) {
                 let chunk: [(operation: QueuedOperation, item: Item?)]
-                do { chunk = try begin(batch[start..<min(batch.count, start + SyncContext.pushChunk)]) } catch { throw abort(.abortedByStore, error) }
+                do { chunk = try begin(batch[start..<min(batch.count, start + SyncContext.pushChunk)], readAt: generation) } catch { throw abort(.abortedByStore, error) }
                 var settlements: [Settlement] = []
                 /// Commits what was sent, ends the flight of the operations not sent, and stops.
                 func stop(_ status: PushStatus, _ error: any Error, unsent: Int) -> PushFailure {
                     defer { try? release(chunk[unsent...].map(\.operation)) }
-                    do { try commit(settlements, into: &result) } catch { return abort(.abortedByStore, error) }
+                    do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch { return abort(.abortedByStore, error) }
                     return abort(status, error)
                 }
                 for (position, (operation, item)) in chunk.enumerated() {
@@ -107,7 +119,7 @@ extension SyncContext {
                         throw stop(.abortedByHandler, error, unsent: position)
                     }
                 }
-                do { try commit(settlements, into: &result) } catch { throw abort(.abortedByStore, error) }
+                do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch { throw abort(.abortedByStore, error) }
             }
         }
         return result
@@ -116,46 +128,47 @@ extension SyncContext {
     /// How many operations are begun, sent and committed together.
     static let pushChunk = 64
 
-    /// Re-reads each operation and its item, marks it attempted (if it is not yet) and in flight,
-    /// in one transaction. Operations changed since they were read, and follow-up rows (pushed
-    /// once they take the primary slot), are left out. Marking early is on the safe side: an
+    /// Reads each operation's item, marks the operations attempted (by raising the queue's
+    /// attempted mark, ``OperationQueue/attemptedThrough``, to the chunk's last sequence) and in
+    /// flight, in one transaction. When the queue changed since the batch was read (its
+    /// ``OperationQueue/generation`` moved on from `generation`), the operations are read again
+    /// first and those changed since are left out; follow-up rows (pushed once they take the
+    /// primary slot) are always left out. Marking early is on the safe side: an
     /// attempted insert followed by a local delete queues a delete (answered 404 if the insert
     /// never arrived) instead of vanishing. The operations and the items are read with one
     /// query each per table, not one lookup per operation.
-    private func begin(_ operations: ArraySlice<QueuedOperation>) throws -> [(operation: QueuedOperation, item: Item?)] {
+    private func begin(_ operations: ArraySlice<QueuedOperation>, readAt generation: UInt64) throws -> [(operation: QueuedOperation, item: Item?)] {
         let primary = operations.filter { $0.id == OperationQueue.key(table: $0.table, itemId: $0.itemId, slot: .primary) }
         guard !primary.isEmpty else { return [] }
         do {
             return try store.write { transaction in
-                let current = try operationsById(primary.map(\.id), in: transaction)
+                let current = queue.generation.withLock { $0 } == generation
+                    ? Dictionary(primary.map { (IdKey($0.id), $0) }, uniquingKeysWith: { first, _ in first })
+                    : try operationsById(primary.map(\.id), in: transaction)
                 var begun: [QueuedOperation] = []
-                var marked: [Item] = []
                 var itemIds: [String: [String]] = [:]
                 for queued in primary {
                     guard var operation = current[IdKey(queued.id)], operation.table == queued.table, operation.itemId == queued.itemId,
                           operation.sequence == queued.sequence else { continue }
-                    if operation.state == .pending {
-                        operation.state = .attempted
-                        marked.append(try operation.row())
-                    }
+                    operation.state = .attempted
                     if operation.kind != .delete { itemIds[operation.table, default: []].append(operation.itemId) }
                     begun.append(operation)
                 }
                 var items: [String: [IdKey: Item]] = [:]
                 for (table, ids) in itemIds { items[table] = try transaction.rows(withIds: ids, in: table) }
-                if !marked.isEmpty { try transaction.upsert(marked, into: SystemTables.operations, origin: .local) }
+                if let last = begun.map(\.sequence).max() { try queue.markAttempted(through: last, in: transaction) }
                 queue.inFlight.withLock { $0.formUnion(begun.map(\.id)) }
                 return begun.map { ($0, $0.kind == .delete ? $0.item : items[$0.table]?[IdKey($0.itemId)]) }
             }
         } catch {
-            queue.inFlight.withLock { $0.subtract(primary.map(\.id)) }
+            endFlight(primary.map(\.id))
             throw error
         }
     }
 
     /// The operations stored at these row ids (missing ones left out), read with one query.
     private func operationsById(_ ids: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
-        try transaction.rows(withIds: ids, in: SystemTables.operations).mapValues { try QueuedOperation(row: $0, schema: queue.schema) }
+        try transaction.rows(withIds: ids, in: SystemTables.operations).mapValues(queue.decode)
     }
 
     /// Commits the outcomes of sent operations in one transaction and ends their flight (inside
@@ -164,17 +177,17 @@ extension SyncContext {
     /// server copy with another id) loses none of the others; the refused ones are released
     /// (kept queued, attempted) and the first refusal is thrown. Should the commit itself fail,
     /// nothing was written: every operation is released and stays queued.
-    private func commit(_ settlements: [Settlement], into result: inout PushResult) throws {
+    private func commit(_ settlements: [Settlement], erroredIds: Set<String>, into result: inout PushResult) throws {
         guard !settlements.isEmpty else { return }
-        defer { queue.inFlight.withLock { $0.subtract(settlements.map(\.operation.id)) } }
+        defer { endFlight(settlements.map(\.operation.id)) }
         func count(_ settlement: Settlement) -> Int {
             if case .finished = settlement { return 1 }
             return 0
         }
         func committing(_ settlements: [Settlement], applied: inout Bool) throws -> [OperationError] {
             try store.write { transaction in
-                let errors = try applyTogether(settlements, in: transaction)
-                queue.inFlight.withLock { $0.subtract(settlements.map(\.operation.id)) }
+                let errors = try applyTogether(settlements, erroredIds: erroredIds, in: transaction)
+                endFlight(settlements.map(\.operation.id))
                 applied = true
                 return errors
             }
@@ -203,18 +216,20 @@ extension SyncContext {
     }
 
     /// Applies outcomes inside the caller's transaction; returns the operation errors recorded.
-    /// The common case, a pushed operation with no edit queued behind it, is applied in bulk:
-    /// one query finds the follow-ups, one delete removes the operations (and one their errors),
-    /// one upsert per table stores the server's copies. Every other outcome goes through
-    /// ``apply(_:in:)``; all of them touch only their own item's rows.
-    private func applyTogether(_ settlements: [Settlement], in transaction: any StoreTransaction) throws -> [OperationError] {
-        let followUpKeys = settlements.map { OperationQueue.key(table: $0.operation.table, itemId: $0.operation.itemId, slot: .followUp) }
-        let followUps = try operationsById(followUpKeys, in: transaction)
+    /// The common case, a pushed operation with no edit queued behind it (the queue's
+    /// ``OperationQueue/followedUp`` says so without a read), is applied in bulk: one delete
+    /// removes the operations (and one the errors of those in `erroredIds`, the operations that
+    /// had an error when the push began; push records errors only for operations it does not
+    /// complete), one upsert per table stores the server's copies. Every other outcome goes
+    /// through ``apply(_:in:)``; all of them touch only their own item's rows.
+    private func applyTogether(_ settlements: [Settlement], erroredIds: Set<String>,
+                               in transaction: any StoreTransaction) throws -> [OperationError] {
+        let followedUp = queue.followedUp.withLock { $0 }
         var completed: [String] = []
         var copies: [String: [Item]] = [:]
         var errors: [OperationError] = []
-        for (settlement, followUpKey) in zip(settlements, followUpKeys) {
-            guard case .finished(let operation, .pushed(let server)) = settlement, followUps[IdKey(followUpKey)] == nil else {
+        for settlement in settlements {
+            guard case .finished(let operation, .pushed(let server)) = settlement, !followedUp.contains(operation.id) else {
                 errors += try apply(settlement, in: transaction)
                 continue
             }
@@ -223,10 +238,9 @@ extension SyncContext {
             try requireServerCopy(server, of: operation)
             copies[operation.table, default: []].append(server)
         }
-        if !completed.isEmpty {
-            try transaction.delete(ids: completed, from: SystemTables.operations)
-            try transaction.delete(ids: completed, from: SystemTables.errors)
-        }
+        if !completed.isEmpty { try transaction.delete(ids: completed, from: SystemTables.operations) }
+        let completedErrors = erroredIds.isEmpty ? [] : completed.filter(erroredIds.contains)
+        if !completedErrors.isEmpty { try transaction.delete(ids: completedErrors, from: SystemTables.errors) }
         for (table, items) in copies { try transaction.upsert(items, into: table, origin: .server) }
         return errors
     }
@@ -289,10 +303,16 @@ extension SyncContext {
     /// refused); the queue keeps them.
     private func release(_ operations: [QueuedOperation]) throws {
         guard !operations.isEmpty else { return }
-        defer { queue.inFlight.withLock { $0.subtract(operations.map(\.id)) } }
+        defer { endFlight(operations.map(\.id)) }
         try store.write { transaction in
             for operation in operations { try queue.settle(operation, in: transaction) }
-            queue.inFlight.withLock { $0.subtract(operations.map(\.id)) }
+            endFlight(operations.map(\.id))
         }
+    }
+
+    /// Takes operations out of flight (and forgets their follow-ups, settled by then).
+    private func endFlight(_ ids: [String]) {
+        queue.inFlight.withLock { $0.subtract(ids) }
+        queue.followedUp.withLock { $0.subtract(ids) }
     }
 }

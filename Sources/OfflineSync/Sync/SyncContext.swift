@@ -38,7 +38,7 @@ public final class SyncContext: Sendable {
             try Identifier.validateUserTable(table.name)
         }
         try store.open(schema: StoreSchema(tables + SystemTables.all))
-        self.queue = OperationQueue(schema: try store.schema)
+        self.queue = OperationQueue(schema: try store.schema, attemptedThrough: try OperationQueue.attemptedThrough(in: store))
         self.store = store
         self.remote = remote
         self.pushHandler = pushHandler
@@ -63,7 +63,7 @@ public final class SyncContext: Sendable {
     public func pendingOperations(table: String? = nil) throws -> [QueuedOperation] {
         try store.read(Query(table: SystemTables.operations, filter: table.map(SyncContext.tableFilter),
                              orderBy: [SortKey(SystemTables.OperationColumn.sequence)]))
-            .items.map { try QueuedOperation(row: $0, schema: queue.schema) }
+            .items.map(queue.decode)
     }
 
     /// The recorded operation errors in queue order, of one table or of all.
@@ -101,6 +101,7 @@ public final class SyncContext: Sendable {
     /// Applies a resolution to a queued operation (and a follow-up queued while it was pushed).
     func apply(_ resolution: ErrorResolution, to operation: QueuedOperation, serverItem: Item?,
                in transaction: any StoreTransaction) throws {
+        queue.changing()
         let followUpKey = OperationQueue.key(table: operation.table, itemId: operation.itemId, slot: .followUp)
         switch resolution {
         case .cancelAndDiscardItem:

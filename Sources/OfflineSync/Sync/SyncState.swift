@@ -29,8 +29,9 @@ public struct SyncState: Sendable, Hashable {
             guard schema.table(named: table) != nil else { return [] }
             return try store.read(Query(table: table, orderBy: [SortKey(column)])).items
         }
+        let attemptedThrough = try OperationQueue.attemptedThrough(in: store)
         operations = try rows(SystemTables.operations, orderedBy: SystemTables.OperationColumn.sequence)
-            .map { try QueuedOperation(row: $0, schema: schema) }
+            .map { try QueuedOperation(row: $0, schema: schema, attemptedThrough: attemptedThrough) }
         errors = try rows(SystemTables.errors, orderedBy: SystemTables.ErrorColumn.sequence)
             .map { try OperationError(row: $0, schema: schema) }
         deltaTokens = try rows(SystemTables.config, orderedBy: "id").compactMap { row in

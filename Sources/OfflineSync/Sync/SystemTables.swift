@@ -10,8 +10,10 @@ public enum SystemTables {
     public static let operations = "__operations"
     /// The operation errors: one row per operation whose last push failed.
     public static let errors = "__errors"
-    /// Configuration values: delta tokens (key `deltaToken|{table}|{queryId}`) and the last
-    /// operation sequence number handed out (key `operationSequence`).
+    /// Configuration values: delta tokens (key `deltaToken|{table}|{queryId}`), the last
+    /// operation sequence number handed out (key `operationSequence`) and the highest sequence
+    /// number a push has begun sending (key `operationsAttemptedThrough`; every operation at or
+    /// below it counts as ``OperationState/attempted``).
     public static let config = "__config"
 
     /// Columns of ``operations``.
@@ -20,7 +22,8 @@ public enum SystemTables {
         static let sequence = "sequence"
         /// `insert`, `update` or `delete`.
         static let kind = "kind"
-        /// `pending` or `attempted`.
+        /// `pending` or `attempted` (an operation at or below the attempted mark kept in
+        /// ``SystemTables/config`` is attempted whatever this says).
         static let state = "state"
         /// The app table the operation belongs to.
         static let table = "tableName"

@@ -1,10 +1,27 @@
 /// An id compared by its UTF-8 bytes, for dictionaries and sets of ids. `String`'s own `==` uses
 /// canonical equivalence, under which precomposed and decomposed "é" would be one key; ids are
 /// byte-wise (see ``Item``).
+///
+/// It keeps the string itself (no copy of its bytes) and hashes and compares the UTF-8 bytes in
+/// one pass over contiguous storage, so making a key and looking it up allocates nothing.
 struct IdKey: Hashable {
-    let bytes: [UInt8]
+    let id: String
 
     init(_ id: String) {
-        bytes = Array(id.utf8)
+        self.id = id
+    }
+
+    static func == (lhs: IdKey, rhs: IdKey) -> Bool {
+        var left = lhs.id
+        var right = rhs.id
+        guard left.utf8.count == right.utf8.count else { return false }
+        return left.withUTF8 { leftBytes in
+            right.withUTF8 { rightBytes in leftBytes.elementsEqual(rightBytes) }
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var id = id
+        id.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

@@ -43,14 +43,26 @@ extension SQLTableStore {
             let insert = try connection.statement(layout.insertSQL)
             let update = try layout.updateSQL.map { try connection.statement($0) }
             defer { insert.reset() }
+            // A failed INSERT costs SQLite a statement rollback, so after a row that existed the
+            // next one tries UPDATE first (a page of changed rows, the server's copies after a
+            // push), and after a new row INSERT first (a first pull, new local items).
+            var expectExisting = false
             for item in items {
-                let row = try layout.schema.normalize(item, origin: origin)
-                try layout.bindRow(row, to: insert)
-                let arguments = { [.string(row.id)] + layout.schema.columns.map { row[$0.name] } }
-                if try !insert.stepInsert(arguments: arguments()), let update {
-                    try layout.bindRow(row, to: update)
+                let row = try layout.schema.normalizedRow(item, origin: origin)
+                let arguments = { [.string(item.id)] + row }
+                if expectExisting, let update {
+                    try update.bindRow(id: item.id, values: row)
                     _ = try update.step(arguments: arguments())
                     update.reset()
+                    if connection.changes > 0 { continue }
+                    expectExisting = false
+                }
+                try insert.bindRow(id: item.id, values: row)
+                if try !insert.stepInsert(arguments: arguments()), let update {
+                    try update.bindRow(id: item.id, values: row)
+                    _ = try update.step(arguments: arguments())
+                    update.reset()
+                    expectExisting = true
                 }
                 insert.reset()
             }

@@ -12,15 +12,67 @@ package final class Statement {
     unowned let connection: Connection
     private let api: SQLiteAPI
 
+    /// The text of the row bound last by ``bindRow(id:values:)``, kept here so SQLite reads it in
+    /// place (`SQLITE_STATIC`) instead of copying every string it is given.
+    private var rowText: UnsafeMutableRawPointer
+    private var rowTextCapacity = 256
+
     init(handle: OpaquePointer, sql: String, connection: Connection) {
         self.handle = handle
         self.sql = sql
         self.connection = connection
         self.api = connection.api
+        self.rowText = UnsafeMutableRawPointer.allocate(byteCount: rowTextCapacity, alignment: 1)
     }
 
     deinit {
         _ = api.finalize(handle)
+        rowText.deallocate()
+    }
+
+    /// Binds `id` to parameter 1 and `values` to the parameters after it, like
+    /// ``bind(_:at:)``, with the row's text copied once into a buffer the statement owns and
+    /// bound without SQLite copying it again. The bindings stay valid until the next call.
+    package func bindRow(id: String, values: [Value]) throws {
+        var needed = id.utf8.count
+        for value in values {
+            switch value {
+            case .string(let text), .json(let text): needed += text.utf8.count
+            default: break
+            }
+        }
+        if needed > rowTextCapacity {
+            // SQLite still points into the old buffer until every parameter is bound again.
+            clearBindings()
+            rowText.deallocate()
+            rowTextCapacity = max(needed, rowTextCapacity * 2)
+            rowText = UnsafeMutableRawPointer.allocate(byteCount: rowTextCapacity, alignment: 1)
+        }
+        var offset = 0
+        func bindText(_ text: String, at index: Int32) -> Int32 {
+            var text = text
+            let count = text.withUTF8 { bytes in
+                if let base = bytes.baseAddress { (rowText + offset).copyMemory(from: base, byteCount: bytes.count) }
+                return bytes.count
+            }
+            let start = (rowText + offset).assumingMemoryBound(to: CChar.self)
+            offset += count
+            return api.bind_text(handle, index, start, Int32(count), nil)
+        }
+        try check(bindText(id, at: 1), at: 1)
+        for (position, value) in values.enumerated() {
+            let index = Int32(position + 2)
+            switch value {
+            case .string(let text), .json(let text): try check(bindText(text, at: index), at: index)
+            default: try bind(value, at: index)
+            }
+        }
+    }
+
+    private func check(_ code: Int32, at index: Int32) throws {
+        guard code == SQLITE_OK else {
+            throw connection.error(code: code, context: "binding parameter \(index)", sql: sql)
+        }
     }
 
     /// Binds `value` to the 1-based parameter `index` with OfflineSync's storage rules: booleans as
@@ -35,9 +87,7 @@ package final class Statement {
         case .date(let date): code = api.bind_int64(handle, index, date.millisecondsSince1970)
         case .string(let text), .json(let text): code = bind(text, at: index)
         }
-        guard code == SQLITE_OK else {
-            throw connection.error(code: code, context: "binding parameter \(index)", sql: sql)
-        }
+        try check(code, at: index)
     }
 
     private func bind(_ text: String, at index: Int32) -> Int32 {

@@ -71,13 +71,6 @@ struct TableLayout {
         return schema.columns.filter { selection.contains($0.name) }
     }
 
-    /// Binds `item` (already normalised) to the insert or update statement: the id, then every column.
-    func bindRow(_ item: Item, to statement: Statement) throws {
-        try statement.bind(.string(item.id), at: 1)
-        for (offset, column) in schema.columns.enumerated() {
-            try statement.bind(item.values[column.name] ?? .null, at: Int32(offset + 2))
-        }
-    }
 
     /// The item of the statement's current row, whose columns are `id` followed by `columns`.
     func decode(_ statement: Statement, columns: [Column]) -> Item {

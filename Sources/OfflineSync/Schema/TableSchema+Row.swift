@@ -1,0 +1,24 @@
+extension TableSchema {
+    /// The position of the declared column with this exact name in ``columns``, if any.
+    public func columnIndex(named name: String) -> Int? {
+        let length = name.utf8.count
+        return columns.firstIndex { $0.name.utf8.count == length && $0.name == name }
+    }
+
+    /// The item's values normalised by the rules of ``normalize(_:origin:)`` and laid out in
+    /// ``columns`` order (`.null` where the item has no value), for stores that write a row by
+    /// column position. It accepts and rejects exactly what ``normalize(_:origin:)`` does, and
+    /// reads each value once without building a new item.
+    public func normalizedRow(_ item: Item, origin: WriteOrigin) throws -> [Value] {
+        try TableSchema.validateId(item.id, table: name)
+        var row = [Value](repeating: .null, count: columns.count)
+        for (key, value) in item.values {
+            if !value.isNull, let index = columnIndex(named: key) {
+                row[index] = try TableSchema.converted(value, to: columns[index].type, table: name, column: key, id: item.id) ?? value
+                continue
+            }
+            guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
+        }
+        return row
+    }
+}
