@@ -26,9 +26,7 @@ extension TableSchema {
                 }
                 continue
             }
-            guard value.isNull || key == "id" || origin == .server else {
-                throw OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(key)' (item '\(item.id)'); declare it in the table schema before writing it")
-            }
+            guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
         }
     }
 

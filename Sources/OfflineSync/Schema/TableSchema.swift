@@ -176,6 +176,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
     }
 
     /// The error for a local write of a column the table does not declare.
+    @usableFromInline
     func unknownColumn(_ column: String, item id: String) -> OfflineSyncError {
         OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(column)' (item '\(id)'); declare it in the table schema before writing it")
     }
