@@ -7,11 +7,30 @@ struct IndexLayout: Sendable {
     let index: Index
     let dbi: MDB_dbi
     let columns: [(name: String, type: ColumnType)]
+    /// For each of ``columns``, its slot in the indexed values of a row (see
+    /// ``TableLayout/indexSlots``), or `-1` for `id`.
+    let slots: [Int]
 
     var firstColumn: (name: String, type: ColumnType) { columns[0] }
 
+    init(index: Index, dbi: MDB_dbi, columns: [(name: String, type: ColumnType)], schema: TableSchema) {
+        self.index = index
+        self.dbi = dbi
+        self.columns = columns
+        self.slots = columns.map { $0.name == "id" ? -1 : TableLayout.indexedColumns(of: schema).firstIndex(of: $0.name) ?? -1 }
+    }
+
     func key(for item: Item) -> [UInt8] {
         IndexKey.key(for: item, columns: columns)
+    }
+
+    /// Writes into `key` (replacing its bytes) the key of the row `id` whose indexed values,
+    /// by slot, are `values`.
+    func write(_ key: inout [UInt8], id: String, values: [Value]) {
+        IndexKey.write(into: &key, id: id, columns: columns) { position in
+            let slot = slots[position]
+            return slot < 0 ? .string(id) : values[slot]
+        }
     }
 }
 
@@ -22,6 +41,12 @@ final class TableLayout: Sendable {
     let indexes: [IndexLayout]
     let columnNames: [String]
     let ordinals: RecordCodec.ColumnOrdinals
+    /// For each column ordinal, the slot its value takes among the indexed values of a row, or
+    /// `-1` when no index reads the column: upserts and deletes keep just these values of the
+    /// old and new row to compute index keys, instead of whole items.
+    let indexSlots: [Int]
+    /// The number of slots (columns read by at least one index, `id` excluded).
+    let indexedColumnCount: Int
 
     init(schema: TableSchema, items: MDB_dbi, indexes: [IndexLayout]) {
         self.schema = schema
@@ -29,6 +54,15 @@ final class TableLayout: Sendable {
         self.indexes = indexes
         self.columnNames = schema.columns.map(\.name)
         self.ordinals = RecordCodec.ColumnOrdinals(columnNames)
+        let indexed = TableLayout.indexedColumns(of: schema)
+        self.indexSlots = columnNames.map { indexed.firstIndex(of: $0) ?? -1 }
+        self.indexedColumnCount = indexed.count
+    }
+
+    /// The declared columns that some index reads, in column order: slot `n` is the `n`th.
+    static func indexedColumns(of schema: TableSchema) -> [String] {
+        let read = Set(schema.indexes.flatMap(\.columns))
+        return schema.columns.map(\.name).filter(read.contains)
     }
 
     /// The type of a column, `id` included.
@@ -81,7 +115,7 @@ final class Catalog: Sendable {
                 let isNew = stored?.table(named: table.name)?.indexes.contains { $0.name == index.name } != true
                 let dbi = try context.openDatabase("index:\(table.name):\(index.name)")
                 let columns = index.columns.map { name in (name: name, type: name == "id" ? ColumnType.string : table.column(named: name)?.type ?? .string) }
-                let layout = IndexLayout(index: index, dbi: dbi, columns: columns)
+                let layout = IndexLayout(index: index, dbi: dbi, columns: columns, schema: table)
                 indexes.append(layout)
                 if isNew { try fill(layout, from: items, columnNames: table.columns.map(\.name), table: table.name, in: context) }
             }

@@ -24,13 +24,22 @@ enum IndexKey {
     static func key(for item: Item, columns: [(name: String, type: ColumnType)]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32 + item.id.utf8.count)
-        for column in columns {
-            appendComponent(item[column.name], as: column.type, to: &bytes)
-            if bytes.count >= maximumValueBytes { break }
-        }
-        if bytes.count > maximumValueBytes { bytes.removeLast(bytes.count - maximumValueBytes) }
-        bytes.append(contentsOf: item.id.utf8)
+        write(into: &bytes, id: item.id, columns: columns) { item[columns[$0].name] }
         return bytes
+    }
+
+    /// Replaces the bytes of `key` with the key of row `id` in an index over `columns`, whose
+    /// value in the column at each position `value` answers (keeping `key`'s capacity).
+    @inline(__always)
+    static func write(into key: inout [UInt8], id: String, columns: [(name: String, type: ColumnType)],
+                      value: (_ position: Int) -> Value) {
+        key.removeAll(keepingCapacity: true)
+        for position in columns.indices {
+            appendComponent(value(position), as: columns[position].type, to: &key)
+            if key.count >= maximumValueBytes { break }
+        }
+        if key.count > maximumValueBytes { key.removeLast(key.count - maximumValueBytes) }
+        key.append(contentsOf: id.utf8)
     }
 
     /// The key prefix of one value of the index's first column, cut like a key; `nil` when the

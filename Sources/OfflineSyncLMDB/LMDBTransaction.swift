@@ -32,11 +32,11 @@ final class LMDBTransaction: StoreTransaction {
 
     func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
         let layout = try layout(table)
-        let schema = layout.schema, ordinals = layout.ordinals, rows = layout.items
+        let schema = layout.schema, rows = layout.items
+        var writer = RecordWriter()
         guard !layout.indexes.isEmpty else {
-            // No index to maintain, so no normalised item is needed: the record is written
+            // No index to maintain, so nothing of the old row is needed: the record is written
             // straight from the core's checked values, in one walk of each item.
-            var writer = RecordWriter()
             for item in items {
                 writer.begin()
                 try schema.forEachStoredValue(of: item, origin: origin) { writer.append(ordinal: $0, $1) }
@@ -44,13 +44,21 @@ final class LMDBTransaction: StoreTransaction {
             }
             return
         }
-        var writer = RecordWriter()
+        // The same walk also keeps the values the indexes read (by slot); of the old row only
+        // those values are decoded, so no whole item is built on either side.
+        let slots = layout.indexSlots
+        var keys = IndexKeys(layout)
         for item in items {
-            let row = try schema.normalize(item, origin: origin)
-            RecordCodec.encode(row, columns: ordinals, into: &writer)
-            let previous = try TableReader(context: context, layout: layout).lookup(row.id)
-            try reindex(layout, from: previous, to: row)
-            try put(rows, id: row.id, writer)
+            writer.begin()
+            keys.clearNew()
+            try schema.forEachStoredValue(of: item, origin: origin) { ordinal, value in
+                writer.append(ordinal: ordinal, value)
+                let slot = slots[ordinal]
+                if slot >= 0 { keys.new[slot] = value }
+            }
+            let hadRow = try readIndexedValues(of: item.id, layout, into: &keys.old)
+            try reindex(layout, id: item.id, &keys, removingOld: hadRow, addingNew: true)
+            try put(rows, id: item.id, writer)
         }
     }
 
@@ -64,14 +72,15 @@ final class LMDBTransaction: StoreTransaction {
 
     func delete(ids: [String], from table: String) throws {
         let layout = try layout(table)
-        let reader = TableReader(context: context, layout: layout)
+        var keys = IndexKeys(layout)
         for id in ids {
             guard (1...QueryPlan.maximumIdBytes).contains(id.utf8.count) else { continue }
             if !layout.indexes.isEmpty {
-                guard let previous = try reader.lookup(id) else { continue }
-                try reindex(layout, from: previous, to: nil)
+                guard try readIndexedValues(of: id, layout, into: &keys.old) else { continue }
+                try reindex(layout, id: id, &keys, removingOld: true, addingNew: false)
             }
-            try Array(id.utf8).withUnsafeBytes { _ = try context.delete(layout.items, $0) }
+            var key = id
+            try key.withUTF8 { _ = try context.delete(layout.items, UnsafeRawBufferPointer($0)) }
         }
     }
 
@@ -82,18 +91,55 @@ final class LMDBTransaction: StoreTransaction {
         return ids.count
     }
 
-    /// Replaces the index keys of `old` with those of `new` (either may be absent).
-    private func reindex(_ layout: TableLayout, from old: Item?, to new: Item?) throws {
-        for index in layout.indexes {
-            let oldKey = old.map(index.key(for:))
-            let newKey = new.map(index.key(for:))
-            guard oldKey != newKey else { continue }
-            if let oldKey {
-                try oldKey.withUnsafeBytes { _ = try context.delete(index.dbi, $0) }
-            }
-            if let newKey, let new {
-                try newKey.withUnsafeBytes { key in
-                    try Array(new.id.utf8).withUnsafeBytes { try context.put(index.dbi, key, $0) }
+    /// The indexed values (by slot) of a row's old and new version, and the key buffers built
+    /// from them, kept from one row to the next so that maintaining indexes allocates only
+    /// for values that do (strings).
+    private struct IndexKeys {
+        var old: [Value]
+        var new: [Value]
+        var oldKey: [UInt8] = []
+        var newKey: [UInt8] = []
+
+        init(_ layout: TableLayout) {
+            old = Array(repeating: .null, count: layout.indexedColumnCount)
+            new = old
+        }
+
+        mutating func clearNew() {
+            for slot in new.indices { new[slot] = .null }
+        }
+    }
+
+    /// Reads into `values` the indexed values of the stored row `id` (a valid id); `false`
+    /// when there is no such row.
+    private func readIndexedValues(of id: String, _ layout: TableLayout, into values: inout [Value]) throws -> Bool {
+        var key = id
+        let outcome: Bool? = try key.withUTF8 { key in
+            guard let record = try context.get(layout.items, UnsafeRawBufferPointer(key)) else { return false }
+            for slot in values.indices { values[slot] = .null }
+            return RecordCodec.decode(record, slots: layout.indexSlots, into: &values) ? true : nil
+        }
+        guard let outcome else {
+            throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: layout.schema.name, path: context.path)
+        }
+        return outcome
+    }
+
+    /// Replaces, in every index, the key of row `id` built from `keys.old` (when `removingOld`)
+    /// with the one built from `keys.new` (when `addingNew`); an unchanged key is left alone.
+    private func reindex(_ layout: TableLayout, id: String, _ keys: inout IndexKeys,
+                         removingOld: Bool, addingNew: Bool) throws {
+        var idBytes = id
+        try idBytes.withUTF8 { idBytes in
+            for index in layout.indexes {
+                if addingNew { index.write(&keys.newKey, id: id, values: keys.new) }
+                if removingOld {
+                    index.write(&keys.oldKey, id: id, values: keys.old)
+                    if addingNew, keys.oldKey == keys.newKey { continue }
+                    try keys.oldKey.withUnsafeBytes { _ = try context.delete(index.dbi, $0) }
+                }
+                if addingNew {
+                    try keys.newKey.withUnsafeBytes { try context.put(index.dbi, $0, UnsafeRawBufferPointer(idBytes)) }
                 }
             }
         }

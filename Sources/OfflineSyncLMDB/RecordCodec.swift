@@ -52,31 +52,30 @@ package enum RecordCodec {
                 guard reader.skip(tag: tag) else { return nil }
                 continue
             }
-            let value: Value
-            switch tag {
-            case 1: value = .bool(false)
-            case 2: value = .bool(true)
-            case 3:
-                guard let raw = reader.varint() else { return nil }
-                value = .int(unzigzag(raw))
-            case 4:
-                guard let raw = reader.fixed64() else { return nil }
-                value = .double(Double(bitPattern: raw))
-            case 5:
-                guard let text = reader.text() else { return nil }
-                value = .string(text)
-            case 6:
-                guard let raw = reader.varint() else { return nil }
-                value = .date(Timestamp(millisecondsSince1970: unzigzag(raw)))
-            case 7:
-                guard let text = reader.text() else { return nil }
-                value = .json(text)
-            default:
-                return nil
-            }
+            guard let value = reader.value(tag: tag) else { return nil }
             values[columnNames[Int(ordinal)]] = value
         }
         return Item(id: id, values: values)
+    }
+
+    /// Reads the fields of a record whose ordinal `slots` maps to a slot (`slots[ordinal] >= 0`)
+    /// into that slot of `values`, skipping the others; slots of absent fields are left as they
+    /// are. `slots` has one entry per column of the table. Returns `false` when the bytes are not
+    /// a well-formed record.
+    static func decode(_ bytes: UnsafeRawBufferPointer, slots: [Int], into values: inout [Value]) -> Bool {
+        var reader = Reader(bytes: bytes)
+        guard reader.byte() == formatVersion else { return false }
+        while !reader.isAtEnd {
+            guard let ordinal = reader.varint(), ordinal < UInt64(slots.count), let tag = reader.byte() else { return false }
+            let slot = slots[Int(ordinal)]
+            if slot < 0 {
+                guard reader.skip(tag: tag) else { return false }
+                continue
+            }
+            guard let value = reader.value(tag: tag) else { return false }
+            values[slot] = value
+        }
+        return true
     }
 
     static func zigzag(_ value: Int64) -> UInt64 {
@@ -146,6 +145,21 @@ package enum RecordCodec {
                 offset += Int(length)
                 return true
             default: return false
+            }
+        }
+
+        /// The payload of a field with this tag; `nil` when it is malformed.
+        @inline(__always)
+        mutating func value(tag: UInt8) -> Value? {
+            switch tag {
+            case 1: return .bool(false)
+            case 2: return .bool(true)
+            case 3: return varint().map { .int(RecordCodec.unzigzag($0)) }
+            case 4: return fixed64().map { .double(Double(bitPattern: $0)) }
+            case 5: return text().map { .string($0) }
+            case 6: return varint().map { .date(Timestamp(millisecondsSince1970: RecordCodec.unzigzag($0))) }
+            case 7: return text().map { .json($0) }
+            default: return nil
             }
         }
 

@@ -7,8 +7,13 @@ enum StoreAccess {
     /// Opens a store that must already exist (its path must exist), declaring nothing new, and
     /// returns it with its stored schema. `memory:` always opens (empty).
     static func openExisting(_ configuration: StoreConfiguration, logger: Logger) throws -> (store: any LocalStore, schema: StoreSchema) {
-        if let path = configuration.path, !FileManager.default.fileExists(atPath: path) {
-            throw OfflineSyncError(.configuration, "no store at \(path) (\(configuration.scheme):); check the path, or create one with 'offline-sync import' or 'offline-sync migrate'")
+        if let path = configuration.path {
+            // An LMDB store is a directory holding data.mdb; opening any other directory would
+            // create an empty environment in it.
+            let file = configuration.scheme == "lmdb" ? path + "/data.mdb" : path
+            guard FileManager.default.fileExists(atPath: file) else {
+                throw OfflineSyncError(.configuration, "no store at \(path) (\(configuration.scheme):\(file == path ? "" : " no data.mdb in it")); check the path, or create one with 'offline-sync import' or 'offline-sync migrate'")
+            }
         }
         let store = try open(configuration, schema: StoreSchema([]), logger: logger)
         return (store, try store.schema)

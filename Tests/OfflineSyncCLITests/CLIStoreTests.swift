@@ -112,6 +112,15 @@ struct CLIStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 
+    @Test func aDirectoryWithoutAnLMDBEnvironmentIsNotTurnedIntoOne() throws {
+        let directory = try TemporaryDirectory()
+        let notes = try directory.write("notes.txt", "not a store")
+        let result = try CLI.run(["inspect", "--store", "lmdb:\(directory.url.path)"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("no store at \(directory.url.path) (lmdb: no data.mdb in it)"), "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == [URL(fileURLWithPath: notes).lastPathComponent])
+    }
+
     @Test(arguments: Backend.available)
     func inspectShowsBackendAndRowCounts(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { _, url in

@@ -42,10 +42,15 @@ enum Backends {
         Backend("lmdb", .all) { try LMDBStore(path: try freshDatabasePath()) },
     ]
 
-    /// A new file path in this process's own temporary directory (the files are small; the
-    /// directory is named after the process so runs never share one).
+    /// This process's own temporary directory (named after the process so runs never share one),
+    /// removed with everything in it when the test process exits.
+    static let directory: String = {
+        atexit { try? FileManager.default.removeItem(atPath: Backends.directory) }
+        return NSTemporaryDirectory() + "offline-sync-conformance-\(ProcessInfo.processInfo.processIdentifier)"
+    }()
+
+    /// A new file path in ``directory``.
     static func freshDatabasePath() throws -> String {
-        let directory = NSTemporaryDirectory() + "offline-sync-conformance-\(ProcessInfo.processInfo.processIdentifier)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return directory + "/" + UUID().uuidString + ".db"
     }

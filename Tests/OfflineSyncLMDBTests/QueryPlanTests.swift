@@ -7,7 +7,8 @@ import Testing
     private let layout: TableLayout = {
         let indexes = indexedNotes.indexes.enumerated().map { position, index in
             IndexLayout(index: index, dbi: UInt32(position + 2),
-                        columns: index.columns.map { (name: $0, type: indexedNotes.column(named: $0)?.type ?? .string) })
+                        columns: index.columns.map { (name: $0, type: indexedNotes.column(named: $0)?.type ?? .string) },
+                        schema: indexedNotes)
         }
         return TableLayout(schema: indexedNotes, items: 1, indexes: indexes)
     }()

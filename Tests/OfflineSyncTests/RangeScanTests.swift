@@ -83,6 +83,25 @@ import Testing
         }
     }
 
+    @Test func unboundedPagesOverAKeptOrderingMatchTheEvaluator() throws {
+        var random = SeededRandom(seed: 0x5eed_0009)
+        let store = InMemoryStore()
+        try store.open(schema: StoreSchema([Self.schema]))
+        try store.upsert((0..<300).map { Self.row($0, &random) }, into: "t")
+        for round in 0..<200 {
+            let column = random.pick(["id", "n", "s", "d", "b"])
+            let orderBy = column == "id" && random.chance(50) ? [] : [SortKey(column)] + (random.chance(40) ? [SortKey("x", descending: true)] : [])
+            // A bounded page first, so the store keeps the table sorted in this order.
+            try Self.expectReference(store, Query(table: "t", filter: .comparison(.column(column), .ge, .literal(Self.literal(for: column, &random))),
+                                                  orderBy: orderBy, top: 5))
+            let filters: [Expression?] = [nil, .comparison(.column("b"), .ne, .literal(.bool(true))),
+                                          .comparison(.column("x"), .lt, .literal(.double(0)))]
+            try Self.expectReference(store, Query(table: "t", filter: random.pick(filters), orderBy: orderBy,
+                                                  skip: random.chance(30) ? random.int(in: 1...5) : 0, top: random.int(in: 0...40)))
+            if round % 50 == 25 { try store.upsert((0..<5).map { Self.row($0, &random) }, into: "t") }
+        }
+    }
+
     @Test func readsInsideATransactionSeeItsOwnWrites() throws {
         let store = InMemoryStore()
         try store.open(schema: StoreSchema([Self.schema]))

@@ -11,21 +11,22 @@ extension TableSchema {
     ///
     /// When the item breaks a rule this throws the error `normalize` throws, possibly after
     /// `body` has seen some of the item's values: discard whatever `body` built.
+    ///
+    /// It is inlinable so that a backend's `body` is compiled into the walk (no call per value).
+    @inlinable
     public func forEachStoredValue(of item: Item, origin: WriteOrigin,
                                    _ body: (_ position: Int, _ value: Value) throws -> Void) throws {
         try TableSchema.validateId(item.id, table: name)
         for (key, value) in item.values {
             if !value.isNull, let (position, type) = declaredColumn(key) {
-                if let converted = try TableSchema.converted(value, to: type, table: name, column: key, id: item.id) {
-                    try body(position, converted)
-                } else {
+                if TableSchema.isStoredAsIs(value, in: type) {
                     try body(position, value)
+                } else {
+                    try body(position, try TableSchema.converted(value, to: type, table: name, column: key, id: item.id) ?? value)
                 }
                 continue
             }
-            guard value.isNull || key == "id" || origin == .server else {
-                throw OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(key)' (item '\(item.id)'); declare it in the table schema before writing it")
-            }
+            guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
         }
     }
 
@@ -36,8 +37,8 @@ extension TableSchema {
 
     /// The position and type of the declared column with this exact name (lengths compared
     /// before text: cheaper than hashing for the handful of columns a table has).
-    @inline(__always)
-    private func declaredColumn(_ name: String) -> (position: Int, type: ColumnType)? {
+    @inlinable @inline(__always)
+    func declaredColumn(_ name: String) -> (position: Int, type: ColumnType)? {
         let length = name.utf8.count
         return columns.withUnsafeBufferPointer { columns in
             for position in columns.indices where columns[position].name.utf8.count == length && columns[position].name == name {

@@ -176,6 +176,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
     }
 
     /// The error for a local write of a column the table does not declare.
+    @usableFromInline
     func unknownColumn(_ column: String, item id: String) -> OfflineSyncError {
         OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(column)' (item '\(id)'); declare it in the table schema before writing it")
     }
@@ -198,25 +199,36 @@ public struct TableSchema: Sendable, Hashable, Codable {
         }
     }
 
+    /// `true` when a column of `type` stores `value` as it is (its own type, a finite double, a
+    /// date in years 1 to 9999): the common case, answered without a call or a copy of the
+    /// value. ``converted(_:to:table:column:id:)`` answers every other case (a conversion or
+    /// an error), so the rules stay in one place.
+    @inlinable @inline(__always)
+    static func isStoredAsIs(_ value: Value, in type: ColumnType) -> Bool {
+        switch value {
+        case .bool: return type == .bool
+        case .int: return type == .integer
+        case .string: return type == .string
+        case .json: return type == .json
+        case .double(let number): return type == .double && number.isFinite
+        case .date(let date): return type == .date && date >= .minimum && date <= .maximum
+        case .null: return false
+        }
+    }
+
     /// The value to store for `value` in a column of `type`: `nil` when it is stored as it is,
     /// the converted value otherwise; throws when it does not fit.
+    @usableFromInline
     static func converted(_ value: Value, to type: ColumnType, table: String, column: String, id: String) throws -> Value? {
+        if isStoredAsIs(value, in: type) { return nil }
         func mismatch() -> OfflineSyncError {
             OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has \(value.type?.rawValue ?? "null") value \(value)")
         }
         switch (type, value) {
-        case (.bool, .bool), (.integer, .int), (.string, .string), (.json, .json):
-            return nil
         case (.date, .date(let date)):
-            guard date >= .minimum, date <= .maximum else {
-                throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry")
-            }
-            return nil
+            throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry")
         case (.double, .double(let number)):
-            guard number.isFinite else {
-                throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds \(number); only finite doubles can be stored")
-            }
-            return nil
+            throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds \(number); only finite doubles can be stored")
         case (.double, .int(let number)):
             return .double(Double(number))
         case (.integer, .double(let number)):

@@ -102,7 +102,8 @@ public final class InMemoryStore: LocalStore {
     /// Answers a query with ``QueryEvaluator``. A filter that pins the id (`id eq`, `id in`) is
     /// evaluated over the rows with those ids only; a page bounded on its first ordering key runs as
     /// a ``RangeScan`` over the table sorted in that order, sorted once and kept until the table
-    /// changes, so paging through a large table costs a binary search per page, not a full scan.
+    /// changes, so paging through a large table costs a binary search per page, not a full scan
+    /// (an unbounded page uses such a sorted copy too, when one is already kept).
     private static func read(_ query: Query, in state: inout State) throws -> QueryResult {
         let table = try state.schema.requireTable(query.table)
         let evaluator = try QueryEvaluator(query: query, schema: table)
@@ -110,7 +111,14 @@ public final class InMemoryStore: LocalStore {
         if let ids = RangeScan.pinnedIds(query.filter) {
             return evaluator.run(over: ids.compactMap { state.tables[query.table]?[IdKey($0)] })
         }
-        guard let scan = RangeScan(query, schema: table) else { return evaluator.run(over: rows) }
+        guard let scan = RangeScan(query, schema: table) else {
+            // An unbounded page in an order already sorted (e.g. a pull's first page) reads from
+            // the first sorted row instead of filtering and sorting the whole table.
+            if let sorted = state.orderings[query.table]?[query.orderBy], let scan = RangeScan(fromFirstRowOf: query) {
+                return scan.run(evaluator, over: sorted)
+            }
+            return evaluator.run(over: rows)
+        }
         if let sorted = state.orderings[query.table]?[query.orderBy] { return scan.run(evaluator, over: sorted) }
         let sorted = evaluator.ordered(rows)
         if state.orderings[query.table, default: [:]].count >= maximumOrderings { state.orderings[query.table] = [:] }

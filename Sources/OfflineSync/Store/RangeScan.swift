@@ -13,6 +13,23 @@ struct RangeScan {
     private let column: String
     private let lower: [(ComparisonOperator, Value)]
     private let upper: [(ComparisonOperator, Value)]
+    /// `true` for a scan from the first sorted row (see ``init(fromFirstRowOf:)``).
+    private var fromFirstRow = false
+
+    /// A scan from the first row of the sorted rows, for a query with a `top`, no total count and
+    /// an ascending first ordering key, whatever its filter: the rows are read in the query's order
+    /// and each is checked against the whole filter until the page is full, which gives the
+    /// evaluator's result row for row (null rows included, as they sort first). Worth it only
+    /// over rows already sorted; `nil` when it does not apply.
+    init?(fromFirstRowOf query: Query) {
+        guard query.top != nil, !query.includeTotalCount else { return nil }
+        let first = query.orderBy.first ?? SortKey("id")
+        guard !first.descending else { return nil }
+        column = first.column
+        lower = []
+        upper = []
+        fromFirstRow = true
+    }
 
     /// The scan for `query`, or `nil` when it does not apply.
     init?(_ query: Query, schema: TableSchema) {
@@ -72,6 +89,7 @@ struct RangeScan {
     /// The position of the first row that is not null (every bound refuses null, and nulls sort
     /// first) and satisfies every lower bound: a partition point.
     private func firstAdmitted(in sorted: [Item]) -> Int {
+        if fromFirstRow { return 0 }
         var low = 0, high = sorted.count
         while low < high {
             let middle = low + (high - low) / 2

@@ -132,10 +132,14 @@ extension SyncContext {
         let counts = try store.write { transaction -> (stored: Int, deleted: Int, skipped: Int) in
             let pendingIds = try queuedItemIds(table: table, among: page.map(\.id), in: transaction)
             var upserts: [Item] = []
-            upserts.reserveCapacity(page.count)
             var deletions: [String] = []
-            for item in page where !pendingIds.contains(item.id) {
-                if item.isDeleted { deletions.append(item.id) } else { upserts.append(item) }
+            if pendingIds.isEmpty, !page.contains(where: \.isDeleted) {
+                upserts = page
+            } else {
+                upserts.reserveCapacity(page.count)
+                for item in page where !pendingIds.contains(IdKey(item.id)) {
+                    if item.isDeleted { deletions.append(item.id) } else { upserts.append(item) }
+                }
             }
             try transaction.upsert(upserts, into: table, origin: .server)
             if !deletions.isEmpty { try transaction.delete(ids: deletions, from: table) }
@@ -150,17 +154,21 @@ extension SyncContext {
         result.skippedPending += counts.skipped
     }
 
-    /// Which of `ids` have a queued operation in `table`: one query per 500 ids (a bound that
-    /// keeps every SQL backend under its parameter limit).
-    func queuedItemIds(table: String, among ids: [String], in transaction: any StoreTransaction) throws -> Set<String> {
+    /// Which of `ids` have a queued operation in `table` (compared by bytes): none when the
+    /// table has no queued operation at all (the usual case, since a pull pushes first; one
+    /// indexed read says so), otherwise one query per 500 ids (a bound that keeps every SQL
+    /// backend under its parameter limit).
+    func queuedItemIds(table: String, among ids: [String], in transaction: any StoreTransaction) throws -> Set<IdKey> {
         typealias C = SystemTables.OperationColumn
-        var queued = Set<String>()
+        var queued = Set<IdKey>()
+        let any = try transaction.read(Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table), top: 1, selection: [C.itemId]))
+        guard !any.items.isEmpty else { return queued }
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = ids[start..<min(ids.count, start + 500)]
             let rows = try transaction.read(Query(table: SystemTables.operations,
                                                   filter: .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), chunk.map { .string($0) })),
                                                   selection: [C.itemId])).items
-            for row in rows { if let id = row[C.itemId].stringValue { queued.insert(id) } }
+            for row in rows { if let id = row[C.itemId].stringValue { queued.insert(IdKey(id)) } }
         }
         return queued
     }
