@@ -85,8 +85,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
 
     /// The declared column with this exact name, if any.
     public func column(named name: String) -> Column? {
-        let length = name.utf8.count
-        return columns.first { $0.name.utf8.count == length && $0.name == name }
+        columnIndex(named: name).map { columns[$0] }
     }
 
     /// `true` for OfflineSync's own tables (names starting with `__`).
