@@ -110,8 +110,8 @@ final class OperationQueue: Sendable {
         return try checked(row, table: table, itemId: itemId)
     }
 
-    /// The primary operations of many items of one table, keyed by item id bytes, read with one
-    /// query per 500 items and checked like ``operation(table:itemId:slot:in:)``.
+    /// The primary operations of many items of one table, keyed by item id bytes, read by id and
+    /// checked like ``operation(table:itemId:slot:in:)``.
     func primaryOperations(table: String, itemIds: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
         let keys = itemIds.map { OperationQueue.key(table: table, itemId: $0, slot: .primary) }
         let rows = try transaction.rows(withIds: keys, in: SystemTables.operations)

@@ -135,8 +135,7 @@ extension SyncContext {
     /// first and those changed since are left out; follow-up rows (pushed once they take the
     /// primary slot) are always left out. Marking early is on the safe side: an
     /// attempted insert followed by a local delete queues a delete (answered 404 if the insert
-    /// never arrived) instead of vanishing. The operations and the items are read with one
-    /// query each per table, not one lookup per operation.
+    /// never arrived) instead of vanishing. Items (and operations read again) are read by id.
     private func begin(_ operations: ArraySlice<QueuedOperation>, readAt generation: UInt64) throws -> [(operation: QueuedOperation, item: Item?)] {
         let primary = operations.filter { $0.id == OperationQueue.key(table: $0.table, itemId: $0.itemId, slot: .primary) }
         guard !primary.isEmpty else { return [] }
@@ -166,7 +165,7 @@ extension SyncContext {
         }
     }
 
-    /// The operations stored at these row ids (missing ones left out), read with one query.
+    /// The operations stored at these row ids (missing ones left out), read by id.
     private func operationsById(_ ids: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
         try transaction.rows(withIds: ids, in: SystemTables.operations).mapValues(queue.decode)
     }
