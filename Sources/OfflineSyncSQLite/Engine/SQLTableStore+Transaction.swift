@@ -50,18 +50,19 @@ extension SQLTableStore {
             for item in items {
                 let row = try layout.schema.normalizedRow(item, origin: origin)
                 let arguments = { [.string(item.id)] + row }
-                if expectExisting, let update {
+                func runUpdate(_ update: Statement) throws {
                     try update.bindRow(id: item.id, values: row)
                     _ = try update.step(arguments: arguments())
                     update.reset()
+                }
+                if expectExisting, let update {
+                    try runUpdate(update)
                     if connection.changes > 0 { continue }
                     expectExisting = false
                 }
                 try insert.bindRow(id: item.id, values: row)
                 if try !insert.stepInsert(arguments: arguments()), let update {
-                    try update.bindRow(id: item.id, values: row)
-                    _ = try update.step(arguments: arguments())
-                    update.reset()
+                    try runUpdate(update)
                     expectExisting = true
                 }
                 insert.reset()
