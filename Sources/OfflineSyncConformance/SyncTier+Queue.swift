@@ -95,12 +95,16 @@ enum SyncTierQueue {
             try f.todo.insert(SyncFixture.todo("b", "two"))
             _ = await c.expectThrowsAsync("push with lost answer", as: PushFailure.self) { try await f.context.push() }
             let reopened = try f.reopened()
-            c.expectEqual(try reopened.context.pendingOperations().map(\.state), [.attempted, .attempted],
-                          "states after reopening (the unsent 'b' was in the same chunk)")
+            // Sent one at a time, 'b' waits behind the failure; pipelined, it went out behind 'a'
+            // before the failure was known, and its answer was committed.
+            let pipelined = c.suite.pushPipelineDepth > 1
+            c.expectEqual(try reopened.context.pendingOperations().map(\.state), pipelined ? [.attempted] : [.attempted, .attempted],
+                          "states after reopening (an unsent 'b' was in the same chunk)")
             try reopened.todo.insert(SyncFixture.todo("c", "three"))
             c.expectEqual(try reopened.context.pendingOperations().last?.state, .pending, "an insert queued after the push")
             try reopened.todo.delete(id: "a")
-            c.expectEqual(try reopened.context.pendingOperations().map(\.kind), [.delete, .insert, .insert], "queue after deleting 'a'")
+            c.expectEqual(try reopened.context.pendingOperations().map(\.kind), pipelined ? [.delete, .insert] : [.delete, .insert, .insert],
+                          "queue after deleting 'a'")
             try await reopened.context.push()
             c.expect(try reopened.serverItem("a") == nil, "server copy of 'a' deleted")
             c.expectEqual(try reopened.remote.items(in: "todo", includeDeleted: false).map(\.id), ["b", "c"], "server items")

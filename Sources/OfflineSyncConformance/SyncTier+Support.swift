@@ -19,6 +19,7 @@ struct SyncFixture {
                      remoteOptions: TableService.Options = TableService.Options()) throws -> SyncFixture {
         let store = ThrowingStore(wrapping: try c.makeStore())
         let remote = try InMemoryRemote(tables: [todoSchema, tagSchema], options: remoteOptions)
+        remote.pushPipelineDepth = c.suite.pushPipelineDepth
         return try make(store: store, remote: remote, handler: handler)
     }
 

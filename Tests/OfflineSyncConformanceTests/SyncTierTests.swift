@@ -13,6 +13,15 @@ import Testing
     @Test(arguments: Backends.all) func purge(_ backend: Backend) async { await expectSyncGroupPasses("purge", backend) }
     @Test(arguments: Backends.all) func tutorial(_ backend: Backend) async { await expectSyncGroupPasses("tutorial", backend) }
 
+    /// The groups that push, again with up to 8 writes of a push in flight on the remote, as
+    /// an `HTTPRemote` with pipelining sends them.
+    @Test(arguments: Backends.all, ["queue", "push", "pushFailures", "resolution", "policies", "tutorial"])
+    func pipelinedPush(_ backend: Backend, _ group: String) async {
+        var suite = backend.suite
+        suite.pushPipelineDepth = 8
+        await expectSyncGroupPasses(group, backend, suite)
+    }
+
     @Test func everySyncTierGroupHasATest() {
         #expect(ConformanceSuite.groupNames(tier: .sync) == [
             "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "tutorial",
@@ -20,8 +29,8 @@ import Testing
     }
 
     /// Runs one group; every failure message becomes an issue.
-    private func expectSyncGroupPasses(_ group: String, _ backend: Backend) async {
-        let result = await backend.suite.run(group: group)
+    private func expectSyncGroupPasses(_ group: String, _ backend: Backend, _ suite: ConformanceSuite? = nil) async {
+        let result = await (suite ?? backend.suite).run(group: group)
         for message in result.failureMessages {
             Issue.record("\(backend.name) \(group): \(message)")
         }

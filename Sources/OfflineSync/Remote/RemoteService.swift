@@ -29,6 +29,71 @@ public protocol RemoteService: Sendable {
 
     /// Reads one item (`GET /tables/{table}/{id}`), `nil` when it does not exist or is deleted.
     func lookup(id: String, in table: String) async throws -> Item?
+
+    /// How many writes one push may have in flight on this remote at once.
+    ///
+    /// With more than 1, push hands a chunk's writes to ``send(_:queued:)`` one after another,
+    /// each as soon as the previous one called its `queued` callback, without waiting for the
+    /// answers; the remote must deliver them to the server in that order (as HTTP/1.1
+    /// pipelining on one connection does), so the server applies them in queue order. The
+    /// default, 1, sends each write after the answer to the previous one.
+    var pushPipelineDepth: Int { get }
+
+    /// Sends one write of a push and returns the server's copy (`nil` after a delete), failing
+    /// as ``insert(_:into:)``, ``update(_:in:ifMatch:)`` and ``delete(id:from:ifMatch:)`` do.
+    ///
+    /// Call `queued` once the write has its place in the order in which the server receives
+    /// writes, so a write sent after that call cannot overtake it (calling it more than once, or
+    /// after the answer, is harmless). The default implementation calls the method of the write's
+    /// kind and then `queued`, which sends one write at a time.
+    func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item?
+}
+
+extension RemoteService {
+    /// One write at a time.
+    public var pushPipelineDepth: Int { 1 }
+
+    /// Calls ``insert(_:into:)``, ``update(_:in:ifMatch:)`` or ``delete(id:from:ifMatch:)``,
+    /// then `queued`.
+    public func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
+        defer { queued() }
+        return try await perform(write)
+    }
+
+    /// Calls ``insert(_:into:)``, ``update(_:in:ifMatch:)`` or ``delete(id:from:ifMatch:)`` for
+    /// the write.
+    public func perform(_ write: RemoteWrite) async throws -> Item? {
+        switch write.kind {
+        case .insert:
+            return try await insert(write.item, into: write.table)
+        case .update:
+            return try await update(write.item, in: write.table, ifMatch: write.ifMatch)
+        case .delete:
+            try await delete(id: write.item.id, from: write.table, ifMatch: write.ifMatch)
+            return nil
+        }
+    }
+}
+
+/// One write of a push, as a ``RemoteService`` sends it.
+public struct RemoteWrite: Sendable {
+    /// Insert (`POST`), update (`PATCH`) or delete (`DELETE`).
+    public var kind: OperationKind
+    /// The app table.
+    public var table: String
+    /// The item to send, without `createdAt`, `updatedAt` and `deleted`; for a delete only its
+    /// id matters.
+    public var item: Item
+    /// The version the server must still have (`If-Match`) for an update or delete, if any.
+    public var ifMatch: String?
+
+    /// Creates a write.
+    public init(_ kind: OperationKind, table: String, item: Item, ifMatch: String? = nil) {
+        self.kind = kind
+        self.table = table
+        self.item = item
+        self.ifMatch = ifMatch
+    }
 }
 
 /// A failure reported by a ``RemoteService``.

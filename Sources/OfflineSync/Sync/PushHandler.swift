@@ -13,24 +13,38 @@ public struct PushOperation: Sendable {
     public let sequence: Int64
     /// The remote the push talks to.
     public let remote: any RemoteService
+    /// Told when the write is queued on the remote (see ``RemoteService/send(_:queued:)``), so
+    /// push can hand over the next operation without waiting for this one's answer.
+    let queued: @Sendable () -> Void
+
+    init(kind: OperationKind, table: String, itemId: String, item: Item?, sequence: Int64, remote: any RemoteService,
+         queued: @escaping @Sendable () -> Void = {}) {
+        self.kind = kind
+        self.table = table
+        self.itemId = itemId
+        self.item = item
+        self.sequence = sequence
+        self.remote = remote
+        self.queued = queued
+    }
 
     /// Sends the operation (or, for a retry, a changed item) and returns the server's copy
     /// (`nil` after a delete). Inserts and updates send the item without `createdAt`,
     /// `updatedAt` and `deleted` (the server owns them) and with its `version` as `If-Match`.
+    ///
+    /// The first call goes through ``RemoteService/send(_:queued:)``, so on a remote with a
+    /// ``RemoteService/pushPipelineDepth`` above 1 the next operations of the push may be sent
+    /// before this answer arrives; a retry is sent after them.
     /// - Parameters:
     ///   - kind: send as another kind (e.g. an insert that met a 409 retried as an update).
     ///   - item: the item to send instead of ``item``.
     public func execute(as kind: OperationKind? = nil, item: Item? = nil) async throws -> Item? {
         let sent = item ?? self.item
-        switch kind ?? self.kind {
-        case .insert:
-            return try await remote.insert(PushOperation.outgoing(sent, id: itemId), into: table)
-        case .update:
-            return try await remote.update(PushOperation.outgoing(sent, id: itemId), in: table, ifMatch: sent?.version)
-        case .delete:
-            try await remote.delete(id: itemId, from: table, ifMatch: sent?.version)
-            return nil
-        }
+        let kind = kind ?? self.kind
+        let write = kind == .delete
+            ? RemoteWrite(.delete, table: table, item: Item(id: itemId), ifMatch: sent?.version)
+            : RemoteWrite(kind, table: table, item: PushOperation.outgoing(sent, id: itemId), ifMatch: kind == .update ? sent?.version : nil)
+        return try await remote.send(write, queued: queued)
     }
 
     static func outgoing(_ item: Item?, id: String) -> Item {

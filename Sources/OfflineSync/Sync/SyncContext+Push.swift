@@ -1,3 +1,5 @@
+import Synchronization
+
 extension SyncContext {
     /// Sends every queued operation, across all tables, in queue order.
     ///
@@ -57,6 +59,7 @@ extension SyncContext {
         }
         var after = Int64.min
         var handled = 0
+        let depth = max(1, remote.pushPipelineDepth)
         while true {
             let batch: [QueuedOperation]
             let generation: UInt64
@@ -77,47 +80,27 @@ extension SyncContext {
             for start in stride(from: 0, to: batch.count, by: SyncContext.pushChunk) {
                 let chunk: [(operation: QueuedOperation, item: Item?)]
                 do { chunk = try begin(batch[start..<min(batch.count, start + SyncContext.pushChunk)], readAt: generation) } catch { throw abort(.abortedByStore, error) }
-                var settlements: [Settlement] = []
-                /// Commits what was sent, ends the flight of the operations not sent, and stops.
-                func stop(_ status: PushStatus, _ error: any Error, unsent: Int) -> PushFailure {
-                    defer { try? release(chunk[unsent...].map(\.operation)) }
-                    do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch { return abort(.abortedByStore, error) }
-                    return abort(status, error)
+                let sent = await send(chunk, through: handler, depth: depth) { operation in
+                    handled += 1
+                    progress?(SyncProgress(phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
                 }
-                for (position, (operation, item)) in chunk.enumerated() {
-                    if Task.isCancelled { throw stop(.cancelled, CancellationError(), unsent: position) }
-                    defer {
-                        handled += 1
-                        progress?(SyncProgress(phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+                var settlements: [Settlement] = []
+                var unsettled: [QueuedOperation] = []
+                var stop: (status: PushStatus, error: any Error)?
+                for (position, outcome) in sent.enumerated() {
+                    switch outcome {
+                    case .settled(let settlement): settlements.append(settlement)
+                    case .stopped(let status, let error):
+                        stop = stop ?? (status, error)
+                        unsettled.append(chunk[position].operation)
+                    case .unsent: unsettled.append(chunk[position].operation)
                     }
-                    if operation.kind != .delete && item == nil {
-                        let missing = RemoteError(.server, message: "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item")
-                        settlements.append(.failed(operation, missing, reason: "localItemMissing", item: nil))
-                        continue
-                    }
-                    do {
-                        let outcome = try await handler.push(PushOperation(kind: operation.kind, table: operation.table, itemId: operation.itemId,
-                                                                           item: item, sequence: operation.sequence, remote: remote))
-                        settlements.append(.finished(operation, outcome))
-                    } catch let error as RemoteError {
-                        if error.abortsPush {
-                            let status: PushStatus = switch error.kind {
-                            case .authentication: .abortedByAuthentication
-                            case .cancelled: .cancelled
-                            default: .abortedByNetwork
-                            }
-                            throw stop(status, error, unsent: position)
-                        }
-                        if operation.kind == .delete && error.kind == .notFound {
-                            settlements.append(.finished(operation, .pushed(nil)))
-                        } else {
-                            settlements.append(.failed(operation, error, reason: "\(error.kind)", item: item))
-                        }
-                    } catch is CancellationError {
-                        throw stop(.cancelled, CancellationError(), unsent: position)
-                    } catch {
-                        throw stop(.abortedByHandler, error, unsent: position)
-                    }
+                }
+                if let stop {
+                    // What was answered is committed; the rest stays queued (attempted).
+                    defer { try? release(unsettled) }
+                    do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch { throw abort(.abortedByStore, error) }
+                    throw abort(stop.status, stop.error)
                 }
                 do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch { throw abort(.abortedByStore, error) }
             }
@@ -127,6 +110,120 @@ extension SyncContext {
 
     /// How many operations are begun, sent and committed together.
     static let pushChunk = 64
+
+    /// What became of one operation of a chunk.
+    private enum Sent {
+        /// Its outcome, to commit.
+        case settled(Settlement)
+        /// It stopped the push (network, 401, cancellation, the handler); nothing to commit.
+        case stopped(PushStatus, any Error)
+        /// It was not sent: an earlier operation stopped the push.
+        case unsent
+    }
+
+    /// Sends a chunk's operations through the handler in queue order and returns what became of
+    /// each, in chunk order; `answered` is called as each one is answered.
+    ///
+    /// With `depth` 1, each operation is sent after the answer to the previous one. With more,
+    /// up to `depth` are in flight: each is handed over once the previous one is queued on the
+    /// remote (``RemoteService/send(_:queued:)``), so the remote receives them in queue order.
+    /// After an operation stops the push, no further one is sent, but those already in flight
+    /// are awaited: the server may have applied them, so their outcomes are committed too.
+    private func send(_ chunk: [(operation: QueuedOperation, item: Item?)], through handler: any PushHandler, depth: Int,
+                      answered: (QueuedOperation) -> Void) async -> [Sent] {
+        var sent = [Sent](repeating: .unsent, count: chunk.count)
+        var stopped = false
+        func record(_ position: Int, _ outcome: Result<PushOutcome, any Error>) {
+            let (operation, item) = chunk[position]
+            sent[position] = Self.classify(outcome, of: operation, item: item)
+            if case .stopped = sent[position] { stopped = true }
+            answered(operation)
+        }
+        /// `nil` when the operation can be sent; otherwise what became of it without sending.
+        func unsendable(_ position: Int) -> Sent? {
+            if Task.isCancelled { return .stopped(.cancelled, CancellationError()) }
+            let (operation, item) = chunk[position]
+            guard operation.kind != .delete && item == nil else { return nil }
+            let missing = RemoteError(.server, message: "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item")
+            return .settled(.failed(operation, missing, reason: "localItemMissing", item: nil))
+        }
+        func pushOperation(_ position: Int, queued: @escaping @Sendable () -> Void = {}) -> PushOperation {
+            let (operation, item) = chunk[position]
+            return PushOperation(kind: operation.kind, table: operation.table, itemId: operation.itemId, item: item,
+                                 sequence: operation.sequence, remote: remote, queued: queued)
+        }
+        if depth == 1 {
+            for position in chunk.indices where !stopped {
+                if let settled = unsendable(position) {
+                    sent[position] = settled
+                    if case .stopped = settled { break }
+                    answered(chunk[position].operation)
+                    continue
+                }
+                record(position, await Self.outcome { try await handler.push(pushOperation(position)) })
+            }
+            return sent
+        }
+        await withTaskGroup(of: (Int, Result<PushOutcome, any Error>).self) { group in
+            var inFlight = 0
+            for position in chunk.indices {
+                while inFlight >= depth || (stopped && inFlight > 0), let (answeredPosition, outcome) = await group.next() {
+                    inFlight -= 1
+                    record(answeredPosition, outcome)
+                }
+                if stopped { break }
+                if let settled = unsendable(position) {
+                    sent[position] = settled
+                    if case .stopped = settled { stopped = true } else { answered(chunk[position].operation) }
+                    continue
+                }
+                let queued = QueuedSignal()
+                let operation = pushOperation(position, queued: queued.fire)
+                group.addTask {
+                    let outcome = await Self.outcome { try await handler.push(operation) }
+                    queued.fire()
+                    return (position, outcome)
+                }
+                inFlight += 1
+                await queued.wait()
+            }
+            while let (answeredPosition, outcome) = await group.next() {
+                record(answeredPosition, outcome)
+            }
+        }
+        return sent
+    }
+
+    private static func outcome(_ push: () async throws -> PushOutcome) async -> Result<PushOutcome, any Error> {
+        do { return .success(try await push()) } catch { return .failure(error) }
+    }
+
+    /// What a handler's answer means for the operation: a 404 to a delete counts as done;
+    /// network, 401 and cancellation stop the push, and so does any error that is not a
+    /// ``RemoteError``; every other ``RemoteError`` becomes an operation error.
+    private static func classify(_ outcome: Result<PushOutcome, any Error>, of operation: QueuedOperation, item: Item?) -> Sent {
+        switch outcome {
+        case .success(let outcome):
+            return .settled(.finished(operation, outcome))
+        case .failure(let error as RemoteError):
+            if error.abortsPush {
+                let status: PushStatus = switch error.kind {
+                case .authentication: .abortedByAuthentication
+                case .cancelled: .cancelled
+                default: .abortedByNetwork
+                }
+                return .stopped(status, error)
+            }
+            if operation.kind == .delete && error.kind == .notFound {
+                return .settled(.finished(operation, .pushed(nil)))
+            }
+            return .settled(.failed(operation, error, reason: "\(error.kind)", item: item))
+        case .failure(let error) where error is CancellationError:
+            return .stopped(.cancelled, CancellationError())
+        case .failure(let error):
+            return .stopped(.abortedByHandler, error)
+        }
+    }
 
     /// Reads each operation's item, marks the operations attempted (by raising the queue's
     /// attempted mark, ``OperationQueue/attemptedThrough``, to the chunk's last sequence) and in
@@ -313,5 +410,37 @@ extension SyncContext {
     private func endFlight(_ ids: [String]) {
         queue.inFlight.withLock { $0.subtract(ids) }
         queue.followedUp.withLock { $0.subtract(ids) }
+    }
+}
+
+/// Tells push that a write is queued on the remote: fired once (later fires do nothing), waited
+/// for once.
+private final class QueuedSignal: Sendable {
+    private enum State {
+        case pending
+        case waiting(CheckedContinuation<Void, Never>)
+        case fired
+    }
+
+    private let state = Mutex(State.pending)
+
+    func fire() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .fired }
+            if case .waiting(let continuation) = state { return continuation }
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let fired = state.withLock { state -> Bool in
+                if case .fired = state { return true }
+                state = .waiting(continuation)
+                return false
+            }
+            if fired { continuation.resume() }
+        }
     }
 }
