@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Adds a credential header to every request of an ``HTTPRemote`` and renews it once after a 401.
 ///
 /// The token is asked for before each request (so a token the app renewed elsewhere is picked up)
@@ -40,5 +42,39 @@ public struct HTTPAuthentication: Sendable {
     public static func zumo(token: @escaping @Sendable () async throws -> String,
                             refresh: (@Sendable () async throws -> String?)? = nil) -> HTTPAuthentication {
         HTTPAuthentication(headerName: "X-ZUMO-AUTH", token: token, refresh: refresh)
+    }
+}
+
+/// Renews the credential once for every request that met a 401 with the same token: requests
+/// sent together (a pipelined push, parallel reads) share one call to the refresh hook.
+final class TokenRenewal: Sendable {
+    private struct State {
+        /// Renewals started.
+        var started = 0
+        /// Whether the last one started has ended.
+        var ended = true
+        var renewal: Task<String?, any Error>?
+    }
+
+    private let state = Mutex(State())
+
+    /// The renewals whose token a request sent now may carry; a request notes it before it
+    /// fetches its token. A renewal still under way does not count: the token fetched meanwhile
+    /// may be the old one.
+    var round: Int { state.withLock { $0.ended ? $0.started : $0.started - 1 } }
+
+    /// The renewed token for a request sent in `round` that met a 401: the renewal started
+    /// since, or a new one.
+    func renew(after round: Int, _ refresh: @escaping @Sendable () async throws -> String?) async throws -> String? {
+        let (renewal, number) = state.withLock { state -> (Task<String?, any Error>, Int) in
+            if state.started > round, let renewal = state.renewal { return (renewal, state.started) }
+            let renewal = Task { try await refresh() }
+            state.started += 1
+            state.ended = false
+            state.renewal = renewal
+            return (renewal, state.started)
+        }
+        defer { state.withLock { if $0.started == number { $0.ended = true } } }
+        return try await renewal.value
     }
 }

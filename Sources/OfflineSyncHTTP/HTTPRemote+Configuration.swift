@@ -23,13 +23,26 @@ extension HTTPRemote {
         public var retryDelay: Duration
         /// The largest response body accepted, in bytes; a larger one fails with `.server`.
         public var maximumResponseBytes: Int
+        /// How many writes of a push may be in flight at once (HTTP/1.1 pipelining on one
+        /// connection); 1, the default, sends each write after the answer to the previous one.
+        ///
+        /// Above 1, a push writes the operations of a chunk back to back on one connection, in
+        /// queue order, and reads the answers as they come; the connection is retried (see
+        /// ``readRetries``) with the writes waiting in order. Use it with servers that apply
+        /// pipelined requests one after another, as `offline-sync serve` (Hummingbird) does: a
+        /// server that handles them concurrently could apply writes to different items out of
+        /// queue order. When the connection breaks, up to this many writes may have been applied
+        /// without their answer arriving; the next push sends them again and meets a 409, 412 or
+        /// 404, as after a crash (see `SyncContext.push`). ``requestTimeout`` counts from the
+        /// moment a write is handed over, including the wait behind the writes before it.
+        public var pushPipelineDepth: Int
         /// The `X-ZUMO-VERSION` header identifying the client, in the form the Azure clients use.
         public var clientVersion: String
         /// Receives one debug line per request and a warning per retry.
         public var logger: Logger
 
         /// A configuration with defaults: 10 s to connect, 30 s read pauses, 60 s per request,
-        /// 2 read retries starting at 200 ms, 64 MiB responses.
+        /// 2 read retries starting at 200 ms, 64 MiB responses, no pipelining.
         public init(baseURL: String, authentication: HTTPAuthentication? = nil) {
             self.baseURL = baseURL
             self.authentication = authentication
@@ -39,6 +52,7 @@ extension HTTPRemote {
             self.readRetries = 2
             self.retryDelay = .milliseconds(200)
             self.maximumResponseBytes = 64 << 20
+            self.pushPipelineDepth = 1
             self.clientVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=OfflineSync)"
             self.logger = Logger(label: "OfflineSyncHTTP")
         }

@@ -34,6 +34,10 @@ public final class HTTPRemote: RemoteService {
     private let client: HTTPClient
     private let ownsClient: Bool
     private let baseURL: String
+    /// The connection pushes pipeline their writes on, when ``Configuration/pushPipelineDepth``
+    /// is above 1, and the path of the base URL its targets start with.
+    private let pipeline: (connection: PipelinedConnection, path: String)?
+    private let renewal = TokenRenewal()
 
     /// Creates a remote with its own HTTP client (connection pool), configured with the timeouts.
     /// Throws ``RemoteError`` `.server` when the base URL is not an `http` or `https` URL.
@@ -64,6 +68,22 @@ public final class HTTPRemote: RemoteService {
             if ownsClient { client.shutdown { _ in } }
             throw RemoteError(.server, message: "the base URL '\(configuration.baseURL)' is not an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080)")
         }
+        if configuration.pushPipelineDepth > 1 {
+            let tls = scheme == "https"
+            do {
+                let connection = try PipelinedConnection(
+                    host: host, port: url.port ?? (tls ? 443 : 80), tls: tls, group: client.eventLoopGroup,
+                    connectTimeout: TimeAmount(configuration.connectTimeout), requestTimeout: TimeAmount(configuration.requestTimeout),
+                    maximumResponseBytes: configuration.maximumResponseBytes, connectRetries: configuration.readRetries,
+                    retryDelay: TimeAmount(configuration.retryDelay), logger: configuration.logger)
+                pipeline = (connection, url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path)
+            } catch {
+                if ownsClient { client.shutdown { _ in } }
+                throw RemoteError(.server, message: "the TLS client for \(base) cannot be set up: \(error)")
+            }
+        } else {
+            pipeline = nil
+        }
         self.configuration = configuration
         self.client = client
         self.ownsClient = ownsClient
@@ -71,11 +91,14 @@ public final class HTTPRemote: RemoteService {
     }
 
     deinit {
+        pipeline?.connection.close()
         if ownsClient { client.shutdown { _ in } }
     }
 
-    /// Closes the connections of the remote's own HTTP client. Requests after this fail.
+    /// Closes the connections of the remote's own HTTP client and its pipelining connection.
+    /// Requests after this fail.
     public func shutdown() async throws {
+        pipeline?.connection.close()
         if ownsClient { try await client.shutdown() }
     }
 
@@ -102,25 +125,67 @@ public final class HTTPRemote: RemoteService {
     }
 
     public func insert(_ item: Item, into table: String) async throws -> Item {
-        let request = try writable(item, in: table) { try TableRequest.insert(item, into: table, clientVersion: configuration.clientVersion) }
-        let response = try await send(request)
-        guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
-        return try serverItem(request, response)
+        try await writeItem(RemoteWrite(.insert, table: table, item: item))
     }
 
     public func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
-        let request = try writable(item, in: table) {
-            try TableRequest.update(item, in: table, ifMatch: version, clientVersion: configuration.clientVersion)
-        }
-        let response = try await send(request)
-        guard response.status == 200 else { throw failure(request, response) }
-        return try serverItem(request, response)
+        try await writeItem(RemoteWrite(.update, table: table, item: item, ifMatch: version))
     }
 
     public func delete(id: String, from table: String, ifMatch version: String?) async throws {
-        let request = TableRequest.delete(id: id, from: table, ifMatch: version, clientVersion: configuration.clientVersion)
-        let response = try await send(request)
-        guard response.status == 200 || response.status == 204 else { throw failure(request, response) }
+        _ = try await write(RemoteWrite(.delete, table: table, item: Item(id: id), ifMatch: version), queued: nil)
+    }
+
+    /// ``Configuration/pushPipelineDepth``.
+    public var pushPipelineDepth: Int { pipeline == nil ? 1 : configuration.pushPipelineDepth }
+
+    /// Sends a write of a push. With a ``Configuration/pushPipelineDepth`` above 1 it is written
+    /// on the remote's pipelining connection and `queued` is called once it is handed to that
+    /// connection, behind the writes handed over before; otherwise it is sent as
+    /// ``insert(_:into:)``, ``update(_:in:ifMatch:)`` and ``delete(id:from:ifMatch:)`` send it.
+    public func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
+        guard pipeline != nil else {
+            defer { queued() }
+            return try await self.write(write, queued: nil)
+        }
+        return try await self.write(write, queued: queued)
+    }
+
+    /// Sends an insert or update and answers the server's copy.
+    private func writeItem(_ write: RemoteWrite) async throws -> Item {
+        guard let copy = try await self.write(write, queued: nil) else {
+            throw RemoteError(.server, message: "\(write.kind.rawValue) of '\(write.item.id)' in '\(write.table)' got no item back")
+        }
+        return copy
+    }
+
+    /// Sends a write (pipelined when `queued` is given) and reads the server's copy from the
+    /// answer (`nil` after a delete).
+    private func write(_ write: RemoteWrite, queued: (@Sendable () -> Void)?) async throws -> Item? {
+        let version = configuration.clientVersion
+        let request: TableRequest
+        switch write.kind {
+        case .insert:
+            request = try writable(write.item, in: write.table) { try TableRequest.insert(write.item, into: write.table, clientVersion: version) }
+        case .update:
+            request = try writable(write.item, in: write.table) {
+                try TableRequest.update(write.item, in: write.table, ifMatch: write.ifMatch, clientVersion: version)
+            }
+        case .delete:
+            request = TableRequest.delete(id: write.item.id, from: write.table, ifMatch: write.ifMatch, clientVersion: version)
+        }
+        let response = try await send(request, queued: queued)
+        switch write.kind {
+        case .insert:
+            guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
+            return try serverItem(request, response)
+        case .update:
+            guard response.status == 200 else { throw failure(request, response) }
+            return try serverItem(request, response)
+        case .delete:
+            guard response.status == 200 || response.status == 204 else { throw failure(request, response) }
+            return nil
+        }
     }
 
     // MARK: Answers
@@ -181,28 +246,32 @@ public final class HTTPRemote: RemoteService {
     /// Sends a request with authentication, the 401 refresh and the retries (reads after a
     /// network failure, any request whose connection failed); transport failures become
     /// `.network` or `.cancelled`.
-    private func send(_ request: TableRequest) async throws(RemoteError) -> WireResponse {
+    ///
+    /// With `queued`, the request goes out on the pipelining connection and `queued` is called
+    /// once it is handed over. Its connection is retried by the connection itself, which keeps
+    /// the writes waiting for it in order; a write repeated after a 401 goes out behind the
+    /// writes handed over meanwhile.
+    private func send(_ request: TableRequest, queued: (@Sendable () -> Void)? = nil) async throws(RemoteError) -> WireResponse {
         var attempt = 0
-        var refreshedToken: String?
-        var refreshed = false
+        var renewed: String?
         while true {
             let result: Result<WireResponse, RemoteError>
             var neverSent = false
+            let round = renewal.round
             do {
-                result = .success(try await sendOnce(request, token: refreshedToken))
+                result = .success(try await sendOnce(request, token: renewed, queued: queued))
             } catch let failure as Unconnected {
                 result = .failure(failure.error)
-                neverSent = true
+                neverSent = queued == nil
             } catch {
                 result = .failure(error as? RemoteError ?? RemoteError(.network, message: "\(error)"))
             }
             switch result {
-            case .success(let response) where response.status == 401 && !refreshed:
+            case .success(let response) where response.status == 401 && renewed == nil:
                 guard let refresh = configuration.authentication?.refresh else { return response }
-                refreshed = true
                 do {
-                    guard let token = try await refresh() else { return response }
-                    refreshedToken = token
+                    guard let token = try await renewal.renew(after: round, refresh) else { return response }
+                    renewed = token
                 } catch {
                     throw RemoteError(.authentication, status: 401, message: "\(request.method.rawValue) \(request.target): the server refused the credentials and renewing them failed: \(error)")
                 }
@@ -233,7 +302,7 @@ public final class HTTPRemote: RemoteService {
 
     /// One attempt. Throws ``Unconnected`` when no connection could be established (the request
     /// was not sent), ``RemoteError`` for every other failure.
-    private func sendOnce(_ request: TableRequest, token: String?) async throws -> WireResponse {
+    private func sendOnce(_ request: TableRequest, token: String?, queued: (@Sendable () -> Void)?) async throws -> WireResponse {
         let what = "\(request.method.rawValue) \(request.target)"
         if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
         var headers = HTTPHeaders()
@@ -251,6 +320,11 @@ public final class HTTPRemote: RemoteService {
             }
             headers.add(name: authentication.headerName, value: authentication.prefix + current)
         }
+        let logger = configuration.logger
+        logger.debug("\(what)")
+        if let queued, let (connection, path) = pipeline {
+            return try await sendPipelined(request, headers: headers, on: connection, path: path, queued: queued)
+        }
         let outgoing: HTTPClient.Request
         do {
             outgoing = try HTTPClient.Request(url: baseURL + request.target, method: HTTPMethod(rawValue: request.method.rawValue),
@@ -258,8 +332,6 @@ public final class HTTPRemote: RemoteService {
         } catch {
             throw RemoteError(.server, message: "\(what): the URL \(baseURL + request.target) cannot be requested: \(error)")
         }
-        let logger = configuration.logger
-        logger.debug("\(what)")
         do {
             // The whole answer is gathered on the connection's event loop and handed over once:
             // one hop back to this task per request (the streaming API costs several).
@@ -284,6 +356,39 @@ public final class HTTPRemote: RemoteService {
                 throw Unconnected(error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
             }
             throw RemoteError(.network, message: "\(what) did not complete: \(Self.describe(error))")
+        }
+    }
+
+    /// One attempt on the pipelining connection: the request is handed over, `queued` is called,
+    /// and the answer awaited. Cancelling closes the connection (an answer can only be given up
+    /// with the connection), which fails the requests still waiting on it.
+    private func sendPipelined(_ request: TableRequest, headers: HTTPHeaders, on connection: PipelinedConnection, path: String,
+                               queued: @Sendable () -> Void) async throws -> WireResponse {
+        let what = "\(request.method.rawValue) \(request.target)"
+        let answer = connection.submit(PipelinedConnection.Request(method: HTTPMethod(rawValue: request.method.rawValue),
+                                                                   target: path + request.target, headers: headers, body: request.body))
+        queued()
+        do {
+            return try await withTaskCancellationHandler {
+                try await answer.get()
+            } onCancel: {
+                connection.close(reopening: true)
+            }
+        } catch {
+            if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
+            switch error as? PipelinedConnection.PipelineFailure {
+            case .unconnected(let cause)?:
+                let reason = Self.connectFailure(cause) ?? Self.describe(cause)
+                throw Unconnected(error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
+            case .broken(let reason)?:
+                throw RemoteError(.network, message: "\(what) did not complete: \(reason)")
+            case .timedOut?:
+                throw RemoteError(.network, message: "\(what) did not complete: the request timed out")
+            case .tooLarge(let limit)?:
+                throw RemoteError(.server, message: "\(what): the answer is larger than \(limit) bytes; raise maximumResponseBytes")
+            case nil:
+                throw RemoteError(.network, message: "\(what) did not complete: \(error)")
+            }
         }
     }
 

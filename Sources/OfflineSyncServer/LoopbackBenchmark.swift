@@ -94,9 +94,12 @@ public enum LoopbackBenchmark {
         try await measured(try await preparePull(records: records, pageSize: pageSize, serverStore: serverStore, clientStore: clientStore))
     }
 
-    /// A push of `operations` queued inserts.
-    public static func push(operations: Int, serverStore: any LocalStore, clientStore: any LocalStore) async throws -> Figures {
-        try await measured(try await preparePush(operations: operations, serverStore: serverStore, clientStore: clientStore))
+    /// A push of `operations` queued inserts, with up to `pipelineDepth` writes in flight (see
+    /// `HTTPRemote.Configuration.pushPipelineDepth`).
+    public static func push(operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
+                            clientStore: any LocalStore) async throws -> Figures {
+        try await measured(try await preparePush(operations: operations, pipelineDepth: pipelineDepth,
+                                                 serverStore: serverStore, clientStore: clientStore))
     }
 
     /// Prepares a full (incremental, first-time) pull: `records` rows on the server, an empty
@@ -109,9 +112,12 @@ public enum LoopbackBenchmark {
         }
     }
 
-    /// Prepares a push: `operations` inserts queued on the client (not timed), an empty server.
-    public static func preparePush(operations: Int, serverStore: any LocalStore, clientStore: any LocalStore) async throws -> Run {
-        try await prepare(count: operations, serverStore: serverStore, clientStore: clientStore, pageSize: 50, seed: { _ in }, setUp: { context in
+    /// Prepares a push: `operations` inserts queued on the client (not timed), an empty server,
+    /// a remote with up to `pipelineDepth` writes of the push in flight.
+    public static func preparePush(operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
+                                   clientStore: any LocalStore) async throws -> Run {
+        try await prepare(count: operations, serverStore: serverStore, clientStore: clientStore, pageSize: 50,
+                          pipelineDepth: pipelineDepth, seed: { _ in }, setUp: { context in
             let items = (0..<operations).map { index in
                 Item(id: "p\(index)", values: ["text": .string("pushed item \(index)"), "complete": .bool(false), "priority": .int(Int64(index % 5))])
             }
@@ -158,7 +164,7 @@ public enum LoopbackBenchmark {
     /// runs `setUp` on the context, and returns the run whose measured part is `work`. On failure
     /// everything started is stopped again.
     private static func prepare(count: Int, serverStore: any LocalStore, clientStore: any LocalStore, pageSize: Int,
-                                seed: (any LocalStore) throws -> Void, setUp: (SyncContext) throws -> Void,
+                                pipelineDepth: Int = 1, seed: (any LocalStore) throws -> Void, setUp: (SyncContext) throws -> Void,
                                 work: @escaping @Sendable (SyncContext) async throws -> Int) async throws -> Run {
         var logger = Logger(label: "offline-sync.bench")
         logger.logLevel = .warning
@@ -172,6 +178,7 @@ public enum LoopbackBenchmark {
             server = running
             var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(running.port)")
             configuration.logger = logger
+            configuration.pushPipelineDepth = pipelineDepth
             let client = try HTTPRemote(configuration: configuration)
             remote = client
             let counter = RequestCounter(client)
@@ -229,5 +236,12 @@ final class RequestCounter: RemoteService {
     func lookup(id: String, in table: String) async throws -> Item? {
         counted()
         return try await remote.lookup(id: id, in: table)
+    }
+
+    var pushPipelineDepth: Int { remote.pushPipelineDepth }
+
+    func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
+        counted()
+        return try await remote.send(write, queued: queued)
     }
 }

@@ -13,8 +13,8 @@ struct Bench: AsyncParsableCommand {
         lookup, purge, cold open) through OfflineSync's shared sync logic on each store, and the \
         same storage work with hand-written C calls (libsqlite3, the dlopen'ed libsqlcipher, \
         LMDB). Each cell shows the store's throughput and, in brackets, its ratio to the raw C \
-        API in the same run (1.00 = as fast as C). The HTTP scenarios (http-push, http-pull) \
-        sync the column's store with a table server in the same process over loopback HTTP, \
+        API in the same run (1.00 = as fast as C). The HTTP scenarios (http-push, http-push-pipelined, \
+        http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
         its store an SQLite file; they have no raw C equivalent. The default size finishes in under a minute; \
         the Benchmarks/ package runs the full-size suite. A progress bar is drawn on standard \
         error when it is a terminal.

@@ -8,11 +8,13 @@ import OfflineSyncServer
 /// OfflineSyncBenchmarkKit, which stays free of NIO and Hummingbird.
 extension BenchmarkScenario {
     /// Every scenario of the kit, with the HTTP ones next to their in-process counterparts
-    /// (`http-push` after `push`, `http-pull` after the full pull with pages of 1,000). Server
+    /// (`http-push` and `http-push-pipelined` after `push`, `http-pull` after the full pull with
+    /// pages of 1,000). Server
     /// stores are created under `workDirectory` and removed after each trial.
     static func catalog(workDirectory: String) -> [BenchmarkScenario] {
         var scenarios = all
         for (scenario, predecessor) in [(httpPush(workDirectory: workDirectory), push.id),
+                                        (httpPush(workDirectory: workDirectory, pipelineDepth: 16), "http-push"),
                                         (httpPull(workDirectory: workDirectory), pullFull(pageSize: 1_000).id)] {
             let position = scenarios.firstIndex { $0.id == predecessor }.map { $0 + 1 } ?? scenarios.endIndex
             scenarios.insert(scenario, at: position)
@@ -32,13 +34,19 @@ extension BenchmarkScenario {
             prepareBaseline: nil)
     }
 
-    /// A push of the queued inserts of the in-process push scenario, one request each.
-    static func httpPush(workDirectory: String) -> BenchmarkScenario {
-        BenchmarkScenario(
-            id: "http-push", title: "push queued inserts over HTTP loopback (server: sqlite)", unit: "ops",
+    /// A push of the queued inserts of the in-process push scenario, one request each; with a
+    /// `pipelineDepth` above 1, that many in flight on one connection (HTTP/1.1 pipelining).
+    static func httpPush(workDirectory: String, pipelineDepth: Int = 1) -> BenchmarkScenario {
+        let pipelined = pipelineDepth > 1
+        return BenchmarkScenario(
+            id: pipelined ? "http-push-pipelined" : "http-push",
+            title: pipelined ? "push queued inserts over HTTP loopback, \(pipelineDepth) pipelined (server: sqlite)"
+                : "push queued inserts over HTTP loopback, one at a time (server: sqlite)",
+            unit: "ops",
             prepareStore: { store, size in
                 try await loopbackTrial(workDirectory: workDirectory) { serverStore in
-                    try await LoopbackBenchmark.preparePush(operations: size.pushOperations, serverStore: serverStore, clientStore: store)
+                    try await LoopbackBenchmark.preparePush(operations: size.pushOperations, pipelineDepth: pipelineDepth,
+                                                            serverStore: serverStore, clientStore: store)
                 }
             },
             prepareBaseline: nil)

@@ -164,9 +164,13 @@ extension SyncContext {
             }
             return sent
         }
+        // Set by a write whose failure stops the push, so no further one is handed over even
+        // before its answer is recorded here (answers are recorded when the window is full).
+        let stopping = StopFlag()
         await withTaskGroup(of: (Int, Result<PushOutcome, any Error>).self) { group in
             var inFlight = 0
             for position in chunk.indices {
+                if stopping.isSet { stopped = true }
                 while inFlight >= depth || (stopped && inFlight > 0), let (answeredPosition, outcome) = await group.next() {
                     inFlight -= 1
                     record(answeredPosition, outcome)
@@ -179,8 +183,10 @@ extension SyncContext {
                 }
                 let queued = QueuedSignal()
                 let operation = pushOperation(position, queued: queued.fire)
+                let (operationQueued, item) = chunk[position]
                 group.addTask {
                     let outcome = await Self.outcome { try await handler.push(operation) }
+                    if case .stopped = Self.classify(outcome, of: operationQueued, item: item) { stopping.set() }
                     queued.fire()
                     return (position, outcome)
                 }
@@ -443,4 +449,13 @@ private final class QueuedSignal: Sendable {
             if fired { continuation.resume() }
         }
     }
+}
+
+/// Set once by any task, read by the push loop.
+private final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+
+    func set() { flag.store(true, ordering: .relaxed) }
 }

@@ -12,14 +12,17 @@ struct Device {
 
     static let todoSchema = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
-    /// A device on `store` talking to `http://127.0.0.1:port`.
-    static func make(_ name: String, store: any LocalStore, port: Int,
-                     handler: any PushHandler = DefaultPushHandler()) throws -> Device {
+    /// A device on `store` talking to `http://127.0.0.1:port`, with up to `pipelineDepth` writes
+    /// of a push in flight.
+    static func make(_ name: String, store: any LocalStore, port: Int, handler: any PushHandler = DefaultPushHandler(),
+                     pipelineDepth: Int = 1, configure: (inout HTTPRemote.Configuration) -> Void = { _ in }) throws -> Device {
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
+        configuration.pushPipelineDepth = pipelineDepth
         configuration.connectTimeout = .milliseconds(500)
         configuration.readRetries = 1
         configuration.retryDelay = .milliseconds(10)
         configuration.clientVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=\(name))"
+        configure(&configuration)
         let remote = try HTTPRemote(configuration: configuration)
         return try make(name, store: store, remote: remote, handler: handler)
     }

@@ -1,0 +1,290 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// One HTTP/1.1 connection on which requests are written back to back, without waiting for the
+/// answers (pipelining, RFC 9112 §9.3); the server answers them in the order they were written.
+///
+/// ``submit(_:)`` writes in call order: a request submitted after another one's `submit`
+/// returned goes out after it on the same connection. That is what lets a push keep several
+/// writes in flight and still have the server apply them in queue order. The connection is made
+/// on the first request and made again on the next request after it closed. When it closes or
+/// breaks, every request waiting for an answer fails (the server may or may not have applied
+/// it). When it cannot be made, it is tried again `connectRetries` times with doubling pauses
+/// while the requests wait in order, then they fail as ``PipelineFailure/unconnected(_:)``
+/// (none was sent).
+///
+/// All state lives on one event loop; `submit` hops to it.
+final class PipelinedConnection: @unchecked Sendable {
+    /// Why a request got no answer.
+    enum PipelineFailure: Error {
+        /// No connection could be made; the request was not sent.
+        case unconnected(any Error)
+        /// The connection closed or broke before the answer was complete.
+        case broken(String)
+        /// No complete answer within the request timeout; the connection was closed.
+        case timedOut
+        /// The answer's body is larger than the limit; the connection was closed.
+        case tooLarge(Int)
+    }
+
+    /// A request in the form the connection writes it.
+    struct Request {
+        var method: HTTPMethod
+        var target: String
+        var headers: HTTPHeaders
+        var body: [UInt8]?
+    }
+
+    private let eventLoop: any EventLoop
+    private let host: String
+    private let port: Int
+    private let tls: NIOSSLContext?
+    private let connectTimeout: TimeAmount
+    private let requestTimeout: TimeAmount
+    private let maximumResponseBytes: Int
+    private let connectRetries: Int
+    private let retryDelay: TimeAmount
+    private let logger: Logger
+
+    // Event-loop state.
+    private var channel: (any Channel)?
+    private var connecting = false
+    private var waiting: [(Request, EventLoopPromise<WireResponse>)] = []
+    private var closed = false
+    /// A flush is scheduled at the end of this event-loop turn: requests handed over in the
+    /// same turn leave in one write.
+    private var flushScheduled = false
+
+    /// Prepares a connection to `host:port` (with TLS when `tls`); nothing is connected yet.
+    init(host: String, port: Int, tls: Bool, group: any EventLoopGroup, connectTimeout: TimeAmount, requestTimeout: TimeAmount,
+         maximumResponseBytes: Int, connectRetries: Int, retryDelay: TimeAmount, logger: Logger) throws {
+        self.eventLoop = group.next()
+        self.host = host
+        self.port = port
+        self.tls = tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.maximumResponseBytes = maximumResponseBytes
+        self.connectRetries = connectRetries
+        self.retryDelay = retryDelay
+        self.logger = logger
+    }
+
+    /// Writes `request` after every request submitted before this call returned, and answers
+    /// with its response; fails with ``PipelineFailure``.
+    func submit(_ request: Request) -> EventLoopFuture<WireResponse> {
+        let promise = eventLoop.makePromise(of: WireResponse.self)
+        eventLoop.execute { self.enqueue(request, promise) }
+        return promise.futureResult
+    }
+
+    /// Closes the connection; requests waiting for an answer fail. Later requests are refused,
+    /// or, with `reopening`, make a new connection.
+    func close(reopening: Bool = false) {
+        eventLoop.execute {
+            if !reopening { self.closed = true }
+            self.channel?.close(promise: nil)
+            self.failWaiting(PipelineFailure.broken(reopening ? "the request was cancelled" : "the remote was shut down"))
+        }
+    }
+
+    private func enqueue(_ request: Request, _ promise: EventLoopPromise<WireResponse>) {
+        eventLoop.preconditionInEventLoop()
+        if closed {
+            promise.fail(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
+        } else if let channel, channel.isActive {
+            write(request, promise, on: channel)
+        } else {
+            waiting.append((request, promise))
+            connect()
+        }
+    }
+
+    private func write(_ request: Request, _ promise: EventLoopPromise<WireResponse>, on channel: any Channel) {
+        var headers = request.headers
+        headers.replaceOrAdd(name: "Host", value: port == (tls == nil ? 80 : 443) ? host : "\(host):\(port)")
+        if let body = request.body { headers.replaceOrAdd(name: "Content-Length", value: String(body.count)) }
+        let head = HTTPRequestHead(version: .http1_1, method: request.method, uri: request.target, headers: headers)
+        let body = request.body.map { channel.allocator.buffer(bytes: $0) }
+        let timeout = eventLoop.scheduleTask(in: requestTimeout) { [weak channel] in
+            channel?.pipeline.fireUserInboundEventTriggered(ResponseHandler.TimedOut(promise: promise))
+        }
+        promise.futureResult.whenComplete { _ in timeout.cancel() }
+        channel.write(ResponseHandler.Outgoing(head: head, body: body, promise: promise), promise: nil)
+        if !flushScheduled {
+            flushScheduled = true
+            eventLoop.execute {
+                self.flushScheduled = false
+                channel.flush()
+            }
+        }
+    }
+
+    private func connect(attempt: Int = 0) {
+        guard !connecting || attempt > 0 else { return }
+        connecting = true
+        let maximum = maximumResponseBytes
+        let tls = self.tls
+        let host = self.host
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: host.isIPAddress ? nil : host))
+                    }
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ResponseHandler(maximumBodyBytes: maximum))
+                }
+            }
+            .connect(host: host, port: port)
+            .whenComplete { result in
+                if case .failure(let error) = result, attempt < self.connectRetries, !self.closed {
+                    let delay = self.retryDelay * Int64(1 << attempt)
+                    self.logger.warning("connecting to \(host):\(self.port) again in \(delay) after: \(error)")
+                    self.eventLoop.scheduleTask(in: delay) { self.connect(attempt: attempt + 1) }
+                    return
+                }
+                self.connecting = false
+                switch result {
+                case .success(let channel):
+                    channel.closeFuture.whenComplete { _ in
+                        if self.channel === channel { self.channel = nil }
+                    }
+                    if self.closed {
+                        channel.close(promise: nil)
+                        self.failWaiting(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
+                        return
+                    }
+                    self.channel = channel
+                    let waiting = self.waiting
+                    self.waiting = []
+                    for (request, promise) in waiting { self.write(request, promise, on: channel) }
+                case .failure(let error):
+                    self.failWaiting(PipelineFailure.unconnected(error))
+                }
+            }
+    }
+
+    private func failWaiting(_ error: any Error) {
+        let waiting = self.waiting
+        self.waiting = []
+        for (_, promise) in waiting { promise.fail(error) }
+    }
+}
+
+/// Writes each request and matches answers to requests in order.
+private final class ResponseHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = Outgoing
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// A request and the promise of its answer.
+    struct Outgoing {
+        var head: HTTPRequestHead
+        var body: ByteBuffer?
+        var promise: EventLoopPromise<WireResponse>
+    }
+
+    /// Sent through the pipeline when a request's time is up.
+    struct TimedOut {
+        var promise: EventLoopPromise<WireResponse>
+    }
+
+    private let maximumBodyBytes: Int
+    private var pending: [EventLoopPromise<WireResponse>] = []
+    private var first = 0
+    private var head: HTTPResponseHead?
+    private var body: [UInt8] = []
+
+    init(maximumBodyBytes: Int) {
+        self.maximumBodyBytes = maximumBodyBytes
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let outgoing = unwrapOutboundIn(data)
+        pending.append(outgoing.promise)
+        context.write(wrapOutboundOut(.head(outgoing.head)), promise: nil)
+        if let body = outgoing.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        // A request written to a connection that is already closing gets no answer: it fails
+        // with the write (failing an answered promise again does nothing).
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { error in
+            outgoing.promise.fail(PipelinedConnection.PipelineFailure.broken("the request could not be written: \(error)"))
+        }
+        written.futureResult.cascade(to: promise)
+        context.write(wrapOutboundOut(.end(nil)), promise: written)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let received):
+            // 1xx answers (other than 101, never asked for) precede the real one.
+            if received.status.code >= 100 && received.status.code < 200 { return }
+            head = received
+            body.removeAll(keepingCapacity: true)
+        case .body(let bytes):
+            guard head != nil else { return }
+            if body.count + bytes.readableBytes > maximumBodyBytes {
+                fail(context, PipelinedConnection.PipelineFailure.tooLarge(maximumBodyBytes))
+                return
+            }
+            body.append(contentsOf: bytes.readableBytesView)
+        case .end:
+            guard let received = head, first < pending.count else { return }
+            head = nil
+            let promise = pending[first]
+            first += 1
+            if first > 64 && first * 2 > pending.count {
+                pending.removeFirst(first)
+                first = 0
+            }
+            promise.succeed(WireResponse(status: Int(received.status.code), headers: received.headers, body: body))
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let timedOut = event as? TimedOut {
+            // Answers come in order: a late one holds up every request behind it, so they all fail.
+            if pending[first...].contains(where: { $0.futureResult === timedOut.promise.futureResult }) {
+                fail(context, PipelinedConnection.PipelineFailure.timedOut)
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context, PipelinedConnection.PipelineFailure.broken(String(describing: error)))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failPending(PipelinedConnection.PipelineFailure.broken("the server closed the connection"))
+        context.fireChannelInactive()
+    }
+
+    /// Fails every request without an answer and closes the connection.
+    private func fail(_ context: ChannelHandlerContext, _ error: PipelinedConnection.PipelineFailure) {
+        failPending(error)
+        context.close(promise: nil)
+    }
+
+    private func failPending(_ error: PipelinedConnection.PipelineFailure) {
+        let unanswered = pending[first...]
+        pending = []
+        first = 0
+        head = nil
+        for promise in unanswered { promise.fail(error) }
+    }
+}
+
+private extension String {
+    /// `true` for an IPv4 or IPv6 address literal (no TLS server name is sent for those).
+    var isIPAddress: Bool {
+        (try? SocketAddress(ipAddress: self, port: 0)) != nil
+    }
+}
