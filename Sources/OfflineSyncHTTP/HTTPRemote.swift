@@ -73,6 +73,7 @@ public final class HTTPRemote: RemoteService {
             do {
                 let connection = try PipelinedConnection(
                     host: host, port: url.port ?? (tls ? 443 : 80), tls: tls, group: client.eventLoopGroup,
+                    window: configuration.pushPipelineDepth,
                     connectTimeout: TimeAmount(configuration.connectTimeout), requestTimeout: TimeAmount(configuration.requestTimeout),
                     maximumResponseBytes: configuration.maximumResponseBytes, connectRetries: configuration.readRetries,
                     retryDelay: TimeAmount(configuration.retryDelay), logger: configuration.logger)
@@ -162,19 +163,82 @@ public final class HTTPRemote: RemoteService {
     /// Sends a write (pipelined when `queued` is given) and reads the server's copy from the
     /// answer (`nil` after a delete).
     private func write(_ write: RemoteWrite, queued: (@Sendable () -> Void)?) async throws -> Item? {
+        let request = try self.request(for: write)
+        return try answer(to: write, request, try await send(request, queued: queued))
+    }
+
+    /// Sends the writes of a push in order. With a ``Configuration/pushPipelineDepth`` above 1
+    /// they are handed to the pipelining connection together, which keeps up to that many in
+    /// flight, and the answers are read as they come; writes that met a 401 are sent again,
+    /// in order, after one renewal of the credential. Without pipelining they are sent one
+    /// after another until one fails in a way that stops a push.
+    public func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
+        guard let (connection, path) = pipeline else {
+            var answers: [Result<Item?, any Error>] = []
+            for write in writes {
+                do {
+                    answers.append(.success(try await self.write(write, queued: nil)))
+                } catch {
+                    answers.append(.failure(error))
+                    if (error as? RemoteError)?.abortsPush ?? true { break }
+                }
+            }
+            return answers
+        }
+        var answers = [Result<Item?, any Error>](repeating: .failure(RemoteError(.network, message: "not sent")), count: writes.count)
+        var unanswered = Array(writes.indices)
+        var renewed: String?
+        while !unanswered.isEmpty {
+            let round = renewal.round
+            let renewable = renewed == nil && configuration.authentication?.refresh != nil
+            let outcomes: [Result<Item?, any Error>?]
+            do {
+                outcomes = try await sendPipelined(unanswered.map { writes[$0] }, token: renewed, on: connection, path: path,
+                                                   renewable: renewable)
+            } catch {
+                for position in unanswered { answers[position] = .failure(error) }
+                break
+            }
+            var refused: [Int] = []
+            for (position, outcome) in zip(unanswered, outcomes) {
+                if let outcome { answers[position] = outcome } else { refused.append(position) }
+            }
+            guard !refused.isEmpty, let refresh = configuration.authentication?.refresh else { break }
+            do {
+                renewed = try await renewal.renew(after: round, refresh)
+            } catch {
+                let failure = RemoteError(.authentication, status: 401, message: "the server refused the credentials and renewing them failed: \(error)")
+                for position in refused { answers[position] = .failure(failure) }
+                break
+            }
+            guard renewed != nil else {
+                for position in refused {
+                    answers[position] = .failure(RemoteError(.authentication, status: 401, message: "\(writes[position].kind.rawValue) of '\(writes[position].item.id)': the server refused the credentials; sign in again"))
+                }
+                break
+            }
+            unanswered = refused
+        }
+        return answers
+    }
+
+    /// The request of a write; an item that cannot be written as JSON fails with `.server`.
+    private func request(for write: RemoteWrite) throws(RemoteError) -> TableRequest {
         let version = configuration.clientVersion
-        let request: TableRequest
         switch write.kind {
         case .insert:
-            request = try writable(write.item, in: write.table) { try TableRequest.insert(write.item, into: write.table, clientVersion: version) }
+            return try writable(write.item, in: write.table) { try TableRequest.insert(write.item, into: write.table, clientVersion: version) }
         case .update:
-            request = try writable(write.item, in: write.table) {
+            return try writable(write.item, in: write.table) {
                 try TableRequest.update(write.item, in: write.table, ifMatch: write.ifMatch, clientVersion: version)
             }
         case .delete:
-            request = TableRequest.delete(id: write.item.id, from: write.table, ifMatch: write.ifMatch, clientVersion: version)
+            return TableRequest.delete(id: write.item.id, from: write.table, ifMatch: write.ifMatch, clientVersion: version)
         }
-        let response = try await send(request, queued: queued)
+    }
+
+    /// The server's copy in the answer to a write (`nil` after a delete), or the failure it says.
+    private func answer(to write: RemoteWrite, _ request: TableRequest, _ response: WireResponse) throws(RemoteError) -> Item? {
         switch write.kind {
         case .insert:
             guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
@@ -305,21 +369,7 @@ public final class HTTPRemote: RemoteService {
     private func sendOnce(_ request: TableRequest, token: String?, queued: (@Sendable () -> Void)?) async throws -> WireResponse {
         let what = "\(request.method.rawValue) \(request.target)"
         if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
-        var headers = HTTPHeaders()
-        for header in request.headers { headers.add(name: header.name, value: header.value) }
-        if let authentication = configuration.authentication {
-            let current: String
-            if let token {
-                current = token
-            } else {
-                do {
-                    current = try await authentication.token()
-                } catch {
-                    throw RemoteError(.authentication, message: "\(what): the authentication token could not be obtained: \(error)")
-                }
-            }
-            headers.add(name: authentication.headerName, value: authentication.prefix + current)
-        }
+        let headers = Self.headers(of: request, credential: try await credential(token, for: what))
         let logger = configuration.logger
         logger.debug("\(what)")
         if let queued, let (connection, path) = pipeline {
@@ -359,6 +409,100 @@ public final class HTTPRemote: RemoteService {
         }
     }
 
+    /// The credential header to send: `token` (a renewed one), or the hook's current token.
+    private func credential(_ token: String?, for what: @autoclosure () -> String) async throws(RemoteError) -> (name: String, value: String)? {
+        guard let authentication = configuration.authentication else { return nil }
+        if let token { return (authentication.headerName, authentication.prefix + token) }
+        do {
+            return (authentication.headerName, authentication.prefix + (try await authentication.token()))
+        } catch {
+            throw RemoteError(.authentication, message: "\(what()): the authentication token could not be obtained: \(error)")
+        }
+    }
+
+    /// A request's headers, with the credential.
+    private static func headers(of request: TableRequest, credential: (name: String, value: String)?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for header in request.headers { headers.add(name: header.name, value: header.value) }
+        if let credential { headers.add(name: credential.name, value: credential.value) }
+        return headers
+    }
+
+    /// Sends writes on the pipelining connection with one credential and answers each one's
+    /// outcome in order, or `nil` for a write that met a 401 when `renewable` (to send again
+    /// after renewing the credential).
+    ///
+    /// The requests are encoded and handed over a few at a time, so the server starts on the
+    /// first while the others are encoded, and each answer is read on the connection's event
+    /// loop as it arrives, so only one hop back to this task is paid for all of them. A write
+    /// that cannot be encoded fails on its own and is not sent. Cancelling closes the connection.
+    private func sendPipelined(_ writes: [RemoteWrite], token: String?, on connection: PipelinedConnection, path: String,
+                               renewable: Bool) async throws(RemoteError) -> [Result<Item?, any Error>?] {
+        if Task.isCancelled { throw RemoteError(.cancelled, message: "the push was cancelled") }
+        let credential = try await credential(token, for: "sending \(writes.count) writes")
+        let eventLoop = connection.eventLoop
+        var outcomes: [EventLoopFuture<Result<Item?, any Error>?>] = []
+        outcomes.reserveCapacity(writes.count)
+        for start in stride(from: 0, to: writes.count, by: 8) {
+            var slice: [(write: RemoteWrite, request: TableRequest)] = []
+            for write in writes[start..<min(writes.count, start + 8)] {
+                do {
+                    slice.append((write, try request(for: write)))
+                } catch {
+                    if !slice.isEmpty { outcomes += read(slice, connection.submit(slice.map { outgoing($0.request) }), renewable) }
+                    slice = []
+                    outcomes.append(eventLoop.makeSucceededFuture(.failure(error)))
+                }
+            }
+            if !slice.isEmpty { outcomes += read(slice, connection.submit(slice.map { outgoing($0.request) }), renewable) }
+        }
+        func outgoing(_ request: TableRequest) -> PipelinedConnection.Request {
+            PipelinedConnection.Request(method: HTTPMethod(rawValue: request.method.rawValue), target: path + request.target,
+                                        headers: Self.headers(of: request, credential: credential), body: request.body)
+        }
+        let all = EventLoopFuture.whenAllSucceed(outcomes, on: eventLoop)
+        let answers = await withTaskCancellationHandler {
+            (try? await all.get()) ?? []
+        } onCancel: {
+            connection.close(reopening: true)
+        }
+        if Task.isCancelled { throw RemoteError(.cancelled, message: "the push was cancelled") }
+        return answers
+    }
+
+    /// Reads the answers to writes on the event loop as they arrive: the server's copy, the
+    /// failure the answer says, or `nil` for a 401 to send again after a renewal.
+    private func read(_ sent: [(write: RemoteWrite, request: TableRequest)], _ responses: [EventLoopFuture<WireResponse>],
+                      _ renewable: Bool) -> [EventLoopFuture<Result<Item?, any Error>?>] {
+        zip(sent, responses).map { sent, response in
+            response.map { response -> Result<Item?, any Error>? in
+                if response.status == 401 && renewable { return nil }
+                return Result { try self.answer(to: sent.write, sent.request, response) }
+            }.recover { error in
+                .failure(self.pipelineFailure(sent.request, error))
+            }
+        }
+    }
+
+    /// The error for a request that got no answer on the pipelining connection.
+    private func pipelineFailure(_ request: TableRequest, _ error: any Error) -> RemoteError {
+        let what = "\(request.method.rawValue) \(request.target)"
+        if Task.isCancelled { return RemoteError(.cancelled, message: "\(what) was cancelled") }
+        switch error as? PipelinedConnection.PipelineFailure {
+        case .unconnected(let cause)?:
+            let reason = Self.connectFailure(cause) ?? Self.describe(cause)
+            return RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)")
+        case .broken(let reason)?:
+            return RemoteError(.network, message: "\(what) did not complete: \(reason)")
+        case .timedOut?:
+            return RemoteError(.network, message: "\(what) did not complete: the request timed out")
+        case .tooLarge(let limit)?:
+            return RemoteError(.server, message: "\(what): the answer is larger than \(limit) bytes; raise maximumResponseBytes")
+        case nil:
+            return RemoteError(.network, message: "\(what) did not complete: \(error)")
+        }
+    }
+
     /// One attempt on the pipelining connection: the request is handed over, `queued` is called,
     /// and the answer awaited. Cancelling closes the connection (an answer can only be given up
     /// with the connection), which fails the requests still waiting on it.
@@ -375,20 +519,9 @@ public final class HTTPRemote: RemoteService {
                 connection.close(reopening: true)
             }
         } catch {
-            if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
-            switch error as? PipelinedConnection.PipelineFailure {
-            case .unconnected(let cause)?:
-                let reason = Self.connectFailure(cause) ?? Self.describe(cause)
-                throw Unconnected(error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
-            case .broken(let reason)?:
-                throw RemoteError(.network, message: "\(what) did not complete: \(reason)")
-            case .timedOut?:
-                throw RemoteError(.network, message: "\(what) did not complete: the request timed out")
-            case .tooLarge(let limit)?:
-                throw RemoteError(.server, message: "\(what): the answer is larger than \(limit) bytes; raise maximumResponseBytes")
-            case nil:
-                throw RemoteError(.network, message: "\(what) did not complete: \(error)")
-            }
+            let failure = pipelineFailure(request, error)
+            if case .unconnected? = error as? PipelinedConnection.PipelineFailure { throw Unconnected(error: failure) }
+            throw failure
         }
     }
 

@@ -12,7 +12,7 @@ import NIOSSL
 /// writes in flight and still have the server apply them in queue order. The connection is made
 /// on the first request and made again on the next request after it closed. When it closes or
 /// breaks, every request waiting for an answer fails (the server may or may not have applied
-/// it). When it cannot be made, it is tried again `connectRetries` times with doubling pauses
+/// it), and so does every request not written yet (it was not sent). When it cannot be made, it is tried again `connectRetries` times with doubling pauses
 /// while the requests wait in order, then they fail as ``PipelineFailure/unconnected(_:)``
 /// (none was sent).
 ///
@@ -38,7 +38,8 @@ final class PipelinedConnection: @unchecked Sendable {
         var body: [UInt8]?
     }
 
-    private let eventLoop: any EventLoop
+    /// The event loop the connection and its answers live on.
+    let eventLoop: any EventLoop
     private let host: String
     private let port: Int
     private let tls: NIOSSLContext?
@@ -52,19 +53,26 @@ final class PipelinedConnection: @unchecked Sendable {
     // Event-loop state.
     private var channel: (any Channel)?
     private var connecting = false
-    private var waiting: [(Request, EventLoopPromise<WireResponse>)] = []
+    /// Requests not written yet, in order: waiting for the connection or for room in the window.
+    private var pending: [(Request, EventLoopPromise<WireResponse>)] = []
+    private var first = 0
+    /// Requests written and not answered yet.
+    private var inFlight = 0
     private var closed = false
     /// A flush is scheduled at the end of this event-loop turn: requests handed over in the
     /// same turn leave in one write.
     private var flushScheduled = false
+    private let window: Int
 
     /// Prepares a connection to `host:port` (with TLS when `tls`); nothing is connected yet.
-    init(host: String, port: Int, tls: Bool, group: any EventLoopGroup, connectTimeout: TimeAmount, requestTimeout: TimeAmount,
-         maximumResponseBytes: Int, connectRetries: Int, retryDelay: TimeAmount, logger: Logger) throws {
+    /// At most `window` requests are written ahead of their answers; the others wait in order.
+    init(host: String, port: Int, tls: Bool, group: any EventLoopGroup, window: Int, connectTimeout: TimeAmount,
+         requestTimeout: TimeAmount, maximumResponseBytes: Int, connectRetries: Int, retryDelay: TimeAmount, logger: Logger) throws {
         self.eventLoop = group.next()
         self.host = host
         self.port = port
         self.tls = tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        self.window = max(1, window)
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
         self.maximumResponseBytes = maximumResponseBytes
@@ -76,9 +84,18 @@ final class PipelinedConnection: @unchecked Sendable {
     /// Writes `request` after every request submitted before this call returned, and answers
     /// with its response; fails with ``PipelineFailure``.
     func submit(_ request: Request) -> EventLoopFuture<WireResponse> {
-        let promise = eventLoop.makePromise(of: WireResponse.self)
-        eventLoop.execute { self.enqueue(request, promise) }
-        return promise.futureResult
+        submit([request])[0]
+    }
+
+    /// Writes the requests in order, after every request submitted before this call returned,
+    /// and answers with their responses, in the same order.
+    func submit(_ requests: [Request]) -> [EventLoopFuture<WireResponse>] {
+        let promises = requests.map { _ in eventLoop.makePromise(of: WireResponse.self) }
+        eventLoop.execute {
+            for (request, promise) in zip(requests, promises) { self.pending.append((request, promise)) }
+            self.drain()
+        }
+        return promises.map(\.futureResult)
     }
 
     /// Closes the connection; requests waiting for an answer fail. Later requests are refused,
@@ -87,19 +104,37 @@ final class PipelinedConnection: @unchecked Sendable {
         eventLoop.execute {
             if !reopening { self.closed = true }
             self.channel?.close(promise: nil)
-            self.failWaiting(PipelineFailure.broken(reopening ? "the request was cancelled" : "the remote was shut down"))
+            self.failPending(PipelineFailure.broken(reopening ? "the request was cancelled" : "the remote was shut down"))
         }
     }
 
-    private func enqueue(_ request: Request, _ promise: EventLoopPromise<WireResponse>) {
+    /// Writes waiting requests while the window has room, connecting first when needed.
+    private func drain() {
         eventLoop.preconditionInEventLoop()
         if closed {
-            promise.fail(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
-        } else if let channel, channel.isActive {
-            write(request, promise, on: channel)
-        } else {
-            waiting.append((request, promise))
+            failPending(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
+            return
+        }
+        guard first < pending.count else { return }
+        guard let channel else {
             connect()
+            return
+        }
+        // A connection that is closing takes nothing more; its close fails what is waiting.
+        guard channel.isActive else { return }
+        while inFlight < window, first < pending.count {
+            let (request, promise) = pending[first]
+            first += 1
+            inFlight += 1
+            promise.futureResult.whenComplete { _ in
+                self.inFlight -= 1
+                self.drain()
+            }
+            write(request, promise, on: channel)
+        }
+        if first == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            first = 0
         }
     }
 
@@ -153,27 +188,30 @@ final class PipelinedConnection: @unchecked Sendable {
                 switch result {
                 case .success(let channel):
                     channel.closeFuture.whenComplete { _ in
-                        if self.channel === channel { self.channel = nil }
+                        guard self.channel === channel else { return }
+                        self.channel = nil
+                        // Requests not written when the connection ended are not sent on a new
+                        // one: a later request must never overtake an earlier one that failed.
+                        self.failPending(PipelineFailure.broken("the connection closed before the request was sent"))
                     }
                     if self.closed {
                         channel.close(promise: nil)
-                        self.failWaiting(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
+                        self.failPending(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
                         return
                     }
                     self.channel = channel
-                    let waiting = self.waiting
-                    self.waiting = []
-                    for (request, promise) in waiting { self.write(request, promise, on: channel) }
+                    self.drain()
                 case .failure(let error):
-                    self.failWaiting(PipelineFailure.unconnected(error))
+                    self.failPending(PipelineFailure.unconnected(error))
                 }
             }
     }
 
-    private func failWaiting(_ error: any Error) {
-        let waiting = self.waiting
-        self.waiting = []
-        for (_, promise) in waiting { promise.fail(error) }
+    private func failPending(_ error: any Error) {
+        let unsent = pending[first...]
+        pending = []
+        first = 0
+        for (_, promise) in unsent { promise.fail(error) }
     }
 }
 

@@ -1,4 +1,5 @@
 import Logging
+import NIOPosix
 import OfflineSync
 import OfflineSyncHTTP
 import Synchronization
@@ -45,17 +46,19 @@ public enum LoopbackBenchmark {
         private let counter: RequestCounter
         private let remote: HTTPRemote
         private let server: TableServer.Running
+        private let serverLoop: MultiThreadedEventLoopGroup
         private let serverStore: any LocalStore
         private let work: @Sendable (SyncContext) async throws -> Int
 
         fileprivate init(count: Int, context: SyncContext, counter: RequestCounter, remote: HTTPRemote,
-                         server: TableServer.Running, serverStore: any LocalStore,
+                         server: TableServer.Running, serverLoop: MultiThreadedEventLoopGroup, serverStore: any LocalStore,
                          work: @escaping @Sendable (SyncContext) async throws -> Int) {
             self.count = count
             self.context = context
             self.counter = counter
             self.remote = remote
             self.server = server
+            self.serverLoop = serverLoop
             self.serverStore = serverStore
             self.work = work
         }
@@ -78,6 +81,7 @@ public enum LoopbackBenchmark {
             let closedClient = Result { try context.close() }
             try? await remote.shutdown()
             await server.stop()
+            try? await serverLoop.shutdownGracefully()
             let closedServer = Result { try serverStore.close() }
             try closedClient.get()
             try closedServer.get()
@@ -170,11 +174,16 @@ public enum LoopbackBenchmark {
         logger.logLevel = .warning
         var server: TableServer.Running?
         var remote: HTTPRemote?
+        // The server gets an event loop of its own: its connection never shares a thread with
+        // the client's, as a server in another process would not.
+        let serverLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             try serverStore.open(schema: StoreSchema([table]))
             try seed(serverStore)
             let service = try TableService(store: serverStore, options: .init(maximumPageSize: max(50, pageSize)))
-            let running = try await TableServer(service: service, configuration: .init(port: 0, logger: logger)).start()
+            var serverConfiguration = TableServer.Configuration(port: 0, logger: logger)
+            serverConfiguration.eventLoopGroup = serverLoop
+            let running = try await TableServer(service: service, configuration: serverConfiguration).start()
             server = running
             var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(running.port)")
             configuration.logger = logger
@@ -190,10 +199,11 @@ public enum LoopbackBenchmark {
                 throw error
             }
             return Run(count: count, context: context, counter: counter, remote: client, server: running,
-                       serverStore: serverStore, work: work)
+                       serverLoop: serverLoop, serverStore: serverStore, work: work)
         } catch {
             try? await remote?.shutdown()
             await server?.stop()
+            try? await serverLoop.shutdownGracefully()
             try? serverStore.close()
             throw error
         }
@@ -243,5 +253,10 @@ final class RequestCounter: RemoteService {
     func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
         counted()
         return try await remote.send(write, queued: queued)
+    }
+
+    func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
+        calls.add(writes.count, ordering: .relaxed)
+        return await remote.send(writes)
     }
 }

@@ -35,6 +35,11 @@ public struct TableServer: Sendable {
         public var createsTables: Bool
         /// Receives one line per request and the start and stop of the server.
         public var logger: Logger
+        /// The event loops the server's connections run on; `nil` for NIO's shared singleton
+        /// group. A server in the same process as its clients (tests, benchmarks) can be given
+        /// its own, so its connections never share a thread with theirs, as a server in another
+        /// process would not.
+        public var eventLoopGroup: (any EventLoopGroup)?
 
         /// Creates a configuration.
         public init(host: String = "127.0.0.1", port: Int = 8080, maximumBodyBytes: Int = 1 << 20,
@@ -44,6 +49,7 @@ public struct TableServer: Sendable {
             self.maximumBodyBytes = maximumBodyBytes
             self.createsTables = createsTables
             self.logger = logger
+            self.eventLoopGroup = nil
         }
     }
 
@@ -64,28 +70,25 @@ public struct TableServer: Sendable {
         let tableProtocol = self.tableProtocol
         let limit = configuration.maximumBodyBytes
         let logger = configuration.logger
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            let start = ContinuousClock.now
-            let answer: TableProtocol.Answer
-            do {
-                answer = tableProtocol.respond(to: try await Self.tableRequest(request, maximumBodyBytes: limit))
-            } catch is NIOTooManyBytesError {
-                answer = TableProtocol.error(413, "the request body is larger than \(limit) bytes")
-            }
-            let elapsed = (ContinuousClock.now - start).components
-            let microseconds = elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000
-            logger.info("\(request.method.rawValue) \(request.head.path ?? "/") \(answer.status) \(microseconds / 1000).\(microseconds % 1000 / 100) ms")
-            return Self.response(answer)
-        }
         let configuration = self.configuration
+        let serverName = "offline-sync"
+        // Every request is answered by `TableChannelHandler` on its connection's event loop;
+        // Hummingbird's responder path (an async task per connection) is not reached.
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            Self.response(tableProtocol.respond(to: try await Self.tableRequest(request, maximumBodyBytes: limit)))
+        }
         let app = Application(
             responder: responder,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "offline-sync"),
+            server: .http1(configuration: .init(additionalChannelHandlers: [
+                TableChannelHandler(tableProtocol: tableProtocol, maximumBodyBytes: limit, serverName: serverName, logger: logger),
+            ])),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 logger.info("serving the table protocol on http://\(configuration.host):\(port)/tables/")
                 await onRunning(port)
             },
+            eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
             logger: logger)
         if untilSignal {
             try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])

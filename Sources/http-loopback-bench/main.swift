@@ -5,12 +5,12 @@ import OfflineSyncSQLite
 
 // Measures sync over loopback HTTP: a full pull and a push, with an SQLite server store and an
 // SQLite or in-memory client store. Usage:
-//   swift run -c release http-loopback-bench [records=100000] [operations=10000] [pageSize=1000] [pipelineDepth=16]
+//   swift run -c release http-loopback-bench [records=100000] [operations=10000] [pageSize=1000] [pipelineDepth=32]
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let records = arguments.count > 0 ? arguments[0] : 100_000
 let operations = arguments.count > 1 ? arguments[1] : 10_000
 let pageSize = arguments.count > 2 ? arguments[2] : 1000
-let depth = arguments.count > 3 ? arguments[3] : 16
+let depth = arguments.count > 3 ? arguments[3] : 32
 
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-loopback-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

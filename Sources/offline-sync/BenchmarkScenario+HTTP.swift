@@ -14,7 +14,7 @@ extension BenchmarkScenario {
     static func catalog(workDirectory: String) -> [BenchmarkScenario] {
         var scenarios = all
         for (scenario, predecessor) in [(httpPush(workDirectory: workDirectory), push.id),
-                                        (httpPush(workDirectory: workDirectory, pipelineDepth: 16), "http-push"),
+                                        (httpPush(workDirectory: workDirectory, pipelineDepth: 32), "http-push"),
                                         (httpPull(workDirectory: workDirectory), pullFull(pageSize: 1_000).id)] {
             let position = scenarios.firstIndex { $0.id == predecessor }.map { $0 + 1 } ?? scenarios.endIndex
             scenarios.insert(scenario, at: position)

@@ -28,7 +28,7 @@ struct CLIBenchTests {
         let rows = result.stdout.split(separator: "\n").filter { $0.contains("over HTTP loopback") }
         let pull = rows.filter { $0.hasPrefix("full pull over HTTP loopback, pages of 1,000 (server: sqlite)") }
         let push = rows.filter { $0.hasPrefix("push queued inserts over HTTP loopback, one at a time (server: sqlite)") }
-        let pipelined = rows.filter { $0.hasPrefix("push queued inserts over HTTP loopback, 16 pipelined (server: sqlite)") }
+        let pipelined = rows.filter { $0.hasPrefix("push queued inserts over HTTP loopback, 32 pipelined (server: sqlite)") }
         #expect(pull.count == 2 && push.count == 2 && pipelined.count == 2, "one throughput and one cost row each: \(result)")
         #expect(pull.first?.contains("rows/s") == true && push.first?.contains("ops/s") == true
                 && pipelined.first?.contains("ops/s") == true, "\(result)")

@@ -47,6 +47,16 @@ public protocol RemoteService: Sendable {
     /// after the answer, is harmless). The default implementation calls the method of the write's
     /// kind and then `queued`, which sends one write at a time.
     func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item?
+
+    /// Sends writes of a push in order and answers each one's outcome in that order: the
+    /// server's copy (`nil` after a delete) or the error ``send(_:queued:)`` would have thrown.
+    ///
+    /// The answers may stop short of the writes: those after the last answer were not sent.
+    /// Push uses it instead of ``send(_:queued:)`` for the operations of a chunk that go out as
+    /// queued (with ``DefaultPushHandler``) when ``pushPipelineDepth`` is above 1, so a remote
+    /// can put them all on the wire at once. The default implementation sends them one after
+    /// another and stops after a failure that stops a push (``RemoteError/abortsPush``).
+    func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>]
 }
 
 extension RemoteService {
@@ -58,6 +68,21 @@ extension RemoteService {
     public func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
         defer { queued() }
         return try await perform(write)
+    }
+
+    /// Sends the writes one after another through ``send(_:queued:)``; stops after a failure
+    /// that stops a push.
+    public func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
+        var answers: [Result<Item?, any Error>] = []
+        for write in writes {
+            do {
+                answers.append(.success(try await send(write, queued: {})))
+            } catch {
+                answers.append(.failure(error))
+                if (error as? RemoteError)?.abortsPush ?? true { break }
+            }
+        }
+        return answers
     }
 
     /// Calls ``insert(_:into:)``, ``update(_:in:ifMatch:)`` or ``delete(id:from:ifMatch:)`` for

@@ -39,12 +39,16 @@ public struct PushOperation: Sendable {
     ///   - kind: send as another kind (e.g. an insert that met a 409 retried as an update).
     ///   - item: the item to send instead of ``item``.
     public func execute(as kind: OperationKind? = nil, item: Item? = nil) async throws -> Item? {
+        try await remote.send(write(as: kind, item: item), queued: queued)
+    }
+
+    /// The write that sends the operation (or, for a retry, a changed item).
+    func write(as kind: OperationKind? = nil, item: Item? = nil) -> RemoteWrite {
         let sent = item ?? self.item
         let kind = kind ?? self.kind
-        let write = kind == .delete
+        return kind == .delete
             ? RemoteWrite(.delete, table: table, item: Item(id: itemId), ifMatch: sent?.version)
             : RemoteWrite(kind, table: table, item: PushOperation.outgoing(sent, id: itemId), ifMatch: kind == .update ? sent?.version : nil)
-        return try await remote.send(write, queued: queued)
     }
 
     static func outgoing(_ item: Item?, id: String) -> Item {
@@ -76,8 +80,16 @@ public protocol PushHandler: Sendable {
     func push(_ operation: PushOperation) async throws -> PushOutcome
 }
 
+/// A handler that sends every operation as it is queued and keeps the answer: push may then
+/// send a chunk's operations together (``RemoteService/send(_:)``) instead of calling it.
+protocol SendsOperationsAsQueued: PushHandler {}
+
 /// Executes every operation as it is; failures become operation errors.
-public struct DefaultPushHandler: PushHandler {
+///
+/// On a remote with a ``RemoteService/pushPipelineDepth`` above 1, push sends a chunk's
+/// operations together (``RemoteService/send(_:)``), which is what this handler would do one
+/// by one.
+public struct DefaultPushHandler: PushHandler, SendsOperationsAsQueued {
     /// Creates the handler.
     public init() {}
 

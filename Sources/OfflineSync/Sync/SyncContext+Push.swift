@@ -125,8 +125,11 @@ extension SyncContext {
     /// each, in chunk order; `answered` is called as each one is answered.
     ///
     /// With `depth` 1, each operation is sent after the answer to the previous one. With more,
-    /// up to `depth` are in flight: each is handed over once the previous one is queued on the
-    /// remote (``RemoteService/send(_:queued:)``), so the remote receives them in queue order.
+    /// and a handler that sends operations as queued (``DefaultPushHandler``), the chunk goes to
+    /// the remote at once (``RemoteService/send(_:)``), which keeps up to `depth` in flight.
+    /// With another handler, up to `depth` handler calls run at once: each operation is handed
+    /// over once the previous one is queued on the remote (``RemoteService/send(_:queued:)``),
+    /// so the remote receives them in queue order.
     /// After an operation stops the push, no further one is sent, but those already in flight
     /// are awaited: the server may have applied them, so their outcomes are committed too.
     private func send(_ chunk: [(operation: QueuedOperation, item: Item?)], through handler: any PushHandler, depth: Int,
@@ -161,6 +164,23 @@ extension SyncContext {
                     continue
                 }
                 record(position, await Self.outcome { try await handler.push(pushOperation(position)) })
+            }
+            return sent
+        }
+        if handler is any SendsOperationsAsQueued {
+            if Task.isCancelled { return chunk.map { _ in .stopped(.cancelled, CancellationError()) } }
+            var positions: [Int] = []
+            for position in chunk.indices {
+                if let settled = unsendable(position) {
+                    sent[position] = settled
+                    answered(chunk[position].operation)
+                } else {
+                    positions.append(position)
+                }
+            }
+            let answers = await remote.send(positions.map { pushOperation($0).write() })
+            for (position, answer) in zip(positions, answers) {
+                record(position, answer.map { PushOutcome.pushed($0) })
             }
             return sent
         }
