@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import OfflineSync
 import Testing
 
@@ -194,6 +197,61 @@ struct ServerBehaviourTests {
             let again = try await post(port, #"{"id": "a", "text": "second"}"#)
             #expect(again.status == 409)
             #expect((again.json as? [String: Any])?["text"] as? String == "first")
+        }
+    }
+
+    /// Writes `bytes` on a new connection to the port and reads until the server closes it (or
+    /// 10 s pass); answers what was read and whether the server closed the connection.
+    func exchange(_ bytes: [UInt8], port: Int) throws -> (text: String, closed: Bool) {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(socket >= 0)
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(socket, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            written += count
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(socket, $0.baseAddress, $0.count) }
+            guard count > 0 else { return (String(decoding: received, as: UTF8.self), count == 0) }
+            received += buffer[0..<count]
+        }
+    }
+
+    @Test("requests pipelined on one connection are answered in order, a 413 among them, until Connection: close")
+    func pipelinedRequests() async throws {
+        try await withTableServer(maximumBodyBytes: 1024) { port in
+            func request(_ method: String, _ target: String, _ body: String? = nil, close: Bool = false) -> String {
+                var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 2.0.0\r\n"
+                if close { text += "Connection: close\r\n" }
+                if let body { text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+                return text + "\r\n" + (body ?? "")
+            }
+            let sent = request("POST", "/tables/todoitem", #"{"id": "a", "text": "first"}"#)
+                + request("POST", "/tables/todoitem", #"{"id": "b", "text": "\#(String(repeating: "x", count: 4096))"}"#)
+                + request("PATCH", "/tables/todoitem/a", #"{"text": "second"}"#)
+                + request("POST", "/tables/todoitem", #"{"id": "a", "text": "again"}"#)
+                + request("GET", "/tables/todoitem/a", close: true)
+            let (answers, closed) = try exchange(Array(sent.utf8), port: port)
+            #expect(closed, "the server closes the connection after the answer to 'Connection: close'")
+            let statuses = answers.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+            #expect(statuses == ["201", "413", "200", "409", "200"], "\(answers)")
+            #expect(answers.hasSuffix(#""text":"second","updatedAt""#) || answers.contains(#""text":"second""#), "the read sees the update")
+            #expect(answers.components(separatedBy: "\r\nServer: offline-sync\r\n").count == 6, "every answer names the server")
+            #expect(answers.components(separatedBy: "\r\nDate: ").count == 6, "every answer is dated")
         }
     }
 }
