@@ -1,4 +1,5 @@
 import Logging
+import NIOSSL
 
 extension HTTPRemote {
     /// Where the table service lives and how to talk to it.
@@ -36,6 +37,10 @@ extension HTTPRemote {
         /// 404, as after a crash (see `SyncContext.push`). ``requestTimeout`` counts from the
         /// moment a write is handed over, including the wait behind the writes before it.
         public var pushPipelineDepth: Int
+        /// The TLS settings of `https` connections (trusted roots, certificate verification, a
+        /// client certificate); `nil` trusts the system's roots and verifies the certificate and
+        /// host name fully. Both the remote's HTTP client and its pipelining connection use them.
+        public var tlsConfiguration: TLSConfiguration?
         /// The `X-ZUMO-VERSION` header identifying the client, in the form the Azure clients use.
         public var clientVersion: String
         /// Receives one debug line per request and a warning per retry.
@@ -53,6 +58,7 @@ extension HTTPRemote {
             self.retryDelay = .milliseconds(200)
             self.maximumResponseBytes = 64 << 20
             self.pushPipelineDepth = 1
+            self.tlsConfiguration = nil
             self.clientVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=OfflineSync)"
             self.logger = Logger(label: "OfflineSyncHTTP")
         }

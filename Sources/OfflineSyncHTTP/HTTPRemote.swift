@@ -44,7 +44,7 @@ public final class HTTPRemote: RemoteService {
     public convenience init(configuration: Configuration) throws {
         let timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout),
                                                        read: TimeAmount(configuration.readTimeout))
-        var clientConfiguration = HTTPClient.Configuration(timeout: timeout)
+        var clientConfiguration = HTTPClient.Configuration(tlsConfiguration: configuration.tlsConfiguration, timeout: timeout)
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
         // The client would retry a failed connection until the connect timeout, so a refused one
         // took 10 s per request; the remote retries it itself (`send`), a few times, briefly.
@@ -55,7 +55,8 @@ public final class HTTPRemote: RemoteService {
     }
 
     /// Creates a remote on an HTTP client the caller owns (and shuts down). The client's own
-    /// connect and read timeouts apply instead of the configuration's.
+    /// connect and read timeouts and TLS settings apply instead of the configuration's (the
+    /// pipelining connection still uses the configuration's).
     public convenience init(configuration: Configuration, client: HTTPClient) throws {
         try self.init(configuration: configuration, client: client, ownsClient: false)
     }
@@ -69,10 +70,10 @@ public final class HTTPRemote: RemoteService {
             throw RemoteError(.server, message: "the base URL '\(configuration.baseURL)' is not an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080)")
         }
         if configuration.pushPipelineDepth > 1 {
-            let tls = scheme == "https"
+            let tls = scheme == "https" ? configuration.tlsConfiguration ?? .makeClientConfiguration() : nil
             do {
                 let connection = try PipelinedConnection(
-                    host: host, port: url.port ?? (tls ? 443 : 80), tls: tls, group: client.eventLoopGroup,
+                    host: host, port: url.port ?? (tls == nil ? 80 : 443), tls: tls, group: client.eventLoopGroup,
                     window: configuration.pushPipelineDepth,
                     connectTimeout: TimeAmount(configuration.connectTimeout), requestTimeout: TimeAmount(configuration.requestTimeout),
                     maximumResponseBytes: configuration.maximumResponseBytes, connectRetries: configuration.readRetries,

@@ -64,14 +64,14 @@ final class PipelinedConnection: @unchecked Sendable {
     private var flushScheduled = false
     private let window: Int
 
-    /// Prepares a connection to `host:port` (with TLS when `tls`); nothing is connected yet.
+    /// Prepares a connection to `host:port` (with TLS when `tls` is given); nothing is connected yet.
     /// At most `window` requests are written ahead of their answers; the others wait in order.
-    init(host: String, port: Int, tls: Bool, group: any EventLoopGroup, window: Int, connectTimeout: TimeAmount,
+    init(host: String, port: Int, tls: TLSConfiguration?, group: any EventLoopGroup, window: Int, connectTimeout: TimeAmount,
          requestTimeout: TimeAmount, maximumResponseBytes: Int, connectRetries: Int, retryDelay: TimeAmount, logger: Logger) throws {
         self.eventLoop = group.next()
         self.host = host
         self.port = port
-        self.tls = tls ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        self.tls = try tls.map { try NIOSSLContext(configuration: $0) }
         self.window = max(1, window)
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
@@ -297,7 +297,11 @@ private final class ResponseHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(context, PipelinedConnection.PipelineFailure.broken(String(describing: error)))
+        if error is NIOSSLError || error is BoringSSLError {
+            fail(context, PipelinedConnection.PipelineFailure.broken("the TLS handshake or session failed (\(error)); check that the server's certificate is trusted (tlsConfiguration) and names the host"))
+        } else {
+            fail(context, PipelinedConnection.PipelineFailure.broken(String(describing: error)))
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

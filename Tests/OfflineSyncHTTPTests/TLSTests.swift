@@ -1,0 +1,122 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+import OfflineSync
+import OfflineSyncHTTP
+import Testing
+
+/// `https` remotes: the pipelining connection and the HTTP client speak TLS, trust what
+/// `HTTPRemote.Configuration.tlsConfiguration` says, and refuse a certificate they do not trust.
+@Suite("HTTPRemote over TLS")
+struct TLSTests {
+    /// A self-signed certificate for `localhost` and `127.0.0.1`, made with the `openssl` tool.
+    struct Credentials {
+        let certificate: NIOSSLCertificate
+        let key: NIOSSLPrivateKey
+
+        init(in directory: TemporaryDirectory) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                                 "-keyout", directory.path("key.pem"), "-out", directory.path("certificate.pem"),
+                                 "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw OfflineSyncError(.configuration, "openssl could not make a test certificate (status \(process.terminationStatus)); install the openssl package")
+            }
+            certificate = try NIOSSLCertificate(file: directory.path("certificate.pem"), format: .pem)
+            key = try NIOSSLPrivateKey(file: directory.path("key.pem"), format: .pem)
+        }
+    }
+
+    /// Runs a TLS server answering writes as a table server does and reads with `[]`, calls
+    /// `body` with its port, and returns the requests it received.
+    func withTLSServer(_ credentials: Credentials, _ body: @Sendable (Int) async throws -> Void) async throws -> [ReceivedRequest] {
+        let log = RequestLog()
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            let bytes = try await request.body.collect(upTo: 1 << 20)
+            let received = ReceivedRequest(method: request.method.rawValue, target: request.head.path ?? "",
+                                           headers: request.headers.map { ($0.name.canonicalName, $0.value) },
+                                           body: Array(bytes.readableBytesView))
+            log.append(received)
+            let answer = request.method == .get
+                ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+                : PipelinedPushTests.answer(received)
+            var fields = HTTPFields()
+            for (name, value) in answer.headers {
+                if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+            }
+            return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        }
+        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(credentials.certificate)],
+                                                           privateKey: .privateKey(credentials.key))
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "tls-server")
+        logger.logLevel = .critical
+        let app = Application(responder: responder, server: try .tls(tlsConfiguration: tls),
+                              configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0); continuation.finish() },
+                              logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.run() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CancellationError() }
+            defer { group.cancelAll() }
+            try await body(port)
+        }
+        return log.all
+    }
+
+    @Test("a pipelined push and a read over https, trusting the server's certificate")
+    func trusted() async throws {
+        let directory = try TemporaryDirectory()
+        let credentials = try Credentials(in: directory)
+        let requests = try await withTLSServer(credentials) { port in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates([credentials.certificate])
+            var configuration = HTTPRemote.Configuration(baseURL: "https://localhost:\(port)")
+            configuration.tlsConfiguration = tls
+            configuration.pushPipelineDepth = 16
+            let remote = try HTTPRemote(configuration: configuration)
+            let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [Device.todoSchema])
+            _ = try context.table("todoitem").insert((0..<30).map { Device.todo("s\($0)", "secure \($0)") })
+            let result = try await context.push()
+            #expect(result.completedCount == 30 && result.errors.isEmpty)
+            let page = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false)
+            #expect(page.items.isEmpty)
+            try context.close()
+            try await remote.shutdown()
+        }
+        #expect(requests.filter { $0.method == "POST" }.map(PipelinedPushTests.itemId) == (0..<30).map { "s\($0)" })
+        #expect(requests.last?.method == "GET")
+    }
+
+    @Test("a certificate the remote does not trust fails the push as a network failure naming TLS, the queue intact")
+    func untrusted() async throws {
+        let directory = try TemporaryDirectory()
+        let credentials = try Credentials(in: directory)
+        let requests = try await withTLSServer(credentials) { port in
+            var configuration = HTTPRemote.Configuration(baseURL: "https://127.0.0.1:\(port)")
+            configuration.pushPipelineDepth = 16
+            configuration.readRetries = 0
+            let remote = try HTTPRemote(configuration: configuration)
+            let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [Device.todoSchema])
+            _ = try context.table("todoitem").insert((0..<5).map { Device.todo("u\($0)", "text") })
+            let failure = await #expect(throws: PushFailure.self) { try await context.push() }
+            #expect(failure?.status == .abortedByNetwork)
+            #expect(failure?.message.contains("TLS") == true, "\(String(describing: failure))")
+            #expect(try context.pendingOperationCount() == 5)
+            await #expect(throws: RemoteError.self) { _ = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false) }
+            try context.close()
+            try await remote.shutdown()
+        }
+        #expect(requests.isEmpty, "nothing reached the server")
+    }
+}
