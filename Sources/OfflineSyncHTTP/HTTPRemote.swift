@@ -174,18 +174,7 @@ public final class HTTPRemote: RemoteService {
     /// in order, after one renewal of the credential. Without pipelining they are sent one
     /// after another until one fails in a way that stops a push.
     public func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
-        guard let (connection, path) = pipeline else {
-            var answers: [Result<Item?, any Error>] = []
-            for write in writes {
-                do {
-                    answers.append(.success(try await self.write(write, queued: nil)))
-                } catch {
-                    answers.append(.failure(error))
-                    if (error as? RemoteError)?.abortsPush ?? true { break }
-                }
-            }
-            return answers
-        }
+        guard let (connection, path) = pipeline else { return await sendOneAfterAnother(writes) }
         var answers = [Result<Item?, any Error>](repeating: .failure(RemoteError(.network, message: "not sent")), count: writes.count)
         var unanswered = Array(writes.indices)
         var renewed: String?

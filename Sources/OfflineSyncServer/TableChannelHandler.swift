@@ -73,20 +73,10 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         if tooLarge {
             answer = TableProtocol.error(413, "the request body is larger than \(limit) bytes")
         } else {
-            let fields = request.headerFields
-            answer = tableProtocol.respond(to: TableProtocol.Request(
-                method: request.method.rawValue, target: request.path ?? "/",
-                header: { name in
-                    guard let field = HTTPField.Name(name) else { return nil }
-                    let values = fields[values: field]
-                    return values.isEmpty ? nil : values.joined(separator: ",")
-                },
-                body: body))
+            answer = tableProtocol.respond(to: TableProtocol.Request(method: request.method.rawValue, target: request.path ?? "/",
+                                                                     fields: request.headerFields, body: body))
         }
-        var fields = HTTPFields()
-        for (name, value) in answer.headers {
-            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
-        }
+        var fields = answer.fields
         fields[.contentLength] = String(answer.body.count)
         fields[.date] = date.now()
         fields[.server] = serverName

@@ -102,24 +102,35 @@ public struct TableServer: Sendable {
     /// over the limit.
     static func tableRequest(_ request: Request, maximumBodyBytes: Int) async throws -> TableProtocol.Request {
         let body = try await request.body.collect(upTo: maximumBodyBytes)
-        let headers = request.headers
-        return TableProtocol.Request(
-            method: request.method.rawValue, target: request.head.path ?? "/",
-            header: { name in
-                guard let field = HTTPField.Name(name) else { return nil }
-                let values = headers[values: field]
-                return values.isEmpty ? nil : values.joined(separator: ",")
-            },
-            body: Array(body.readableBytesView))
+        return TableProtocol.Request(method: request.method.rawValue, target: request.head.path ?? "/", fields: request.headers,
+                                     body: Array(body.readableBytesView))
     }
 
     /// The framework's form of an answer.
     static func response(_ answer: TableProtocol.Answer) -> Response {
+        Response(status: HTTPResponse.Status(code: answer.status), headers: answer.fields,
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+}
+
+extension TableProtocol.Request {
+    /// A request whose headers are HTTP fields (repeated ones joined by `,`).
+    init(method: String, target: String, fields: HTTPFields, body: [UInt8]) {
+        self.init(method: method, target: target, header: { name in
+            guard let field = HTTPField.Name(name) else { return nil }
+            let values = fields[values: field]
+            return values.isEmpty ? nil : values.joined(separator: ",")
+        }, body: body)
+    }
+}
+
+extension TableProtocol.Answer {
+    /// The answer's headers as HTTP fields.
+    var fields: HTTPFields {
         var fields = HTTPFields()
-        for (name, value) in answer.headers {
+        for (name, value) in headers {
             if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
         }
-        return Response(status: HTTPResponse.Status(code: answer.status), headers: fields,
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        return fields
     }
 }

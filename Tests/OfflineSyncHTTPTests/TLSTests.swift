@@ -1,9 +1,6 @@
 import Foundation
-import HTTPTypes
 import Hummingbird
 import HummingbirdTLS
-import Logging
-import NIOCore
 import NIOSSL
 import OfflineSync
 import OfflineSyncHTTP
@@ -40,37 +37,14 @@ struct TLSTests {
     /// `body` with its port, and returns the requests it received.
     func withTLSServer(_ credentials: Credentials, _ body: @Sendable (Int) async throws -> Void) async throws -> [ReceivedRequest] {
         let log = RequestLog()
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            let bytes = try await request.body.collect(upTo: 1 << 20)
-            let received = ReceivedRequest(method: request.method.rawValue, target: request.head.path ?? "",
-                                           headers: request.headers.map { ($0.name.canonicalName, $0.value) },
-                                           body: Array(bytes.readableBytesView))
-            log.append(received)
-            let answer = request.method == .get
-                ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
-                : PipelinedPushTests.answer(received)
-            var fields = HTTPFields()
-            for (name, value) in answer.headers {
-                if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
-            }
-            return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
-        }
         let tls = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(credentials.certificate)],
                                                            privateKey: .privateKey(credentials.key))
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "tls-server")
-        logger.logLevel = .critical
-        let app = Application(responder: responder, server: try .tls(tlsConfiguration: tls),
-                              configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0); continuation.finish() },
-                              logger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            defer { group.cancelAll() }
-            try await body(port)
-        }
+        try await withLoopbackServer({ request in
+            log.append(request)
+            return request.method == "GET"
+                ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+                : PipelinedPushTests.answer(request)
+        }, server: try .tls(tlsConfiguration: tls), body)
         return log.all
     }
 

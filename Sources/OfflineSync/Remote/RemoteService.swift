@@ -70,9 +70,15 @@ extension RemoteService {
         return try await perform(write)
     }
 
-    /// Sends the writes one after another through ``send(_:queued:)``; stops after a failure
-    /// that stops a push.
+    /// Sends the writes one after another (``sendOneAfterAnother(_:)``).
     public func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
+        await sendOneAfterAnother(writes)
+    }
+
+    /// Sends the writes one after another through ``send(_:queued:)``, each after the answer to
+    /// the previous one, and stops after a failure that stops a push; what the default
+    /// ``send(_:)`` does.
+    public func sendOneAfterAnother(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
         var answers: [Result<Item?, any Error>] = []
         for write in writes {
             do {

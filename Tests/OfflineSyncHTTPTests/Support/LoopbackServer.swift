@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Synchronization
@@ -28,9 +29,10 @@ struct ScriptedResponse: Sendable {
 }
 
 /// Runs a Hummingbird server on 127.0.0.1 (a free port) that answers with `respond`, calls `body`
-/// with the port, then stops the server.
+/// with the port, then stops the server. `server` chooses the protocol (e.g. `.tls(…)`).
 func withLoopbackServer<Result: Sendable>(
     _ respond: @escaping @Sendable (ReceivedRequest) async throws -> ScriptedResponse,
+    server: HTTPServerBuilder = .http1(),
     _ body: @Sendable (Int) async throws -> Result
 ) async throws -> Result {
     let responder = CallbackResponder<BasicRequestContext> { request, _ in
@@ -52,6 +54,7 @@ func withLoopbackServer<Result: Sendable>(
     var logger = Logger(label: "loopback")
     logger.logLevel = .critical
     let app = Application(responder: responder,
+                          server: server,
                           configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                           onServerRunning: { channel in
                               continuation.yield(channel.localAddress?.port ?? 0)
