@@ -12,9 +12,9 @@ import NIOSSL
 /// writes in flight and still have the server apply them in queue order. The connection is made
 /// on the first request and made again on the next request after it closed. When it closes or
 /// breaks, every request waiting for an answer fails (the server may or may not have applied
-/// it), and so does every request not written yet (it was not sent). When it cannot be made, it is tried again `connectRetries` times with doubling pauses
-/// while the requests wait in order, then they fail as ``PipelineFailure/unconnected(_:)``
-/// (none was sent).
+/// it), and so does every request not written yet (it was not sent). When it cannot be made, it
+/// is tried again `connectRetries` times with doubling pauses while the requests wait in order,
+/// then they fail as ``PipelineFailure/unconnected(_:)`` (none was sent).
 ///
 /// All state lives on one event loop; `submit` hops to it.
 final class PipelinedConnection: @unchecked Sendable {
@@ -187,6 +187,13 @@ final class PipelinedConnection: @unchecked Sendable {
                 self.connecting = false
                 switch result {
                 case .success(let channel):
+                    if self.closed {
+                        channel.close(promise: nil)
+                        self.failPending(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
+                        return
+                    }
+                    self.channel = channel
+                    // Runs at once when the server closed the connection already.
                     channel.closeFuture.whenComplete { _ in
                         guard self.channel === channel else { return }
                         self.channel = nil
@@ -194,12 +201,6 @@ final class PipelinedConnection: @unchecked Sendable {
                         // one: a later request must never overtake an earlier one that failed.
                         self.failPending(PipelineFailure.broken("the connection closed before the request was sent"))
                     }
-                    if self.closed {
-                        channel.close(promise: nil)
-                        self.failPending(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
-                        return
-                    }
-                    self.channel = channel
                     self.drain()
                 case .failure(let error):
                     self.failPending(PipelineFailure.unconnected(error))
