@@ -498,7 +498,6 @@ public final class HTTPRemote: RemoteService {
     /// with the connection), which fails the requests still waiting on it.
     private func sendPipelined(_ request: TableRequest, headers: HTTPHeaders, on connection: PipelinedConnection, path: String,
                                queued: @Sendable () -> Void) async throws -> WireResponse {
-        let what = "\(request.method.rawValue) \(request.target)"
         let answer = connection.submit(PipelinedConnection.Request(method: HTTPMethod(rawValue: request.method.rawValue),
                                                                    target: path + request.target, headers: headers, body: request.body))
         queued()
