@@ -28,7 +28,10 @@ struct TLSTests {
             guard process.terminationStatus == 0 else {
                 throw OfflineSyncError(.configuration, "openssl could not make a test certificate (status \(process.terminationStatus)); install the openssl package")
             }
-            certificate = try NIOSSLCertificate(file: directory.path("certificate.pem"), format: .pem)
+            guard let certificate = try NIOSSLCertificate.fromPEMFile(directory.path("certificate.pem")).first else {
+                throw OfflineSyncError(.configuration, "openssl wrote no certificate to \(directory.path("certificate.pem"))")
+            }
+            self.certificate = certificate
             key = try NIOSSLPrivateKey(file: directory.path("key.pem"), format: .pem)
         }
     }
