@@ -27,7 +27,13 @@ import OfflineSync
 /// ``Configuration/readRetries``); writes only when their connection could not be established
 /// (refused, unreachable: the request was never sent). A refused connection therefore fails
 /// within a second, naming the URL, instead of waiting for the connect timeout. Call
-/// ``shutdown()`` when done with a remote that created its own HTTP client.
+/// ``shutdown()`` when done with a remote: it closes the HTTP client it created and the
+/// pipelining connection.
+///
+/// Requests go through AsyncHTTPClient, except the writes of a push when
+/// ``Configuration/pushPipelineDepth`` is above 1: those are pipelined, in queue order, on one
+/// HTTP/1.1 connection of the remote's own (SwiftNIO, NIOSSL for `https`), since AsyncHTTPClient
+/// does not pipeline. See "Pipelined pushes" in the module's documentation.
 public final class HTTPRemote: RemoteService {
     /// The configuration the remote was created with.
     public let configuration: Configuration
