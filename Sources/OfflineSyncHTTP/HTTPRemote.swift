@@ -453,8 +453,7 @@ public final class HTTPRemote: RemoteService {
             if !slice.isEmpty { outcomes += read(slice, connection.submit(slice.map { outgoing($0.request) }), renewable) }
         }
         func outgoing(_ request: TableRequest) -> PipelinedConnection.Request {
-            PipelinedConnection.Request(method: HTTPMethod(rawValue: request.method.rawValue), target: path + request.target,
-                                        headers: Self.headers(of: request, credential: credential), body: request.body)
+            PipelinedConnection.Request(request, under: path, headers: Self.headers(of: request, credential: credential))
         }
         let all = EventLoopFuture.whenAllSucceed(outcomes, on: eventLoop)
         let answers = await withTaskCancellationHandler {
@@ -504,8 +503,7 @@ public final class HTTPRemote: RemoteService {
     /// with the connection), which fails the requests still waiting on it.
     private func sendPipelined(_ request: TableRequest, headers: HTTPHeaders, on connection: PipelinedConnection, path: String,
                                queued: @Sendable () -> Void) async throws -> WireResponse {
-        let answer = connection.submit(PipelinedConnection.Request(method: HTTPMethod(rawValue: request.method.rawValue),
-                                                                   target: path + request.target, headers: headers, body: request.body))
+        let answer = connection.submit(PipelinedConnection.Request(request, under: path, headers: headers))
         queued()
         do {
             return try await withTaskCancellationHandler {
@@ -553,6 +551,15 @@ public final class HTTPRemote: RemoteService {
         case .remoteConnectionClosed?: return "the server closed the connection"
         default: return String(describing: error)
         }
+    }
+}
+
+extension PipelinedConnection.Request {
+    /// A table request as the pipelining connection writes it: its target under the base URL's
+    /// path, with the given headers (the request's own and the credential).
+    init(_ request: TableRequest, under path: String, headers: HTTPHeaders) {
+        self.init(method: HTTPMethod(rawValue: request.method.rawValue), target: path + request.target, headers: headers,
+                  body: request.body)
     }
 }
 
