@@ -29,36 +29,43 @@ let package = Package(
     targets: [
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
-        .target(name: "OfflineSyncHTTP", dependencies: [
-            "OfflineSync",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .target(name: "OfflineSyncServer", dependencies: [
-            "OfflineSync", "OfflineSyncHTTP",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .executableTarget(name: "http-loopback-bench", dependencies: ["OfflineSync", "OfflineSyncServer", "OfflineSyncSQLite"]),
-        .testTarget(name: "OfflineSyncHTTPTests", dependencies: [
-            "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "offline-sync",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdCore", package: "hummingbird"),
-            .product(name: "HummingbirdTLS", package: "hummingbird"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ], exclude: ["Fixtures"]),
+        .target(
+            name: "OfflineSyncHTTP",
+            dependencies: [
+                "OfflineSync",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "OfflineSyncServer",
+            dependencies: [
+                "OfflineSync", "OfflineSyncHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "http-loopback-bench", dependencies: ["OfflineSync", "OfflineSyncServer", "OfflineSyncSQLite"]),
+        .testTarget(
+            name: "OfflineSyncHTTPTests",
+            dependencies: [
+                "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "offline-sync",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ], exclude: ["Fixtures"]),
         // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
         // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -66,33 +73,46 @@ let package = Package(
         // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
         // pkg-config, no linker setting), or SQLite and SQLCipher symbols collide.
         .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
-        .target(name: "OfflineSyncStores", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
+        .target(
+            name: "OfflineSyncStores",
+            dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
         .executableTarget(
             name: "offline-sync",
             dependencies: [
-                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher", "OfflineSyncServer", "OfflineSyncHTTP",
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
+                "OfflineSyncServer", "OfflineSyncHTTP",
                 "OfflineSyncBenchmarkKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "sqlite-upsert-bench", dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
+        .executableTarget(
+            name: "sqlite-upsert-bench",
+            dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
-        .testTarget(name: "OfflineSyncSQLiteTests", dependencies: [
-            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
-        ]),
+        .testTarget(
+            name: "OfflineSyncSQLiteTests",
+            dependencies: [
+                "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
+            ]),
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
         .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
-        .testTarget(name: "OfflineSyncLMDBTests", dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
+        .testTarget(
+            name: "OfflineSyncLMDBTests",
+            dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
         // The benchmark scenarios, shared by `offline-sync bench` and the Benchmarks/ package.
-        .target(name: "OfflineSyncBenchmarkKit", dependencies: [
-            "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "CSQLite", "CLMDB",
-        ]),
+        .target(
+            name: "OfflineSyncBenchmarkKit",
+            dependencies: [
+                "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "CSQLite", "CLMDB",
+            ]),
         .testTarget(name: "OfflineSyncBenchmarkKitTests", dependencies: ["OfflineSyncBenchmarkKit"]),
-        .testTarget(name: "OfflineSyncConformanceTests", dependencies: [
-            "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
-        ]),
+        .testTarget(
+            name: "OfflineSyncConformanceTests",
+            dependencies: [
+                "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+            ]),
         .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
         .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
     ]

@@ -27,8 +27,8 @@ let package = Package(
             ],
             path: "Benchmarks/OfflineSyncBenchmarks",
             plugins: [
-                .plugin(name: "BenchmarkPlugin", package: "benchmark"),
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
-        ),
+        )
     ]
 )

@@ -17,8 +17,10 @@ let count = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
 let repetitions = 7
 let bulkOnly = CommandLine.arguments.contains("--bulk-only")
 let mapSize = 1 << 30
-let columns = [Column("title", .string), Column("rank", .integer), Column("score", .double),
-               Column("due", .date), Column("done", .bool)]
+let columns = [
+    Column("title", .string), Column("rank", .integer), Column("score", .double),
+    Column("due", .date), Column("done", .bool),
+]
 let plain = TableSchema("bench", columns: columns, synced: false)
 let indexed = TableSchema("bench", columns: columns, indexes: [Index("byRank", on: ["rank"])], synced: false)
 
@@ -39,7 +41,8 @@ let clock = CommandLine.arguments.contains("--cpu") ? CLOCK_THREAD_CPUTIME_ID : 
 let clockName = CommandLine.arguments.contains("--cpu") ? "thread CPU time" : "wall-clock time"
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
-    var start = timespec(), end = timespec()
+    var start = timespec()
+    var end = timespec()
     clock_gettime(clock, &start)
     try body()
     clock_gettime(clock, &end)
@@ -111,10 +114,13 @@ if CommandLine.arguments.contains("--stages") {
             try plain.forEachStoredValue(of: item, origin: .local) { writer.append(ordinal: $0, $1) }
         }
     }
-    print("normalize \(n / Double(count) * 1e9) ns/item, encode \(e / Double(count) * 1e9) ns/item, "
-          + "checked encode in one walk (the store's path) \(f / Double(count) * 1e9) ns/item")
+    print(
+        "normalize \(n / Double(count) * 1e9) ns/item, encode \(e / Double(count) * 1e9) ns/item, "
+            + "checked encode in one walk (the store's path) \(f / Double(count) * 1e9) ns/item")
 }
-var raw: [Double] = [], store: [Double] = [], storeIndexed: [Double] = []
+var raw: [Double] = []
+var store: [Double] = []
+var storeIndexed: [Double] = []
 for round in 0..<repetitions {
     raw.append(rawPut(records, at: scratch("raw-\(round)")))
     store.append(try storeUpsert(plain, at: scratch("store-\(round)")))
@@ -125,26 +131,40 @@ func rates(_ times: [Double]) -> (median: Double, best: Double) {
     (Double(count) / median(times), Double(count) / (times.min() ?? .infinity))
 }
 let rawRates = rates(raw)
-print("bulk upsert of \(count) five-column items, one transaction each, \(repetitions) interleaved rounds, \(clockName) (rows/s):")
+print(
+    "bulk upsert of \(count) five-column items, one transaction each, \(repetitions) interleaved rounds, \(clockName) (rows/s):"
+)
 print("                                      median       best   ratio to raw (median, best)")
-for (name, times) in [("raw mdb_put of encoded records", raw), ("LMDBStore.write { upsert }", store),
-                      ("same, with one index on rank", storeIndexed)] where !times.isEmpty {
+for (name, times) in [
+    ("raw mdb_put of encoded records", raw), ("LMDBStore.write { upsert }", store),
+    ("same, with one index on rank", storeIndexed),
+] where !times.isEmpty {
     let measured = rates(times)
-    print("  " + name.padding(toLength: 32, withPad: " ", startingAt: 0)
-          + String(format: "%10.0f %10.0f   %.2fx, %.2fx", measured.median, measured.best,
-                   measured.median / rawRates.median, measured.best / rawRates.best))
+    print(
+        "  " + name.padding(toLength: 32, withPad: " ", startingAt: 0)
+            + String(
+                format: "%10.0f %10.0f   %.2fx, %.2fx", measured.median, measured.best,
+                measured.median / rawRates.median, measured.best / rawRates.best))
 }
 
 func queryCost(_ schema: TableSchema, label: String) throws {
     let path = scratch("query-\(label)")
     let store = try LMDBStore(path: path, options: .init(initialMapSize: mapSize))
     try store.open(schema: StoreSchema([schema]))
-    defer { try? store.close(); try? FileManager.default.removeItem(atPath: path) }
+    defer {
+        try? store.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
     try store.write { try $0.upsert(items, into: "bench", origin: .local) }
     let queries: [(String, Query)] = [
         ("rank eq 42 (0.1%)", Query(table: "bench", filter: .comparison(.column("rank"), .eq, .literal(42)))),
         ("rank lt 10 (1%)", Query(table: "bench", filter: .comparison(.column("rank"), .lt, .literal(10)))),
-        ("rank ge 42, top 10 by rank", Query(table: "bench", filter: .comparison(.column("rank"), .ge, .literal(42)), orderBy: [SortKey("rank")], top: 10)),
+        (
+            "rank ge 42, top 10 by rank",
+            Query(
+                table: "bench", filter: .comparison(.column("rank"), .ge, .literal(42)), orderBy: [SortKey("rank")],
+                top: 10)
+        ),
     ]
     for (name, query) in queries {
         var rows = 0

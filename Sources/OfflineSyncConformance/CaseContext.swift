@@ -81,16 +81,21 @@ final class CaseContext: Sendable {
     /// when `mentioning` is given, an error whose text contains each of those words (the table,
     /// column or id at fault). Returns the error thrown, if any.
     @discardableResult
-    func expectThrows<T>(_ what: @autoclosure () -> String, code: OfflineSyncError.Code? = nil,
-                         mentioning words: [String] = [], _ body: () throws -> T) -> (any Error)? {
+    func expectThrows<T>(
+        _ what: @autoclosure () -> String, code: OfflineSyncError.Code? = nil,
+        mentioning words: [String] = [], _ body: () throws -> T
+    ) -> (any Error)? {
         do {
             let value = try body()
-            fail("\(what()): expected \(code.map { "a \($0) error" } ?? "an error"), but it succeeded and returned \(value)")
+            fail(
+                "\(what()): expected \(code.map { "a \($0) error" } ?? "an error"), but it succeeded and returned \(value)"
+            )
             return nil
         } catch {
             if let code {
                 if let error = error as? OfflineSyncError {
-                    expect(error.code == code, "\(what()): expected a \(code) error, got \(error.code): \(error.message)")
+                    expect(
+                        error.code == code, "\(what()): expected a \(code) error, got \(error.code): \(error.message)")
                 } else {
                     fail("\(what()): expected an OfflineSyncError \(code), got \(type(of: error)): \(error)")
                 }

@@ -35,8 +35,10 @@ public struct ConformanceSuite: Sendable {
     public static let defaultSeed: UInt64 = 0x0FF1_5EED
 
     /// Creates a suite for one backend.
-    public init(storeName: String, capabilities: StoreCapabilities = .all,
-                makeStore: @escaping @Sendable () throws -> any LocalStore) {
+    public init(
+        storeName: String, capabilities: StoreCapabilities = .all,
+        makeStore: @escaping @Sendable () throws -> any LocalStore
+    ) {
         self.storeName = storeName
         self.capabilities = capabilities
         self.makeStore = makeStore
@@ -53,15 +55,25 @@ public struct ConformanceSuite: Sendable {
     /// Runs one group by name and returns its result.
     public func run(group name: String) async -> GroupResult {
         guard let group = groups.first(where: { $0.name == name }) else {
-            return GroupResult(group: name, tier: .all, cases: [CaseResult(name: name, outcome: .failed(["no conformance group is named '\(name)'; known groups: \(groups.map(\.name).joined(separator: ", "))"]))])
+            return GroupResult(
+                group: name, tier: .all,
+                cases: [
+                    CaseResult(
+                        name: name,
+                        outcome: .failed([
+                            "no conformance group is named '\(name)'; known groups: \(groups.map(\.name).joined(separator: ", "))"
+                        ]))
+                ])
         }
         return await group.run(self)
     }
 
     /// Runs every group of `tier` whose name contains `filter` (case-insensitive), reporting each
     /// group as it finishes, and returns the totals.
-    public func run(tier: ConformanceTier = .all, filter: String? = nil,
-                    report: (GroupResult) -> Void = { _ in }) async -> ConformanceSummary {
+    public func run(
+        tier: ConformanceTier = .all, filter: String? = nil,
+        report: (GroupResult) -> Void = { _ in }
+    ) async -> ConformanceSummary {
         var summary = ConformanceSummary()
         for group in groups where tier == .all || group.tier == tier {
             if let filter, !group.name.lowercased().contains(filter.lowercased()) { continue }
@@ -135,7 +147,8 @@ struct ConformanceCase: Sendable {
     let requires: StoreCapabilities
     let body: @Sendable (CaseContext) async throws -> Void
 
-    init(_ name: String, requires: StoreCapabilities = [], body: @escaping @Sendable (CaseContext) async throws -> Void) {
+    init(_ name: String, requires: StoreCapabilities = [], body: @escaping @Sendable (CaseContext) async throws -> Void)
+    {
         self.name = name
         self.requires = requires
         self.body = body
@@ -144,7 +157,8 @@ struct ConformanceCase: Sendable {
     func run(_ suite: ConformanceSuite) async -> CaseResult {
         let missing = requires.subtracting(suite.capabilities)
         guard missing.isEmpty else {
-            return CaseResult(name: name, outcome: .skipped("\(suite.storeName) does not declare the capability \(missing.names)"))
+            return CaseResult(
+                name: name, outcome: .skipped("\(suite.storeName) does not declare the capability \(missing.names)"))
         }
         let context = CaseContext(suite: suite, caseName: name)
         do {
@@ -188,9 +202,19 @@ public struct GroupResult: Sendable, Hashable, CustomStringConvertible {
     /// Cases that passed.
     public var passed: Int { cases.filter { $0.outcome == .passed }.count }
     /// Cases that failed.
-    public var failed: Int { cases.filter { if case .failed = $0.outcome { return true }; return false }.count }
+    public var failed: Int {
+        cases.filter {
+            if case .failed = $0.outcome { return true }
+            return false
+        }.count
+    }
     /// Cases that were skipped.
-    public var skipped: Int { cases.filter { if case .skipped = $0.outcome { return true }; return false }.count }
+    public var skipped: Int {
+        cases.filter {
+            if case .skipped = $0.outcome { return true }
+            return false
+        }.count
+    }
 
     /// Every failure message, prefixed by its case name.
     public var failureMessages: [String] {

@@ -12,22 +12,34 @@ import OfflineSync
 /// selections.
 struct QueryCorpus {
     /// The corpus table.
-    static let table = TableSchema("corpus", columns: [
-        Column("b", .bool), Column("i", .integer), Column("d", .double), Column("s", .string),
-        Column("u", .string), Column("t", .date), Column("j", .json), Column("n", .integer),
-    ], synced: false)
+    static let table = TableSchema(
+        "corpus",
+        columns: [
+            Column("b", .bool), Column("i", .integer), Column("d", .double), Column("s", .string),
+            Column("u", .string), Column("t", .date), Column("j", .json), Column("n", .integer),
+        ], synced: false)
 
-    private static let integers: [Int64] = [-1000, -42, -3, -2, -1, 0, 1, 2, 3, 7, 42, 1000, .max, .min, 9_007_199_254_740_993]
-    private static let doubles: [Double] = [-0.0, 0.0, 0.1, 0.2, 0.3, 0.30000000000000004, -1.5, 1.5, 2.0, 3.0, -3.0,
-                                            42.0, 1e300, -1e300, Double.leastNonzeroMagnitude, 1e-7, 1000.5, 9.223372036854776e18]
-    private static let strings: [String] = ["", "a", "A", "ab", "Ab", "aB", "AB", "abc", "ABC", "b", "B", "z", "Z",
-                                            "caf\u{E9}", "cafe\u{301}", "CAF\u{C9}", "\u{E9}", "e\u{301}", "stra\u{DF}e",
-                                            "日本", "😀", "a b", "O'Brien", "%", "_", "a%c", "a_c", "zebra", "Zebra", "apple", "Apple"]
-    private static let alphabet: [String] = ["a", "A", "b", "B", "z", "\u{E9}", "e\u{301}", "_", "%", " ", "\u{DF}", "日", "'"]
+    private static let integers: [Int64] = [
+        -1000, -42, -3, -2, -1, 0, 1, 2, 3, 7, 42, 1000, .max, .min, 9_007_199_254_740_993,
+    ]
+    private static let doubles: [Double] = [
+        -0.0, 0.0, 0.1, 0.2, 0.3, 0.30000000000000004, -1.5, 1.5, 2.0, 3.0, -3.0,
+        42.0, 1e300, -1e300, Double.leastNonzeroMagnitude, 1e-7, 1000.5, 9.223372036854776e18,
+    ]
+    private static let strings: [String] = [
+        "", "a", "A", "ab", "Ab", "aB", "AB", "abc", "ABC", "b", "B", "z", "Z",
+        "caf\u{E9}", "cafe\u{301}", "CAF\u{C9}", "\u{E9}", "e\u{301}", "stra\u{DF}e",
+        "日本", "😀", "a b", "O'Brien", "%", "_", "a%c", "a_c", "zebra", "Zebra", "apple", "Apple",
+    ]
+    private static let alphabet: [String] = [
+        "a", "A", "b", "B", "z", "\u{E9}", "e\u{301}", "_", "%", " ", "\u{DF}", "日", "'",
+    ]
     private static let jsonTexts: [String] = ["[]", "{}", "[1,2]", "{\"a\":1}", "[\"A\"]", "[\"a\"]", "{\"b\":[null]}"]
     private static let dayMilliseconds: Int64 = 86_400_000
-    private static let specialDates: [Int64] = [0, -1, 1, 999, -999, -1000, 86_399_999, -86_400_000, -86_400_001,
-                                                951_782_400_000, -58_060_800_000, -62_135_596_800_000, 253_402_300_799_999]
+    private static let specialDates: [Int64] = [
+        0, -1, 1, 999, -999, -1000, 86_399_999, -86_400_000, -86_400_001,
+        951_782_400_000, -58_060_800_000, -62_135_596_800_000, 253_402_300_799_999,
+    ]
 
     private var random: SeededRandom
 
@@ -55,7 +67,9 @@ struct QueryCorpus {
         switch type {
         case .bool: return .bool(random.chance(50))
         case .integer: return .int(column == "n" ? Int64(random.int(in: -5...5)) : random.pick(QueryCorpus.integers))
-        case .double: return .double(random.chance(70) ? random.pick(QueryCorpus.doubles) : Double(random.int(in: -100...100)) / 4)
+        case .double:
+            return .double(
+                random.chance(70) ? random.pick(QueryCorpus.doubles) : Double(random.int(in: -100...100)) / 4)
         case .string: return .string(random.chance(60) ? random.pick(QueryCorpus.strings) : word())
         case .date: return .date(date())
         case .json: return .json(random.pick(QueryCorpus.jsonTexts))
@@ -113,11 +127,14 @@ struct QueryCorpus {
             let column = random.pick(QueryCorpus.table.columns)
             return comparison(literal(for: column.type, column: column.name), .column(column.name))
         case 3:
-            let pair = random.pick([("i", "d"), ("i", "n"), ("d", "n"), ("s", "u"), ("u", "id"), ("j", "s"), ("b", "b")])
+            let pair = random.pick([
+                ("i", "d"), ("i", "n"), ("d", "n"), ("s", "u"), ("u", "id"), ("j", "s"), ("b", "b"),
+            ])
             return comparison(.column(pair.0), .column(pair.1))
         case 4:
             let function = random.pick([Function.startsWith, .endsWith, .contains])
-            let needle: Expression = random.chance(80) ? needleLiteral() : .column(random.pick(QueryCorpus.stringOperands))
+            let needle: Expression =
+                random.chance(80) ? needleLiteral() : .column(random.pick(QueryCorpus.stringOperands))
             return .function(function, [stringExpression(), needle])
         case 5:
             return comparison(stringExpression(), .literal(random.chance(10) ? .null : value(of: .string)))
@@ -125,11 +142,12 @@ struct QueryCorpus {
             return comparison(.function(.length, [stringExpression()]), .literal(.int(Int64(random.int(in: 0...6)))))
         case 7:
             let part = random.pick([Function.year, .month, .day])
-            let number: Int64 = switch part {
-            case .year: Int64(random.pick([1, 1967, 1968, 1969, 1970, 1971, 1972, 9999]))
-            case .month: Int64(random.int(in: 1...12))
-            default: Int64(random.int(in: 1...31))
-            }
+            let number: Int64 =
+                switch part {
+                case .year: Int64(random.pick([1, 1967, 1968, 1969, 1970, 1971, 1972, 9999]))
+                case .month: Int64(random.int(in: 1...12))
+                default: Int64(random.int(in: 1...31))
+                }
             return comparison(.function(part, [.column("t")]), .literal(.int(number)))
         case 8:
             return random.pick([Expression.column("b"), .not(.column("b")), .literal(.bool(random.chance(50)))])
@@ -138,21 +156,30 @@ struct QueryCorpus {
             return comparison(.column(column.name), .literal(.null), operators: [.eq, .ne])
         case 10:
             let column = random.pick(QueryCorpus.table.columns + [Column("id", .string)])
-            let values = (0..<random.int(in: random.chance(5) ? 0...0 : 1...4)).map { _ in literalValue(for: column.type, column: column.name) }
+            let values = (0..<random.int(in: random.chance(5) ? 0...0 : 1...4)).map { _ in
+                literalValue(for: column.type, column: column.name)
+            }
             return .isIn(.column(column.name), values)
         case 11:
             let type = random.pick(ColumnType.allCases)
-            return comparison(.literal(literalValue(for: type, column: "")), .literal(literalValue(for: type, column: "")))
+            return comparison(
+                .literal(literalValue(for: type, column: "")), .literal(literalValue(for: type, column: "")))
         default:
-            let operand: Expression = random.chance(50)
+            let operand: Expression =
+                random.chance(50)
                 ? .function(random.pick([Function.year, .month, .day]), [.column("t")])
                 : .function(.length, [stringExpression()])
-            return .isIn(operand, (0..<random.int(in: 1...3)).map { _ in .int(Int64(random.int(in: 0...12))) } + (random.chance(20) ? [.null] : []))
+            return .isIn(
+                operand,
+                (0..<random.int(in: 1...3)).map { _ in .int(Int64(random.int(in: 0...12))) }
+                    + (random.chance(20) ? [.null] : []))
         }
     }
 
-    private mutating func comparison(_ lhs: Expression, _ rhs: Expression,
-                                     operators: [ComparisonOperator] = ComparisonOperator.allCases) -> Expression {
+    private mutating func comparison(
+        _ lhs: Expression, _ rhs: Expression,
+        operators: [ComparisonOperator] = ComparisonOperator.allCases
+    ) -> Expression {
         .comparison(lhs, random.pick(operators), rhs)
     }
 
@@ -168,7 +195,8 @@ struct QueryCorpus {
 
     private mutating func needleLiteral() -> Expression {
         if random.chance(5) { return .literal(.null) }
-        return .literal(.string(random.chance(50) ? random.pick(QueryCorpus.alphabet) : random.pick(QueryCorpus.strings)))
+        return .literal(
+            .string(random.chance(50) ? random.pick(QueryCorpus.alphabet) : random.pick(QueryCorpus.strings)))
     }
 
     private mutating func literal(for type: ColumnType, column: String) -> Expression {

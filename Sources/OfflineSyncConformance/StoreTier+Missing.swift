@@ -2,47 +2,55 @@ import OfflineSync
 
 extension StoreTierGroups {
     /// Looking up and deleting ids that do not exist are not errors.
-    static let missing = ConformanceGroup("missing", tier: .store, cases: [
-        ConformanceCase("looking up a missing id answers nil") { context in
-            let store = try context.openStore(Fixtures.schema)
-            try store.upsert([Fixtures.note("present")], into: "notes")
-            for id in ["absent", "Present", "present ", "😀"] {
-                context.expectLookup(store, "notes", id, nil, "lookup of a missing id")
-            }
-            let inside = context.attempt("lookup(notes, id 'absent') inside write(_:)") {
-                try store.write { try $0.lookup(table: "notes", id: "absent") }
-            }
-            context.expect(inside == .some(nil), "lookup(notes, id 'absent') inside write(_:): expected nil, got \(String(describing: inside))")
-        },
-        ConformanceCase("deleting missing ids does nothing") { context in
-            let store = try context.openStore(Fixtures.schema)
-            let kept = Fixtures.note("kept", priority: 1)
-            try store.upsert([kept], into: "notes")
-            context.attempt("delete(ids: ['absent', 'KEPT'], from: notes)") { try store.delete(ids: ["absent", "KEPT"], from: "notes") }
-            context.attempt("delete(ids: [], from: notes)") { try store.delete(ids: [], from: "notes") }
-            context.expectRows(store, "notes", [kept], "delete of missing ids")
-        },
-        ConformanceCase("a deleted id is missing") { context in
-            let store = try context.openStore(Fixtures.schema)
-            try store.upsert([Fixtures.note("gone"), Fixtures.note("stays")], into: "notes")
-            try store.delete(ids: ["gone", "gone"], from: "notes")
-            context.expectLookup(store, "notes", "gone", nil, "delete(ids: ['gone', 'gone']) then lookup")
-            context.expectRows(store, "notes", [Fixtures.note("stays")], "delete(ids: ['gone', 'gone'])")
-        },
-        ConformanceCase("deleting by a query that matches nothing deletes nothing") { context in
-            let store = try context.openStore(Fixtures.schema)
-            try store.upsert([Fixtures.note("a", priority: 1)], into: "notes")
-            let query = Query(table: "notes", filter: .comparison(.column("priority"), .gt, .literal(100)))
-            context.expectEqual(context.attempt("delete(matching: \(query))") { try store.delete(matching: query) }, 0,
-                                "delete(matching: \(query)) count")
-            context.expectRows(store, "notes", [Fixtures.note("a", priority: 1)], "delete(matching: \(query))")
-        },
-        ConformanceCase("a query that matches nothing answers no rows and a zero count") { context in
-            let store = try context.openStore(Fixtures.schema)
-            try store.upsert([Fixtures.note("a", priority: 1)], into: "notes")
-            let query = Query(table: "notes", filter: .comparison(.column("id"), .eq, .literal("b")), includeTotalCount: true)
-            let result = context.attempt("read(\(query))") { try store.read(query) }
-            context.expectEqual(result, QueryResult(items: [], totalCount: 0), "read(\(query))")
-        },
-    ])
+    static let missing = ConformanceGroup(
+        "missing", tier: .store,
+        cases: [
+            ConformanceCase("looking up a missing id answers nil") { context in
+                let store = try context.openStore(Fixtures.schema)
+                try store.upsert([Fixtures.note("present")], into: "notes")
+                for id in ["absent", "Present", "present ", "😀"] {
+                    context.expectLookup(store, "notes", id, nil, "lookup of a missing id")
+                }
+                let inside = context.attempt("lookup(notes, id 'absent') inside write(_:)") {
+                    try store.write { try $0.lookup(table: "notes", id: "absent") }
+                }
+                context.expect(
+                    inside == .some(nil),
+                    "lookup(notes, id 'absent') inside write(_:): expected nil, got \(String(describing: inside))")
+            },
+            ConformanceCase("deleting missing ids does nothing") { context in
+                let store = try context.openStore(Fixtures.schema)
+                let kept = Fixtures.note("kept", priority: 1)
+                try store.upsert([kept], into: "notes")
+                context.attempt("delete(ids: ['absent', 'KEPT'], from: notes)") {
+                    try store.delete(ids: ["absent", "KEPT"], from: "notes")
+                }
+                context.attempt("delete(ids: [], from: notes)") { try store.delete(ids: [], from: "notes") }
+                context.expectRows(store, "notes", [kept], "delete of missing ids")
+            },
+            ConformanceCase("a deleted id is missing") { context in
+                let store = try context.openStore(Fixtures.schema)
+                try store.upsert([Fixtures.note("gone"), Fixtures.note("stays")], into: "notes")
+                try store.delete(ids: ["gone", "gone"], from: "notes")
+                context.expectLookup(store, "notes", "gone", nil, "delete(ids: ['gone', 'gone']) then lookup")
+                context.expectRows(store, "notes", [Fixtures.note("stays")], "delete(ids: ['gone', 'gone'])")
+            },
+            ConformanceCase("deleting by a query that matches nothing deletes nothing") { context in
+                let store = try context.openStore(Fixtures.schema)
+                try store.upsert([Fixtures.note("a", priority: 1)], into: "notes")
+                let query = Query(table: "notes", filter: .comparison(.column("priority"), .gt, .literal(100)))
+                context.expectEqual(
+                    context.attempt("delete(matching: \(query))") { try store.delete(matching: query) }, 0,
+                    "delete(matching: \(query)) count")
+                context.expectRows(store, "notes", [Fixtures.note("a", priority: 1)], "delete(matching: \(query))")
+            },
+            ConformanceCase("a query that matches nothing answers no rows and a zero count") { context in
+                let store = try context.openStore(Fixtures.schema)
+                try store.upsert([Fixtures.note("a", priority: 1)], into: "notes")
+                let query = Query(
+                    table: "notes", filter: .comparison(.column("id"), .eq, .literal("b")), includeTotalCount: true)
+                let result = context.attempt("read(\(query))") { try store.read(query) }
+                context.expectEqual(result, QueryResult(items: [], totalCount: 0), "read(\(query))")
+            },
+        ])
 }

@@ -2,114 +2,150 @@ import OfflineSync
 
 extension StoreTierGroups {
     /// Declaring tables, reopening (data kept, schema widened), the schema getter, unknown tables.
-    static let schema = ConformanceGroup("schema", tier: .store, cases: [
-        ConformanceCase("declared tables start empty") { context in
-            let store = try context.openStore(Fixtures.schema)
-            for table in Fixtures.schema.tables {
-                let result = context.attempt("read(\(table.name))") {
-                    try store.read(Query(table: table.name, includeTotalCount: true))
+    static let schema = ConformanceGroup(
+        "schema", tier: .store,
+        cases: [
+            ConformanceCase("declared tables start empty") { context in
+                let store = try context.openStore(Fixtures.schema)
+                for table in Fixtures.schema.tables {
+                    let result = context.attempt("read(\(table.name))") {
+                        try store.read(Query(table: table.name, includeTotalCount: true))
+                    }
+                    context.expectEqual(result?.items.count, 0, "read(\(table.name)) of a new store: row count")
+                    context.expectEqual(result?.totalCount, 0, "read(\(table.name)) of a new store: total count")
                 }
-                context.expectEqual(result?.items.count, 0, "read(\(table.name)) of a new store: row count")
-                context.expectEqual(result?.totalCount, 0, "read(\(table.name)) of a new store: total count")
-            }
-        },
-        ConformanceCase("the schema getter answers the declared tables") { context in
-            let store = try context.openStore(Fixtures.schema)
-            guard let stored = context.attempt("schema", { try store.schema }) else { return }
-            expectDeclares(context, stored, Fixtures.schema, "schema after open")
-        },
-        ConformanceCase("reopening keeps the data", requires: .persistent) { context in
-            let store = try context.openStore(Fixtures.schema)
-            let rows = [Fixtures.note("a", title: "first", priority: 1), Fixtures.note("b", score: -0.0, done: true)]
-            try store.upsert(rows, into: "notes")
-            try store.close()
-            try store.open(schema: Fixtures.schema)
-            context.expectRows(store, "notes", rows, "close() then open(schema:) with the same schema")
-        },
-        ConformanceCase("reopening adds new columns and old rows read them as null", requires: .persistent) { context in
-            let store = try context.openStore(Fixtures.schema)
-            let old = Fixtures.note("old", title: "before")
-            try store.upsert([old], into: "notes")
-            try store.close()
-            let widened = TableSchema("notes", columns: Fixtures.notes.columns + [Column("extra", .string), Column("rank", .integer)],
-                                      indexes: Fixtures.notes.indexes + [Index("notes_rank", on: ["rank"])])
-            try store.open(schema: StoreSchema([widened]))
-            if let stored = context.attempt("schema after reopening with new columns", { try store.schema }) {
-                expectDeclares(context, stored, StoreSchema([widened]), "schema after reopening with new columns")
-            }
-            context.expectLookup(store, "notes", "old", old, "reopen with new columns 'extra', 'rank'")
-            let query = Query(table: "notes", filter: .comparison(.column("extra"), .eq, .literal(.null)))
-            let ids = context.attempt("read(notes) \(query)") { try store.read(query).items.map(\.id) }
-            context.expectEqual(ids, ["old"], "read(notes) \(query) after adding column 'extra'")
-            var new = Fixtures.note("new", title: "after")
-            new["extra"] = "x"
-            new["rank"] = 7
-            context.attempt("upsert(notes, id 'new') with the new columns") { try store.upsert([new], into: "notes") }
-            context.expectLookup(store, "notes", "new", new, "upsert into new columns 'extra', 'rank'")
-        },
-        ConformanceCase("reopening adds new tables and keeps tables left out", requires: .persistent) { context in
-            let store = try context.openStore(StoreSchema([Fixtures.notes]))
-            let row = Fixtures.note("kept", priority: 3)
-            try store.upsert([row], into: "notes")
-            try store.close()
-            let added = TableSchema("added", columns: [Column("n", .integer)], synced: false)
-            try store.open(schema: StoreSchema([added]))
-            if let stored = context.attempt("schema after reopening with only table 'added'", { try store.schema }) {
-                expectDeclares(context, stored, StoreSchema([Fixtures.notes, added]), "schema after reopening with only table 'added'")
-            }
-            context.expectRows(store, "notes", [row], "reopen with a schema that leaves 'notes' out")
-            let item = Item(id: "n1", values: ["n": 1])
-            context.attempt("upsert(added, id 'n1')") { try store.upsert([item], into: "added") }
-            context.expectRows(store, "added", [item], "upsert into table 'added' declared on reopen")
-        },
-        ConformanceCase("reopening with a changed column type is rejected", requires: .persistent) { context in
-            let store = try context.openStore(StoreSchema([Fixtures.notes]))
-            let row = Fixtures.note("a", priority: 5)
-            try store.upsert([row], into: "notes")
-            try store.close()
-            let retyped = TableSchema("notes", columns: [Column("priority", .string)])
-            context.expectThrows("open(schema:) declaring notes.priority as string instead of integer",
-                                 code: .invalidSchema, mentioning: ["notes", "priority"]) { try store.open(schema: StoreSchema([retyped])) }
-            try? store.close()
-            context.attempt("open(schema:) with the original schema after a rejected one") { try store.open(schema: StoreSchema([Fixtures.notes])) }
-            context.expectRows(store, "notes", [row], "open(schema:) after a rejected retyping")
-        },
-        ConformanceCase("an undeclared table is an unknownTable error") { context in
-            let store = try context.openStore(Fixtures.schema)
-            let table = "undeclared"
-            context.expectThrows("read(\(table))", code: .unknownTable, mentioning: [table]) { try store.read(Query(table: table)) }
-            context.expectThrows("lookup(\(table), id 'a')", code: .unknownTable, mentioning: [table]) { try store.lookup(table: table, id: "a") }
-            context.expectThrows("upsert(\(table), id 'a')", code: .unknownTable, mentioning: [table]) { try store.upsert([Item(id: "a")], into: table) }
-            context.expectThrows("delete(ids: ['a'], from: \(table))", code: .unknownTable, mentioning: [table]) { try store.delete(ids: ["a"], from: table) }
-            context.expectThrows("delete(matching:) on \(table)", code: .unknownTable, mentioning: [table]) { try store.delete(matching: Query(table: table)) }
-        },
-        ConformanceCase("opening an open store throws and closing twice does not") { context in
-            let store = try context.openStore(Fixtures.schema)
-            context.expectThrows("open(schema:) on a store that is already open") { try store.open(schema: Fixtures.schema) }
-            context.attempt("close()") { try store.close() }
-            context.attempt("close() of a closed store") { try store.close() }
-        },
-        ConformanceCase("a closed store refuses to work") { context in
-            let store = try context.openStore(Fixtures.schema)
-            try store.close()
-            context.expectThrows("schema of a closed store", code: .notOpen) { try store.schema }
-            context.expectThrows("read(notes) on a closed store") { try store.read(Query(table: "notes")) }
-            context.expectThrows("upsert(notes, id 'a') on a closed store") { try store.upsert([Item(id: "a")], into: "notes") }
-        },
-    ])
+            },
+            ConformanceCase("the schema getter answers the declared tables") { context in
+                let store = try context.openStore(Fixtures.schema)
+                guard let stored = context.attempt("schema", { try store.schema }) else { return }
+                expectDeclares(context, stored, Fixtures.schema, "schema after open")
+            },
+            ConformanceCase("reopening keeps the data", requires: .persistent) { context in
+                let store = try context.openStore(Fixtures.schema)
+                let rows = [
+                    Fixtures.note("a", title: "first", priority: 1), Fixtures.note("b", score: -0.0, done: true),
+                ]
+                try store.upsert(rows, into: "notes")
+                try store.close()
+                try store.open(schema: Fixtures.schema)
+                context.expectRows(store, "notes", rows, "close() then open(schema:) with the same schema")
+            },
+            ConformanceCase("reopening adds new columns and old rows read them as null", requires: .persistent) {
+                context in
+                let store = try context.openStore(Fixtures.schema)
+                let old = Fixtures.note("old", title: "before")
+                try store.upsert([old], into: "notes")
+                try store.close()
+                let widened = TableSchema(
+                    "notes", columns: Fixtures.notes.columns + [Column("extra", .string), Column("rank", .integer)],
+                    indexes: Fixtures.notes.indexes + [Index("notes_rank", on: ["rank"])])
+                try store.open(schema: StoreSchema([widened]))
+                if let stored = context.attempt("schema after reopening with new columns", { try store.schema }) {
+                    expectDeclares(context, stored, StoreSchema([widened]), "schema after reopening with new columns")
+                }
+                context.expectLookup(store, "notes", "old", old, "reopen with new columns 'extra', 'rank'")
+                let query = Query(table: "notes", filter: .comparison(.column("extra"), .eq, .literal(.null)))
+                let ids = context.attempt("read(notes) \(query)") { try store.read(query).items.map(\.id) }
+                context.expectEqual(ids, ["old"], "read(notes) \(query) after adding column 'extra'")
+                var new = Fixtures.note("new", title: "after")
+                new["extra"] = "x"
+                new["rank"] = 7
+                context.attempt("upsert(notes, id 'new') with the new columns") {
+                    try store.upsert([new], into: "notes")
+                }
+                context.expectLookup(store, "notes", "new", new, "upsert into new columns 'extra', 'rank'")
+            },
+            ConformanceCase("reopening adds new tables and keeps tables left out", requires: .persistent) { context in
+                let store = try context.openStore(StoreSchema([Fixtures.notes]))
+                let row = Fixtures.note("kept", priority: 3)
+                try store.upsert([row], into: "notes")
+                try store.close()
+                let added = TableSchema("added", columns: [Column("n", .integer)], synced: false)
+                try store.open(schema: StoreSchema([added]))
+                if let stored = context.attempt("schema after reopening with only table 'added'", { try store.schema })
+                {
+                    expectDeclares(
+                        context, stored, StoreSchema([Fixtures.notes, added]),
+                        "schema after reopening with only table 'added'")
+                }
+                context.expectRows(store, "notes", [row], "reopen with a schema that leaves 'notes' out")
+                let item = Item(id: "n1", values: ["n": 1])
+                context.attempt("upsert(added, id 'n1')") { try store.upsert([item], into: "added") }
+                context.expectRows(store, "added", [item], "upsert into table 'added' declared on reopen")
+            },
+            ConformanceCase("reopening with a changed column type is rejected", requires: .persistent) { context in
+                let store = try context.openStore(StoreSchema([Fixtures.notes]))
+                let row = Fixtures.note("a", priority: 5)
+                try store.upsert([row], into: "notes")
+                try store.close()
+                let retyped = TableSchema("notes", columns: [Column("priority", .string)])
+                context.expectThrows(
+                    "open(schema:) declaring notes.priority as string instead of integer",
+                    code: .invalidSchema, mentioning: ["notes", "priority"]
+                ) { try store.open(schema: StoreSchema([retyped])) }
+                try? store.close()
+                context.attempt("open(schema:) with the original schema after a rejected one") {
+                    try store.open(schema: StoreSchema([Fixtures.notes]))
+                }
+                context.expectRows(store, "notes", [row], "open(schema:) after a rejected retyping")
+            },
+            ConformanceCase("an undeclared table is an unknownTable error") { context in
+                let store = try context.openStore(Fixtures.schema)
+                let table = "undeclared"
+                context.expectThrows("read(\(table))", code: .unknownTable, mentioning: [table]) {
+                    try store.read(Query(table: table))
+                }
+                context.expectThrows("lookup(\(table), id 'a')", code: .unknownTable, mentioning: [table]) {
+                    try store.lookup(table: table, id: "a")
+                }
+                context.expectThrows("upsert(\(table), id 'a')", code: .unknownTable, mentioning: [table]) {
+                    try store.upsert([Item(id: "a")], into: table)
+                }
+                context.expectThrows("delete(ids: ['a'], from: \(table))", code: .unknownTable, mentioning: [table]) {
+                    try store.delete(ids: ["a"], from: table)
+                }
+                context.expectThrows("delete(matching:) on \(table)", code: .unknownTable, mentioning: [table]) {
+                    try store.delete(matching: Query(table: table))
+                }
+            },
+            ConformanceCase("opening an open store throws and closing twice does not") { context in
+                let store = try context.openStore(Fixtures.schema)
+                context.expectThrows("open(schema:) on a store that is already open") {
+                    try store.open(schema: Fixtures.schema)
+                }
+                context.attempt("close()") { try store.close() }
+                context.attempt("close() of a closed store") { try store.close() }
+            },
+            ConformanceCase("a closed store refuses to work") { context in
+                let store = try context.openStore(Fixtures.schema)
+                try store.close()
+                context.expectThrows("schema of a closed store", code: .notOpen) { try store.schema }
+                context.expectThrows("read(notes) on a closed store") { try store.read(Query(table: "notes")) }
+                context.expectThrows("upsert(notes, id 'a') on a closed store") {
+                    try store.upsert([Item(id: "a")], into: "notes")
+                }
+            },
+        ])
 
     /// Checks that `stored` declares every table, column (with its type) and index of `declared`.
-    private static func expectDeclares(_ context: CaseContext, _ stored: StoreSchema, _ declared: StoreSchema, _ operation: String) {
+    private static func expectDeclares(
+        _ context: CaseContext, _ stored: StoreSchema, _ declared: StoreSchema, _ operation: String
+    ) {
         for table in declared.tables {
             guard let found = stored.table(named: table.name) else {
-                context.fail("\(operation): table '\(table.name)' is missing; the schema lists \(stored.tables.map(\.name))")
+                context.fail(
+                    "\(operation): table '\(table.name)' is missing; the schema lists \(stored.tables.map(\.name))")
                 continue
             }
             for column in table.columns where found.column(named: column.name)?.type != column.type {
-                context.fail("\(operation): table '\(table.name)' column '\(column.name)' should be \(column.type.rawValue), found \(found.column(named: column.name)?.type.rawValue ?? "no such column")")
+                context.fail(
+                    "\(operation): table '\(table.name)' column '\(column.name)' should be \(column.type.rawValue), found \(found.column(named: column.name)?.type.rawValue ?? "no such column")"
+                )
             }
             for index in table.indexes where !found.indexes.contains(index) {
-                context.fail("\(operation): table '\(table.name)' index '\(index.name)' on \(index.columns) is missing; found \(found.indexes.map(\.name))")
+                context.fail(
+                    "\(operation): table '\(table.name)' index '\(index.name)' on \(index.columns) is missing; found \(found.indexes.map(\.name))"
+                )
             }
         }
     }

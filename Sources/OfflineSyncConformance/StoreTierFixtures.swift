@@ -3,16 +3,20 @@ import OfflineSync
 /// Tables and helpers shared by the store-tier groups.
 enum Fixtures {
     /// A synced table with one column of every type.
-    static let notes = TableSchema("notes", columns: [
-        Column("title", .string), Column("priority", .integer), Column("score", .double),
-        Column("done", .bool), Column("due", .date), Column("tags", .json),
-    ], indexes: [Index("notes_priority", on: ["priority"]), Index("notes_title_score", on: ["title", "score"])])
+    static let notes = TableSchema(
+        "notes",
+        columns: [
+            Column("title", .string), Column("priority", .integer), Column("score", .double),
+            Column("done", .bool), Column("due", .date), Column("tags", .json),
+        ], indexes: [Index("notes_priority", on: ["priority"]), Index("notes_title_score", on: ["title", "score"])])
 
     /// A plain (unsynced) table of one column per type, used for value round trips.
-    static let values = TableSchema("values", columns: [
-        Column("b", .bool), Column("i", .integer), Column("d", .double),
-        Column("s", .string), Column("t", .date), Column("j", .json),
-    ], synced: false)
+    static let values = TableSchema(
+        "values",
+        columns: [
+            Column("b", .bool), Column("i", .integer), Column("d", .double),
+            Column("s", .string), Column("t", .date), Column("j", .json),
+        ], synced: false)
 
     /// Small unsynced tables for multi-table transactions.
     static let left = TableSchema("lefts", columns: [Column("n", .integer), Column("s", .string)], synced: false)
@@ -22,8 +26,10 @@ enum Fixtures {
     static let schema = StoreSchema([notes, values, left, right])
 
     /// A note with the given values.
-    static func note(_ id: String, title: String? = nil, priority: Int64? = nil, score: Double? = nil,
-                     done: Bool? = nil) -> Item {
+    static func note(
+        _ id: String, title: String? = nil, priority: Int64? = nil, score: Double? = nil,
+        done: Bool? = nil
+    ) -> Item {
         var item = Item(id: id)
         if let title { item["title"] = .string(title) }
         if let priority { item["priority"] = .int(priority) }
@@ -40,7 +46,9 @@ extension CaseContext {
     }
 
     /// Checks that `table` holds exactly `expected` (in id order), naming the first difference.
-    func expectRows(_ store: any LocalStore, _ table: String, _ expected: [Item], _ operation: @autoclosure () -> String) {
+    func expectRows(
+        _ store: any LocalStore, _ table: String, _ expected: [Item], _ operation: @autoclosure () -> String
+    ) {
         let sorted = expected.sorted { ValueSemantics.compareBytes($0.id, $1.id) < 0 }
         if let difference = RowDifference.first(expected: sorted, actual: allRows(store, table)) {
             fail("\(operation()): table '\(table)' \(difference)")
@@ -48,9 +56,13 @@ extension CaseContext {
     }
 
     /// Checks that `lookup(table, id)` answers `expected` (or `nil`).
-    func expectLookup(_ store: any LocalStore, _ table: String, _ id: String, _ expected: Item?,
-                      _ operation: @autoclosure () -> String) {
-        guard let found = attempt("lookup(\(table), id '\(id)')", { try store.lookup(table: table, id: id) }) else { return }
+    func expectLookup(
+        _ store: any LocalStore, _ table: String, _ id: String, _ expected: Item?,
+        _ operation: @autoclosure () -> String
+    ) {
+        guard let found = attempt("lookup(\(table), id '\(id)')", { try store.lookup(table: table, id: id) }) else {
+            return
+        }
         switch (expected, found) {
         case (nil, nil): return
         case (nil, let found?): fail("\(operation()): lookup(\(table), id '\(id)') expected no row, got \(found)")
@@ -73,11 +85,13 @@ enum RowDifference {
             }
             let columns = Set(want.values.keys).union(got.values.keys).sorted()
             for column in columns where want[column] != got[column] {
-                return "id '\(escaped(want.id))' column '\(column)': expected \(show(want[column])), got \(show(got[column]))"
+                return
+                    "id '\(escaped(want.id))' column '\(column)': expected \(show(want[column])), got \(show(got[column]))"
             }
         }
         if expected.count != actual.count {
-            let extra = actual.count > expected.count
+            let extra =
+                actual.count > expected.count
                 ? "unexpected rows from id '\(escaped(actual[expected.count].id))'"
                 : "missing rows from id '\(escaped(expected[actual.count].id))'"
             return "expected \(expected.count) rows, got \(actual.count) (\(extra))"
@@ -90,10 +104,13 @@ enum RowDifference {
         switch value {
         case .null: return "null"
         case .double(let number):
-            return "double \(number)" + (number == 0 ? (number.sign == .minus ? " (negative zero)" : " (positive zero)") : "")
+            return "double \(number)"
+                + (number == 0 ? (number.sign == .minus ? " (negative zero)" : " (positive zero)") : "")
         case .string(let text):
             let bytes = text.utf8.count
-            return bytes > 80 ? "string of \(bytes) UTF-8 bytes starting '\(escaped(String(text.prefix(20))))'" : "string '\(escaped(text))'"
+            return bytes > 80
+                ? "string of \(bytes) UTF-8 bytes starting '\(escaped(String(text.prefix(20))))'"
+                : "string '\(escaped(text))'"
         case .int(let number): return "int \(number)"
         case .bool(let flag): return "bool \(flag)"
         case .date(let date): return "date \(date.iso8601) (\(date.millisecondsSince1970) ms)"
@@ -119,8 +136,10 @@ enum RowDifference {
 enum Reference {
     /// `nil` when `answer` equals what the reference evaluator computes for `query` over `rows`;
     /// otherwise the first difference (or the error the read threw), for a failure message.
-    static func difference(_ query: Query, rows: [Item], schema: TableSchema,
-                           answer: () throws -> QueryResult) -> String? {
+    static func difference(
+        _ query: Query, rows: [Item], schema: TableSchema,
+        answer: () throws -> QueryResult
+    ) -> String? {
         let expected: QueryResult
         do {
             expected = try QueryEvaluator(query: query, schema: schema).run(over: rows)
@@ -137,7 +156,8 @@ enum Reference {
             return difference
         }
         if expected.totalCount != actual.totalCount {
-            return "total count: expected \(expected.totalCount.map(String.init) ?? "nil"), got \(actual.totalCount.map(String.init) ?? "nil")"
+            return
+                "total count: expected \(expected.totalCount.map(String.init) ?? "nil"), got \(actual.totalCount.map(String.init) ?? "nil")"
         }
         return nil
     }
@@ -148,7 +168,8 @@ extension CaseContext {
     /// (the rows the table holds, as written).
     func expectReference(_ store: any LocalStore, _ query: Query, rows: [Item], schema: TableSchema) {
         let stored = rows.compactMap { try? schema.normalize($0, origin: .local) }
-        if let difference = Reference.difference(query, rows: stored, schema: schema, answer: { try store.read(query) }) {
+        if let difference = Reference.difference(query, rows: stored, schema: schema, answer: { try store.read(query) })
+        {
             fail("read(\(query.table)) \(query): \(difference)")
         }
     }

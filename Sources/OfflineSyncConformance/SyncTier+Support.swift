@@ -9,23 +9,32 @@ struct SyncFixture {
     let todo: SyncTable
     let tag: SyncTable
 
-    static let todoSchema = TableSchema("todo", columns: [
-        Column("text", .string), Column("complete", .bool), Column("priority", .integer),
-    ])
+    static let todoSchema = TableSchema(
+        "todo",
+        columns: [
+            Column("text", .string), Column("complete", .bool), Column("priority", .integer),
+        ])
     static let tagSchema = TableSchema("tag", columns: [Column("name", .string)])
 
     /// A fresh store from the suite's factory (wrapped so writes can be failed), a fresh remote.
-    static func make(_ c: CaseContext, handler: any PushHandler = DefaultPushHandler(),
-                     remoteOptions: TableService.Options = TableService.Options()) throws -> SyncFixture {
+    static func make(
+        _ c: CaseContext, handler: any PushHandler = DefaultPushHandler(),
+        remoteOptions: TableService.Options = TableService.Options()
+    ) throws -> SyncFixture {
         let store = ThrowingStore(wrapping: try c.makeStore())
         let remote = try InMemoryRemote(tables: [todoSchema, tagSchema], options: remoteOptions)
         remote.pushPipelineDepth = c.suite.pushPipelineDepth
         return try make(store: store, remote: remote, handler: handler)
     }
 
-    static func make(store: ThrowingStore, remote: InMemoryRemote, handler: any PushHandler = DefaultPushHandler()) throws -> SyncFixture {
-        let context = try SyncContext(store: store, remote: remote, tables: [todoSchema, tagSchema], pushHandler: handler)
-        return SyncFixture(store: store, remote: remote, context: context, todo: try context.table("todo"), tag: try context.table("tag"))
+    static func make(store: ThrowingStore, remote: InMemoryRemote, handler: any PushHandler = DefaultPushHandler())
+        throws -> SyncFixture
+    {
+        let context = try SyncContext(
+            store: store, remote: remote, tables: [todoSchema, tagSchema], pushHandler: handler)
+        return SyncFixture(
+            store: store, remote: remote, context: context, todo: try context.table("todo"),
+            tag: try context.table("tag"))
     }
 
     /// Closes the store and opens a new context over it, as an app restart does.
@@ -45,9 +54,13 @@ struct SyncFixture {
         let stamp = updatedAt ?? Timestamp(year: 2020, month: 1, day: 1)!
         let items = (0..<count).map { index -> Item in
             let id = prefix + String(repeating: "0", count: max(0, 5 - String(index).count)) + String(index)
-            return Item(id: id, values: ["text": .string("seed \(index)"), "complete": .bool(false),
-                                         "createdAt": .date(stamp), "updatedAt": .date(stamp),
-                                         "version": .string("seed\(index)"), "deleted": .bool(false)])
+            return Item(
+                id: id,
+                values: [
+                    "text": .string("seed \(index)"), "complete": .bool(false),
+                    "createdAt": .date(stamp), "updatedAt": .date(stamp),
+                    "version": .string("seed\(index)"), "deleted": .bool(false),
+                ])
         }
         try remote.service.store.upsert(items, into: table)
     }
@@ -71,33 +84,55 @@ struct SyncFixture {
             for operation in operations {
                 let local = try store.lookup(table: operation.table, id: operation.itemId)
                 if operation.kind == .delete {
-                    c.expect(local == nil, "[\(step)] queued delete of '\(operation.itemId)' in '\(operation.table)' but the item is still stored")
+                    c.expect(
+                        local == nil,
+                        "[\(step)] queued delete of '\(operation.itemId)' in '\(operation.table)' but the item is still stored"
+                    )
                 } else {
-                    c.expect(local != nil, "[\(step)] queued \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' but the item is missing")
+                    c.expect(
+                        local != nil,
+                        "[\(step)] queued \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' but the item is missing"
+                    )
                 }
-                c.expect(seen.insert(operation.table + "|" + operation.itemId).inserted,
-                         "[\(step)] item '\(operation.itemId)' of '\(operation.table)' has two queued operations outside a push")
+                c.expect(
+                    seen.insert(operation.table + "|" + operation.itemId).inserted,
+                    "[\(step)] item '\(operation.itemId)' of '\(operation.table)' has two queued operations outside a push"
+                )
             }
             let sequences = operations.map(\.sequence)
             c.expectEqual(Set(sequences).count, sequences.count, "[\(step)] queue sequences are unique")
             let operationIds = Set(operations.map(\.id))
             for error in try context.operationErrors() {
-                c.expect(operationIds.contains(error.operationId), "[\(step)] operation error for '\(error.itemId)' has no queued operation")
+                c.expect(
+                    operationIds.contains(error.operationId),
+                    "[\(step)] operation error for '\(error.itemId)' has no queued operation")
             }
-            let tokens = try store.read(Query(table: SystemTables.config)).items.filter { $0.id.hasPrefix("deltaToken|") }
+            let tokens = try store.read(Query(table: SystemTables.config)).items.filter {
+                $0.id.hasPrefix("deltaToken|")
+            }
             for row in tokens {
                 let parts = row.id.split(separator: "|", maxSplits: 2).map(String.init)
-                guard parts.count == 3, parts[2].hasPrefix("all"), let token = try context.deltaToken(table: parts[1], queryId: parts[2]) else { continue }
+                guard parts.count == 3, parts[2].hasPrefix("all"),
+                    let token = try context.deltaToken(table: parts[1], queryId: parts[2])
+                else { continue }
                 let pendingIds = Set(operations.filter { $0.table == parts[1] }.map(\.itemId))
                 for server in try remote.items(in: parts[1]) {
                     guard let updatedAt = server.updatedAt, pendingIds.contains(server.id) == false else { continue }
-                    let before = updatedAt < token.updatedAt || (updatedAt == token.updatedAt && (token.itemId.map { ValueSemantics.compareBytes(server.id, $0) <= 0 } ?? true))
+                    let before =
+                        updatedAt < token.updatedAt
+                        || (updatedAt == token.updatedAt
+                            && (token.itemId.map { ValueSemantics.compareBytes(server.id, $0) <= 0 } ?? true))
                     guard before else { continue }
                     let local = try store.lookup(table: parts[1], id: server.id)
                     if server.isDeleted {
-                        c.expect(local == nil, "[\(step)] token \(token) of '\(row.id)' is past deleted record '\(server.id)', which is still stored")
+                        c.expect(
+                            local == nil,
+                            "[\(step)] token \(token) of '\(row.id)' is past deleted record '\(server.id)', which is still stored"
+                        )
                     } else {
-                        c.expectEqual(local?.version, server.version, "[\(step)] token \(token) of '\(row.id)' is past record '\(server.id)'; local version")
+                        c.expectEqual(
+                            local?.version, server.version,
+                            "[\(step)] token \(token) of '\(row.id)' is past record '\(server.id)'; local version")
                     }
                 }
             }
@@ -127,9 +162,12 @@ final class RecordingPushHandler: PushHandler {
 
 extension CaseContext {
     /// A sync-tier case: a fresh fixture, the body, then the invariants.
-    static func syncCase(_ name: String, requires: StoreCapabilities = [], handler: @escaping @Sendable () -> any PushHandler = { DefaultPushHandler() },
-                         remoteOptions: TableService.Options = TableService.Options(),
-                         _ body: @escaping @Sendable (SyncFixture, CaseContext) async throws -> SyncFixture?) -> ConformanceCase {
+    static func syncCase(
+        _ name: String, requires: StoreCapabilities = [],
+        handler: @escaping @Sendable () -> any PushHandler = { DefaultPushHandler() },
+        remoteOptions: TableService.Options = TableService.Options(),
+        _ body: @escaping @Sendable (SyncFixture, CaseContext) async throws -> SyncFixture?
+    ) -> ConformanceCase {
         ConformanceCase(name, requires: requires) { c in
             let fixture = try SyncFixture.make(c, handler: handler(), remoteOptions: remoteOptions)
             let final = try await body(fixture, c) ?? fixture
@@ -139,8 +177,10 @@ extension CaseContext {
 
     /// Expects an async body to throw an error of type `E`; returns it.
     @discardableResult
-    func expectThrowsAsync<E: Error, T>(_ what: @autoclosure () -> String, as expected: E.Type,
-                                        _ body: () async throws -> T) async -> E? {
+    func expectThrowsAsync<E: Error, T>(
+        _ what: @autoclosure () -> String, as expected: E.Type,
+        _ body: () async throws -> T
+    ) async -> E? {
         do {
             let value = try await body()
             fail("\(what()): expected \(E.self), but it succeeded and returned \(value)")
@@ -154,7 +194,9 @@ extension CaseContext {
     }
 
     /// Expects an async body to throw an ``OfflineSyncError`` with `code`.
-    func expectSyncError<T>(_ what: @autoclosure () -> String, code: OfflineSyncError.Code, _ body: () async throws -> T) async {
+    func expectSyncError<T>(
+        _ what: @autoclosure () -> String, code: OfflineSyncError.Code, _ body: () async throws -> T
+    ) async {
         let message = what()
         if let error = await expectThrowsAsync(message, as: OfflineSyncError.self, body) {
             expect(error.code == code, "\(message): expected a \(code) error, got \(error.code): \(error.message)")

@@ -24,8 +24,10 @@ public struct HTTPAuthentication: Sendable {
     public var refresh: (@Sendable () async throws -> String?)?
 
     /// Creates an authentication hook for any header.
-    public init(headerName: String, prefix: String = "", token: @escaping @Sendable () async throws -> String,
-                refresh: (@Sendable () async throws -> String?)? = nil) {
+    public init(
+        headerName: String, prefix: String = "", token: @escaping @Sendable () async throws -> String,
+        refresh: (@Sendable () async throws -> String?)? = nil
+    ) {
         self.headerName = headerName
         self.prefix = prefix
         self.token = token
@@ -33,14 +35,18 @@ public struct HTTPAuthentication: Sendable {
     }
 
     /// `Authorization: Bearer <token>`.
-    public static func bearer(token: @escaping @Sendable () async throws -> String,
-                              refresh: (@Sendable () async throws -> String?)? = nil) -> HTTPAuthentication {
+    public static func bearer(
+        token: @escaping @Sendable () async throws -> String,
+        refresh: (@Sendable () async throws -> String?)? = nil
+    ) -> HTTPAuthentication {
         HTTPAuthentication(headerName: "Authorization", prefix: "Bearer ", token: token, refresh: refresh)
     }
 
     /// `X-ZUMO-AUTH: <token>`, the App Service authentication token of Azure Mobile Apps.
-    public static func zumo(token: @escaping @Sendable () async throws -> String,
-                            refresh: (@Sendable () async throws -> String?)? = nil) -> HTTPAuthentication {
+    public static func zumo(
+        token: @escaping @Sendable () async throws -> String,
+        refresh: (@Sendable () async throws -> String?)? = nil
+    ) -> HTTPAuthentication {
         HTTPAuthentication(headerName: "X-ZUMO-AUTH", token: token, refresh: refresh)
     }
 }

@@ -48,16 +48,19 @@ public final class HTTPRemote: RemoteService {
     /// Creates a remote with its own HTTP client (connection pool), configured with the timeouts.
     /// Throws ``RemoteError`` `.server` when the base URL is not an `http` or `https` URL.
     public convenience init(configuration: Configuration) throws {
-        let timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout),
-                                                       read: TimeAmount(configuration.readTimeout))
-        var clientConfiguration = HTTPClient.Configuration(tlsConfiguration: configuration.tlsConfiguration, timeout: timeout)
+        let timeout = HTTPClient.Configuration.Timeout(
+            connect: TimeAmount(configuration.connectTimeout),
+            read: TimeAmount(configuration.readTimeout))
+        var clientConfiguration = HTTPClient.Configuration(
+            tlsConfiguration: configuration.tlsConfiguration, timeout: timeout)
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 8
         // The client would retry a failed connection until the connect timeout, so a refused one
         // took 10 s per request; the remote retries it itself (`send`), a few times, briefly.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        try self.init(configuration: configuration,
-                      client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration),
-                      ownsClient: true)
+        try self.init(
+            configuration: configuration,
+            client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration),
+            ownsClient: true)
     }
 
     /// Creates a remote on an HTTP client the caller owns (and shuts down). The client's own
@@ -71,9 +74,14 @@ public final class HTTPRemote: RemoteService {
         var base = configuration.baseURL
         while base.hasSuffix("/") { base.removeLast() }
         guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else {
+            let host = url.host, !host.isEmpty
+        else {
             if ownsClient { client.shutdown { _ in } }
-            throw RemoteError(.server, message: "the base URL '\(configuration.baseURL)' is not an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080)")
+            throw RemoteError(
+                .server,
+                message:
+                    "the base URL '\(configuration.baseURL)' is not an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080)"
+            )
         }
         if configuration.pushPipelineDepth > 1 {
             let tls = scheme == "https" ? configuration.tlsConfiguration ?? .makeClientConfiguration() : nil
@@ -81,7 +89,8 @@ public final class HTTPRemote: RemoteService {
                 let connection = try PipelinedConnection(
                     host: host, port: url.port ?? (tls == nil ? 80 : 443), tls: tls, group: client.eventLoopGroup,
                     window: configuration.pushPipelineDepth,
-                    connectTimeout: TimeAmount(configuration.connectTimeout), requestTimeout: TimeAmount(configuration.requestTimeout),
+                    connectTimeout: TimeAmount(configuration.connectTimeout),
+                    requestTimeout: TimeAmount(configuration.requestTimeout),
                     maximumResponseBytes: configuration.maximumResponseBytes, connectRetries: configuration.readRetries,
                     retryDelay: TimeAmount(configuration.retryDelay), logger: configuration.logger)
                 pipeline = (connection, url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path)
@@ -113,7 +122,8 @@ public final class HTTPRemote: RemoteService {
     // MARK: RemoteService
 
     public func readPage(_ query: Query, includeDeleted: Bool) async throws -> QueryResult {
-        let request = TableRequest.read(query, includeDeleted: includeDeleted, clientVersion: configuration.clientVersion)
+        let request = TableRequest.read(
+            query, includeDeleted: includeDeleted, clientVersion: configuration.clientVersion)
         let response = try await send(request)
         guard response.status == 200 else { throw failure(request, response) }
         do {
@@ -162,7 +172,8 @@ public final class HTTPRemote: RemoteService {
     /// Sends an insert or update and answers the server's copy.
     private func writeItem(_ write: RemoteWrite) async throws -> Item {
         guard let copy = try await self.write(write, queued: nil) else {
-            throw RemoteError(.server, message: "\(write.kind.rawValue) of '\(write.item.id)' in '\(write.table)' got no item back")
+            throw RemoteError(
+                .server, message: "\(write.kind.rawValue) of '\(write.item.id)' in '\(write.table)' got no item back")
         }
         return copy
     }
@@ -181,7 +192,8 @@ public final class HTTPRemote: RemoteService {
     /// after another until one fails in a way that stops a push.
     public func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
         guard let (connection, path) = pipeline else { return await sendOneAfterAnother(writes) }
-        var answers = [Result<Item?, any Error>](repeating: .failure(RemoteError(.network, message: "not sent")), count: writes.count)
+        var answers = [Result<Item?, any Error>](
+            repeating: .failure(RemoteError(.network, message: "not sent")), count: writes.count)
         var unanswered = Array(writes.indices)
         var renewed: String?
         while !unanswered.isEmpty {
@@ -189,8 +201,9 @@ public final class HTTPRemote: RemoteService {
             let renewable = renewed == nil && configuration.authentication?.refresh != nil
             let outcomes: [Result<Item?, any Error>?]
             do {
-                outcomes = try await sendPipelined(unanswered.map { writes[$0] }, token: renewed, on: connection, path: path,
-                                                   renewable: renewable)
+                outcomes = try await sendPipelined(
+                    unanswered.map { writes[$0] }, token: renewed, on: connection, path: path,
+                    renewable: renewable)
             } catch {
                 for position in unanswered { answers[position] = .failure(error) }
                 break
@@ -203,13 +216,20 @@ public final class HTTPRemote: RemoteService {
             do {
                 renewed = try await renewal.renew(after: round, refresh)
             } catch {
-                let failure = RemoteError(.authentication, status: 401, message: "the server refused the credentials and renewing them failed: \(error)")
+                let failure = RemoteError(
+                    .authentication, status: 401,
+                    message: "the server refused the credentials and renewing them failed: \(error)")
                 for position in refused { answers[position] = .failure(failure) }
                 break
             }
             guard renewed != nil else {
                 for position in refused {
-                    answers[position] = .failure(RemoteError(.authentication, status: 401, message: "\(writes[position].kind.rawValue) of '\(writes[position].item.id)': the server refused the credentials; sign in again"))
+                    answers[position] = .failure(
+                        RemoteError(
+                            .authentication, status: 401,
+                            message:
+                                "\(writes[position].kind.rawValue) of '\(writes[position].item.id)': the server refused the credentials; sign in again"
+                        ))
                 }
                 break
             }
@@ -223,18 +243,23 @@ public final class HTTPRemote: RemoteService {
         let version = configuration.clientVersion
         switch write.kind {
         case .insert:
-            return try writable(write.item, in: write.table) { try TableRequest.insert(write.item, into: write.table, clientVersion: version) }
+            return try writable(write.item, in: write.table) {
+                try TableRequest.insert(write.item, into: write.table, clientVersion: version)
+            }
         case .update:
             return try writable(write.item, in: write.table) {
                 try TableRequest.update(write.item, in: write.table, ifMatch: write.ifMatch, clientVersion: version)
             }
         case .delete:
-            return TableRequest.delete(id: write.item.id, from: write.table, ifMatch: write.ifMatch, clientVersion: version)
+            return TableRequest.delete(
+                id: write.item.id, from: write.table, ifMatch: write.ifMatch, clientVersion: version)
         }
     }
 
     /// The server's copy in the answer to a write (`nil` after a delete), or the failure it says.
-    private func answer(to write: RemoteWrite, _ request: TableRequest, _ response: WireResponse) throws(RemoteError) -> Item? {
+    private func answer(to write: RemoteWrite, _ request: TableRequest, _ response: WireResponse) throws(RemoteError)
+        -> Item?
+    {
         switch write.kind {
         case .insert:
             guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
@@ -252,7 +277,9 @@ public final class HTTPRemote: RemoteService {
 
     /// Builds a write request; an item that cannot be written as JSON is a `.server` failure of
     /// that operation (recorded, the push goes on).
-    private func writable(_ item: Item, in table: String, _ build: () throws -> TableRequest) throws(RemoteError) -> TableRequest {
+    private func writable(_ item: Item, in table: String, _ build: () throws -> TableRequest) throws(RemoteError)
+        -> TableRequest
+    {
         do {
             return try build()
         } catch {
@@ -280,25 +307,40 @@ public final class HTTPRemote: RemoteService {
         switch response.status {
         case 409, 412:
             let item = try? WireJSON.decodeItem(response.body)
-            let reason = response.status == 412 ? "the server's version differs from If-Match" : "the item already exists on the server"
+            let reason =
+                response.status == 412
+                ? "the server's version differs from If-Match" : "the item already exists on the server"
             let missing = item == nil ? "; the answer carried no readable server item" : ""
-            return RemoteError(.conflict, status: response.status, serverItem: item, message: "\(what): conflict, \(reason)\(missing)")
+            return RemoteError(
+                .conflict, status: response.status, serverItem: item, message: "\(what): conflict, \(reason)\(missing)")
         case 401:
-            return RemoteError(.authentication, status: 401, message: "\(what): the server refused the credentials\(response.summary.map { " (\($0))" } ?? ""); sign in again")
+            return RemoteError(
+                .authentication, status: 401,
+                message:
+                    "\(what): the server refused the credentials\(response.summary.map { " (\($0))" } ?? ""); sign in again"
+            )
         case 404:
-            return RemoteError(.notFound, status: 404, message: "\(what): the item or table does not exist on the server")
+            return RemoteError(
+                .notFound, status: 404, message: "\(what): the item or table does not exist on the server")
         default:
-            return RemoteError(.server, status: response.status, message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")")
+            return RemoteError(
+                .server, status: response.status, message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")")
         }
     }
 
     /// The error for a success status whose body is not what the protocol promises.
-    private func unreadable(_ request: TableRequest, _ response: WireResponse, _ error: WireFormatError) -> RemoteError {
+    private func unreadable(_ request: TableRequest, _ response: WireResponse, _ error: WireFormatError) -> RemoteError
+    {
         let what = "\(request.method.rawValue) \(request.target)"
         if response.isHTML {
-            return RemoteError(.server, status: response.status, message: "\(what): the server answered with an HTML page\(response.summary.map { " (\($0))" } ?? "") instead of JSON; check that the base URL points at an Azure Mobile Apps back end")
+            return RemoteError(
+                .server, status: response.status,
+                message:
+                    "\(what): the server answered with an HTML page\(response.summary.map { " (\($0))" } ?? "") instead of JSON; check that the base URL points at an Azure Mobile Apps back end"
+            )
         }
-        return RemoteError(.server, status: response.status, message: "\(what): the answer could not be read: \(error.message)")
+        return RemoteError(
+            .server, status: response.status, message: "\(what): the answer could not be read: \(error.message)")
     }
 
     // MARK: Sending
@@ -311,7 +353,9 @@ public final class HTTPRemote: RemoteService {
     /// once it is handed over. Its connection is retried by the connection itself, which keeps
     /// the writes waiting for it in order; a write repeated after a 401 goes out behind the
     /// writes handed over meanwhile.
-    private func send(_ request: TableRequest, queued: (@Sendable () -> Void)? = nil) async throws(RemoteError) -> WireResponse {
+    private func send(_ request: TableRequest, queued: (@Sendable () -> Void)? = nil) async throws(RemoteError)
+        -> WireResponse
+    {
         var attempt = 0
         var renewed: String?
         while true {
@@ -333,14 +377,20 @@ public final class HTTPRemote: RemoteService {
                     guard let token = try await renewal.renew(after: round, refresh) else { return response }
                     renewed = token
                 } catch {
-                    throw RemoteError(.authentication, status: 401, message: "\(request.method.rawValue) \(request.target): the server refused the credentials and renewing them failed: \(error)")
+                    throw RemoteError(
+                        .authentication, status: 401,
+                        message:
+                            "\(request.method.rawValue) \(request.target): the server refused the credentials and renewing them failed: \(error)"
+                    )
                 }
-            case .success(let response) where request.method.isIdempotentRead && [502, 503, 504].contains(response.status)
+            case .success(let response)
+            where request.method.isIdempotentRead && [502, 503, 504].contains(response.status)
                 && attempt < configuration.readRetries:
                 try await backOff(request, attempt: &attempt, reason: "HTTP \(response.status)")
             case .success(let response):
                 return response
-            case .failure(let error) where error.kind == .network && (request.method.isIdempotentRead || neverSent)
+            case .failure(let error)
+            where error.kind == .network && (request.method.isIdempotentRead || neverSent)
                 && attempt < configuration.readRetries:
                 try await backOff(request, attempt: &attempt, reason: error.message)
             case .failure(let error):
@@ -352,7 +402,8 @@ public final class HTTPRemote: RemoteService {
     private func backOff(_ request: TableRequest, attempt: inout Int, reason: String) async throws(RemoteError) {
         let delay = configuration.retryDelay * (1 << attempt)
         attempt += 1
-        configuration.logger.warning("retrying \(request.method.rawValue) \(request.target) in \(delay) after: \(reason)")
+        configuration.logger.warning(
+            "retrying \(request.method.rawValue) \(request.target) in \(delay) after: \(reason)")
         do {
             try await Task.sleep(for: delay)
         } catch {
@@ -362,7 +413,9 @@ public final class HTTPRemote: RemoteService {
 
     /// One attempt. Throws ``Unconnected`` when no connection could be established (the request
     /// was not sent), ``RemoteError`` for every other failure.
-    private func sendOnce(_ request: TableRequest, token: String?, queued: (@Sendable () -> Void)?) async throws -> WireResponse {
+    private func sendOnce(_ request: TableRequest, token: String?, queued: (@Sendable () -> Void)?) async throws
+        -> WireResponse
+    {
         let what = "\(request.method.rawValue) \(request.target)"
         if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
         let headers = Self.headers(of: request, credential: try await credential(token, for: what))
@@ -373,46 +426,58 @@ public final class HTTPRemote: RemoteService {
         }
         let outgoing: HTTPClient.Request
         do {
-            outgoing = try HTTPClient.Request(url: baseURL + request.target, method: HTTPMethod(rawValue: request.method.rawValue),
-                                              headers: headers, body: request.body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+            outgoing = try HTTPClient.Request(
+                url: baseURL + request.target, method: HTTPMethod(rawValue: request.method.rawValue),
+                headers: headers, body: request.body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
         } catch {
-            throw RemoteError(.server, message: "\(what): the URL \(baseURL + request.target) cannot be requested: \(error)")
+            throw RemoteError(
+                .server, message: "\(what): the URL \(baseURL + request.target) cannot be requested: \(error)")
         }
         do {
             // The whole answer is gathered on the connection's event loop and handed over once:
             // one hop back to this task per request (the streaming API costs several).
-            let task = client.execute(request: outgoing,
-                                      delegate: ResponseAccumulator(request: outgoing, maxBodySize: configuration.maximumResponseBytes),
-                                      eventLoop: .indifferent, deadline: .now() + TimeAmount(configuration.requestTimeout),
-                                      logger: logger.logLevel <= .debug ? logger : nil)
+            let task = client.execute(
+                request: outgoing,
+                delegate: ResponseAccumulator(request: outgoing, maxBodySize: configuration.maximumResponseBytes),
+                eventLoop: .indifferent, deadline: .now() + TimeAmount(configuration.requestTimeout),
+                logger: logger.logLevel <= .debug ? logger : nil)
             let response = try await withTaskCancellationHandler {
                 try await task.futureResult.get()
             } onCancel: {
                 task.cancel()
             }
-            return WireResponse(status: Int(response.status.code), headers: response.headers,
-                                body: response.body.map { Array($0.readableBytesView) } ?? [])
+            return WireResponse(
+                status: Int(response.status.code), headers: response.headers,
+                body: response.body.map { Array($0.readableBytesView) } ?? [])
         } catch let error as ResponseAccumulator.ResponseTooBigError {
-            throw RemoteError(.server, message: "\(what): the answer is larger than \(error.maxBodySize) bytes; raise maximumResponseBytes or ask for smaller pages")
+            throw RemoteError(
+                .server,
+                message:
+                    "\(what): the answer is larger than \(error.maxBodySize) bytes; raise maximumResponseBytes or ask for smaller pages"
+            )
         } catch {
             if Task.isCancelled || (error as? HTTPClientError) == .cancelled || error is CancellationError {
                 throw RemoteError(.cancelled, message: "\(what) was cancelled")
             }
             if let reason = Self.connectFailure(error) {
-                throw Unconnected(error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
+                throw Unconnected(
+                    error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
             }
             throw RemoteError(.network, message: "\(what) did not complete: \(Self.describe(error))")
         }
     }
 
     /// The credential header to send: `token` (a renewed one), or the hook's current token.
-    private func credential(_ token: String?, for what: @autoclosure () -> String) async throws(RemoteError) -> (name: String, value: String)? {
+    private func credential(_ token: String?, for what: @autoclosure () -> String) async throws(RemoteError) -> (
+        name: String, value: String
+    )? {
         guard let authentication = configuration.authentication else { return nil }
         if let token { return (authentication.headerName, authentication.prefix + token) }
         do {
             return (authentication.headerName, authentication.prefix + (try await authentication.token()))
         } catch {
-            throw RemoteError(.authentication, message: "\(what()): the authentication token could not be obtained: \(error)")
+            throw RemoteError(
+                .authentication, message: "\(what()): the authentication token could not be obtained: \(error)")
         }
     }
 
@@ -432,8 +497,10 @@ public final class HTTPRemote: RemoteService {
     /// first while the others are encoded, and each answer is read on the connection's event
     /// loop as it arrives, so only one hop back to this task is paid for all of them. A write
     /// that cannot be encoded fails on its own and is not sent. Cancelling closes the connection.
-    private func sendPipelined(_ writes: [RemoteWrite], token: String?, on connection: PipelinedConnection, path: String,
-                               renewable: Bool) async throws(RemoteError) -> [Result<Item?, any Error>?] {
+    private func sendPipelined(
+        _ writes: [RemoteWrite], token: String?, on connection: PipelinedConnection, path: String,
+        renewable: Bool
+    ) async throws(RemoteError) -> [Result<Item?, any Error>?] {
         if Task.isCancelled { throw RemoteError(.cancelled, message: "the push was cancelled") }
         let credential = try await credential(token, for: "sending \(writes.count) writes")
         let eventLoop = connection.eventLoop
@@ -445,15 +512,20 @@ public final class HTTPRemote: RemoteService {
                 do {
                     slice.append((write, try request(for: write)))
                 } catch {
-                    if !slice.isEmpty { outcomes += read(slice, connection.submit(slice.map { outgoing($0.request) }), renewable) }
+                    if !slice.isEmpty {
+                        outcomes += read(slice, connection.submit(slice.map { outgoing($0.request) }), renewable)
+                    }
                     slice = []
                     outcomes.append(eventLoop.makeSucceededFuture(.failure(error)))
                 }
             }
-            if !slice.isEmpty { outcomes += read(slice, connection.submit(slice.map { outgoing($0.request) }), renewable) }
+            if !slice.isEmpty {
+                outcomes += read(slice, connection.submit(slice.map { outgoing($0.request) }), renewable)
+            }
         }
         func outgoing(_ request: TableRequest) -> PipelinedConnection.Request {
-            PipelinedConnection.Request(request, under: path, headers: Self.headers(of: request, credential: credential))
+            PipelinedConnection.Request(
+                request, under: path, headers: Self.headers(of: request, credential: credential))
         }
         let all = EventLoopFuture.whenAllSucceed(outcomes, on: eventLoop)
         let answers = await withTaskCancellationHandler {
@@ -467,8 +539,10 @@ public final class HTTPRemote: RemoteService {
 
     /// Reads the answers to writes on the event loop as they arrive: the server's copy, the
     /// failure the answer says, or `nil` for a 401 to send again after a renewal.
-    private func read(_ sent: [(write: RemoteWrite, request: TableRequest)], _ responses: [EventLoopFuture<WireResponse>],
-                      _ renewable: Bool) -> [EventLoopFuture<Result<Item?, any Error>?>] {
+    private func read(
+        _ sent: [(write: RemoteWrite, request: TableRequest)], _ responses: [EventLoopFuture<WireResponse>],
+        _ renewable: Bool
+    ) -> [EventLoopFuture<Result<Item?, any Error>?>] {
         zip(sent, responses).map { sent, response in
             response.map { response -> Result<Item?, any Error>? in
                 if response.status == 401 && renewable { return nil }
@@ -492,7 +566,8 @@ public final class HTTPRemote: RemoteService {
         case .timedOut?:
             return RemoteError(.network, message: "\(what) did not complete: the request timed out")
         case .tooLarge(let limit)?:
-            return RemoteError(.server, message: "\(what): the answer is larger than \(limit) bytes; raise maximumResponseBytes")
+            return RemoteError(
+                .server, message: "\(what): the answer is larger than \(limit) bytes; raise maximumResponseBytes")
         case nil:
             return RemoteError(.network, message: "\(what) did not complete: \(error)")
         }
@@ -501,8 +576,10 @@ public final class HTTPRemote: RemoteService {
     /// One attempt on the pipelining connection: the request is handed over, `queued` is called,
     /// and the answer awaited. Cancelling closes the connection (an answer can only be given up
     /// with the connection), which fails the requests still waiting on it.
-    private func sendPipelined(_ request: TableRequest, headers: HTTPHeaders, on connection: PipelinedConnection, path: String,
-                               queued: @Sendable () -> Void) async throws -> WireResponse {
+    private func sendPipelined(
+        _ request: TableRequest, headers: HTTPHeaders, on connection: PipelinedConnection, path: String,
+        queued: @Sendable () -> Void
+    ) async throws -> WireResponse {
         let answer = connection.submit(PipelinedConnection.Request(request, under: path, headers: headers))
         queued()
         do {
@@ -531,7 +608,8 @@ public final class HTTPRemote: RemoteService {
     /// the request was sent.
     private static func connectFailure(_ error: any Error) -> String? {
         if let failure = error as? NIOConnectionError {
-            let reasons = failure.connectionErrors.map { connectFailure($0.error) ?? String(describing: $0.error) }
+            let reasons =
+                failure.connectionErrors.map { connectFailure($0.error) ?? String(describing: $0.error) }
                 + [failure.dnsAError, failure.dnsAAAAError].compactMap { $0.map { "name resolution: \($0)" } }
             return reasons.isEmpty ? "no address found for \(failure.host)" : reasons.joined(separator: "; ")
         }
@@ -558,8 +636,9 @@ extension PipelinedConnection.Request {
     /// A table request as the pipelining connection writes it: its target under the base URL's
     /// path, with the given headers (the request's own and the credential).
     init(_ request: TableRequest, under path: String, headers: HTTPHeaders) {
-        self.init(method: HTTPMethod(rawValue: request.method.rawValue), target: path + request.target, headers: headers,
-                  body: request.body)
+        self.init(
+            method: HTTPMethod(rawValue: request.method.rawValue), target: path + request.target, headers: headers,
+            body: request.body)
     }
 }
 
@@ -587,8 +666,10 @@ struct WireResponse: Sendable {
         let text = String(decoding: body.prefix(4096), as: UTF8.self)
         if isHTML {
             if let start = text.range(of: "<title>", options: .caseInsensitive),
-               let end = text.range(of: "</title>", options: .caseInsensitive, range: start.upperBound..<text.endIndex) {
-                return "page title '\(text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines))'"
+                let end = text.range(of: "</title>", options: .caseInsensitive, range: start.upperBound..<text.endIndex)
+            {
+                return
+                    "page title '\(text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines))'"
             }
             return "an HTML page"
         }

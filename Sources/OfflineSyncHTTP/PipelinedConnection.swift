@@ -66,8 +66,12 @@ final class PipelinedConnection: @unchecked Sendable {
 
     /// Prepares a connection to `host:port` (with TLS when `tls` is given); nothing is connected yet.
     /// At most `window` requests are written ahead of their answers; the others wait in order.
-    init(host: String, port: Int, tls: TLSConfiguration?, group: any EventLoopGroup, window: Int, connectTimeout: TimeAmount,
-         requestTimeout: TimeAmount, maximumResponseBytes: Int, connectRetries: Int, retryDelay: TimeAmount, logger: Logger) throws {
+    init(
+        host: String, port: Int, tls: TLSConfiguration?, group: any EventLoopGroup, window: Int,
+        connectTimeout: TimeAmount,
+        requestTimeout: TimeAmount, maximumResponseBytes: Int, connectRetries: Int, retryDelay: TimeAmount,
+        logger: Logger
+    ) throws {
         self.eventLoop = group.next()
         self.host = host
         self.port = port
@@ -104,7 +108,8 @@ final class PipelinedConnection: @unchecked Sendable {
         eventLoop.execute {
             if !reopening { self.closed = true }
             self.channel?.close(promise: nil)
-            self.failPending(PipelineFailure.broken(reopening ? "the request was cancelled" : "the remote was shut down"))
+            self.failPending(
+                PipelineFailure.broken(reopening ? "the request was cancelled" : "the remote was shut down"))
         }
     }
 
@@ -170,7 +175,8 @@ final class PipelinedConnection: @unchecked Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: tls, serverHostname: host.isIPAddress ? nil : host))
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: host.isIPAddress ? nil : host))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(ResponseHandler(maximumBodyBytes: maximum))
@@ -189,7 +195,8 @@ final class PipelinedConnection: @unchecked Sendable {
                 case .success(let channel):
                     if self.closed {
                         channel.close(promise: nil)
-                        self.failPending(PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
+                        self.failPending(
+                            PipelineFailure.unconnected(PipelineFailure.broken("the remote was shut down")))
                         return
                     }
                     self.channel = channel
@@ -253,7 +260,8 @@ private final class ResponseHandler: ChannelDuplexHandler {
         // with the write (failing an answered promise again does nothing).
         let written = context.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { error in
-            outgoing.promise.fail(PipelinedConnection.PipelineFailure.broken("the request could not be written: \(error)"))
+            outgoing.promise.fail(
+                PipelinedConnection.PipelineFailure.broken("the request could not be written: \(error)"))
         }
         written.futureResult.cascade(to: promise)
         context.write(wrapOutboundOut(.end(nil)), promise: written)
@@ -299,7 +307,11 @@ private final class ResponseHandler: ChannelDuplexHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is NIOSSLError || error is BoringSSLError {
-            fail(context, PipelinedConnection.PipelineFailure.broken("the TLS handshake or session failed (\(error)); check that the server's certificate is trusted (tlsConfiguration) and names the host"))
+            fail(
+                context,
+                PipelinedConnection.PipelineFailure.broken(
+                    "the TLS handshake or session failed (\(error)); check that the server's certificate is trusted (tlsConfiguration) and names the host"
+                ))
         } else {
             fail(context, PipelinedConnection.PipelineFailure.broken(String(describing: error)))
         }

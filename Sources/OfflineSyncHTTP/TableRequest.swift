@@ -67,34 +67,44 @@ struct TableRequest: Sendable {
             target += "?" + parameters.map { "\($0.0)=\(PercentEncoding.queryValue($0.1))" }.joined(separator: "&")
         }
         let incremental = query.orderBy.first == SortKey(SystemProperty.updatedAt.rawValue)
-        let features: [Feature] = [.offlineSync] + (incremental ? [.incrementalPull] : []) + [.tableReadRaw]
+        let features: [Feature] =
+            [.offlineSync] + (incremental ? [.incrementalPull] : []) + [.tableReadRaw]
             + (includeDeleted ? [.additionalQueryParameters] : [])
         return TableRequest(method: .get, target: target, headers: baseHeaders(clientVersion, features), body: nil)
     }
 
     /// `GET /tables/{table}/{id}`.
     static func lookup(id: String, in table: String, clientVersion: String) -> TableRequest {
-        TableRequest(method: .get, target: itemPath(table, id), headers: baseHeaders(clientVersion, [.offlineSync]), body: nil)
+        TableRequest(
+            method: .get, target: itemPath(table, id), headers: baseHeaders(clientVersion, [.offlineSync]), body: nil)
     }
 
     /// `POST /tables/{table}` with the item's columns (system properties stripped; an empty id
     /// is left out so the server assigns one).
-    static func insert(_ item: Item, into table: String, clientVersion: String) throws(WireFormatError) -> TableRequest {
-        TableRequest(method: .post, target: tablePath(table),
-                     headers: baseHeaders(clientVersion, [.offlineSync]) + [("Content-Type", "application/json")],
-                     body: try WireJSON.encodeForWrite(item))
+    static func insert(_ item: Item, into table: String, clientVersion: String) throws(WireFormatError) -> TableRequest
+    {
+        TableRequest(
+            method: .post, target: tablePath(table),
+            headers: baseHeaders(clientVersion, [.offlineSync]) + [("Content-Type", "application/json")],
+            body: try WireJSON.encodeForWrite(item))
     }
 
     /// `PATCH /tables/{table}/{id}` with `If-Match: "version"` when a version is known.
-    static func update(_ item: Item, in table: String, ifMatch version: String?, clientVersion: String) throws(WireFormatError) -> TableRequest {
+    static func update(_ item: Item, in table: String, ifMatch version: String?, clientVersion: String)
+        throws(WireFormatError) -> TableRequest
+    {
         let headers = conditionalHeaders(clientVersion, ifMatch: version)
-        return TableRequest(method: .patch, target: itemPath(table, item.id), headers: headers + [("Content-Type", "application/json")],
-                            body: try WireJSON.encodeForWrite(item))
+        return TableRequest(
+            method: .patch, target: itemPath(table, item.id), headers: headers + [("Content-Type", "application/json")],
+            body: try WireJSON.encodeForWrite(item))
     }
 
     /// `DELETE /tables/{table}/{id}` with `If-Match: "version"` when a version is known.
-    static func delete(id: String, from table: String, ifMatch version: String?, clientVersion: String) -> TableRequest {
-        TableRequest(method: .delete, target: itemPath(table, id), headers: conditionalHeaders(clientVersion, ifMatch: version), body: nil)
+    static func delete(id: String, from table: String, ifMatch version: String?, clientVersion: String) -> TableRequest
+    {
+        TableRequest(
+            method: .delete, target: itemPath(table, id), headers: conditionalHeaders(clientVersion, ifMatch: version),
+            body: nil)
     }
 
     static func tablePath(_ table: String) -> String {
@@ -107,13 +117,17 @@ struct TableRequest: Sendable {
 
     /// `Accept`, the protocol and client versions and the features, in the recorded order.
     private static func baseHeaders(_ clientVersion: String, _ features: [Feature]) -> [(name: String, value: String)] {
-        [("Accept", "*/*"), apiVersion, ("X-ZUMO-VERSION", clientVersion),
-         ("X-ZUMO-FEATURES", features.map(\.rawValue).joined(separator: ","))]
+        [
+            ("Accept", "*/*"), apiVersion, ("X-ZUMO-VERSION", clientVersion),
+            ("X-ZUMO-FEATURES", features.map(\.rawValue).joined(separator: ",")),
+        ]
     }
 
     /// The headers of an update or delete: with a version, `If-Match` after `Accept` and the
     /// optimistic-concurrency feature (`OL,OC`).
-    private static func conditionalHeaders(_ clientVersion: String, ifMatch version: String?) -> [(name: String, value: String)] {
+    private static func conditionalHeaders(_ clientVersion: String, ifMatch version: String?) -> [(
+        name: String, value: String
+    )] {
         guard let version else { return baseHeaders(clientVersion, [.offlineSync]) }
         var headers = baseHeaders(clientVersion, [.offlineSync, .optimisticConcurrency])
         headers.insert(("If-Match", ETag.quoted(version)), at: 1)
@@ -162,7 +176,9 @@ package enum PercentEncoding {
         var bytes = text.utf8.makeIterator()
         while let byte = bytes.next() {
             if byte == UInt8(ascii: "%") {
-                guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
+                guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else {
+                    return nil
+                }
                 output.append(high << 4 | low)
             } else if plusAsSpace, byte == UInt8(ascii: "+") {
                 output.append(UInt8(ascii: " "))
@@ -185,10 +201,10 @@ package enum PercentEncoding {
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"),
-             UInt8(ascii: "~"), UInt8(ascii: "*"), UInt8(ascii: "("), UInt8(ascii: ")"):
+            UInt8(ascii: "~"), UInt8(ascii: "*"), UInt8(ascii: "("), UInt8(ascii: ")"):
             return true
         default:
             return false

@@ -21,14 +21,18 @@ package enum WireJSON {
     }
 
     /// A JSON object of the given members, `first` (when present) then the others by name.
-    package static func encodeObject(_ members: [String: Value], first: String? = nil) throws(WireFormatError) -> [UInt8] {
+    package static func encodeObject(_ members: [String: Value], first: String? = nil) throws(WireFormatError)
+        -> [UInt8]
+    {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
         var keys = members.keys.sorted()
         if let first, let position = keys.firstIndex(of: first) { keys.insert(keys.remove(at: position), at: 0) }
         for key in keys {
             guard let value = members[key] else { continue }
             if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-            bytes += try codec("member '\(key)'") { try JSONCodec.encode(.string(key)) + [UInt8(ascii: ":")] + JSONCodec.encode(value) }
+            bytes += try codec("member '\(key)'") {
+                try JSONCodec.encode(.string(key)) + [UInt8(ascii: ":")] + JSONCodec.encode(value)
+            }
         }
         bytes.append(UInt8(ascii: "}"))
         return bytes
@@ -100,9 +104,12 @@ package enum WireJSON {
             case (.createdAt, .date), (.updatedAt, .date), (.version, .string), (.deleted, .bool):
                 continue
             case (.createdAt, .string(let text)), (.updatedAt, .string(let text)):
-                throw WireFormatError("item '\(item.id)' has \"\(property.rawValue)\" '\(text)', which is not an ISO 8601 date (e.g. 2026-01-02T03:04:05.678Z)")
+                throw WireFormatError(
+                    "item '\(item.id)' has \"\(property.rawValue)\" '\(text)', which is not an ISO 8601 date (e.g. 2026-01-02T03:04:05.678Z)"
+                )
             default:
-                let expected = property == .deleted ? "a boolean" : property == .version ? "a string" : "an ISO 8601 date string"
+                let expected =
+                    property == .deleted ? "a boolean" : property == .version ? "a string" : "an ISO 8601 date string"
                 throw WireFormatError("item '\(item.id)' has \"\(property.rawValue)\" \(value); it must be \(expected)")
             }
         }

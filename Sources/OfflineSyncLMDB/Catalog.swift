@@ -17,7 +17,9 @@ struct IndexLayout: Sendable {
         self.index = index
         self.dbi = dbi
         self.columns = columns
-        self.slots = columns.map { $0.name == "id" ? -1 : TableLayout.indexedColumns(of: schema).firstIndex(of: $0.name) ?? -1 }
+        self.slots = columns.map {
+            $0.name == "id" ? -1 : TableLayout.indexedColumns(of: schema).firstIndex(of: $0.name) ?? -1
+        }
     }
 
     func key(for item: Item) -> [UInt8] {
@@ -91,7 +93,8 @@ final class Catalog: Sendable {
     func table(_ name: String) throws -> TableLayout {
         if let layout = tables[name] { return layout }
         _ = try schema.requireTable(name)
-        throw OfflineSyncError(.unknownTable, "table '\(name)' is not declared; declare it in the schema before opening the store")
+        throw OfflineSyncError(
+            .unknownTable, "table '\(name)' is not declared; declare it in the schema before opening the store")
     }
 
     static let metaDatabase = "meta"
@@ -114,10 +117,15 @@ final class Catalog: Sendable {
             for index in table.indexes {
                 let isNew = stored?.table(named: table.name)?.indexes.contains { $0.name == index.name } != true
                 let dbi = try context.openDatabase("index:\(table.name):\(index.name)")
-                let columns = index.columns.map { name in (name: name, type: name == "id" ? ColumnType.string : table.column(named: name)?.type ?? .string) }
+                let columns = index.columns.map { name in
+                    (name: name, type: name == "id" ? ColumnType.string : table.column(named: name)?.type ?? .string)
+                }
                 let layout = IndexLayout(index: index, dbi: dbi, columns: columns, schema: table)
                 indexes.append(layout)
-                if isNew { try fill(layout, from: items, columnNames: table.columns.map(\.name), table: table.name, in: context) }
+                if isNew {
+                    try fill(
+                        layout, from: items, columnNames: table.columns.map(\.name), table: table.name, in: context)
+                }
             }
             tables[table.name] = TableLayout(schema: table, items: items, indexes: indexes)
         }
@@ -137,23 +145,31 @@ final class Catalog: Sendable {
         let version = try formatKey.withUnsafeBytes { try context.get(meta, $0).map { Array($0) } }
         guard let version else { return nil }
         guard version == format else {
-            throw LMDBError(.notAnEnvironment, code: 0, reason: "the store format is '\(String(decoding: version, as: UTF8.self))', this version reads format 1",
-                            operation: "reading the stored schema", path: context.path,
-                            advice: "open it with the OfflineSync version that wrote it")
+            throw LMDBError(
+                .notAnEnvironment, code: 0,
+                reason:
+                    "the store format is '\(String(decoding: version, as: UTF8.self))', this version reads format 1",
+                operation: "reading the stored schema", path: context.path,
+                advice: "open it with the OfflineSync version that wrote it")
         }
-        guard let text = try schemaKey.withUnsafeBytes({ try context.get(meta, $0).map { Data($0) } }) else { return nil }
+        guard let text = try schemaKey.withUnsafeBytes({ try context.get(meta, $0).map { Data($0) } }) else {
+            return nil
+        }
         do {
             return try JSONDecoder().decode(StoreSchema.self, from: text)
         } catch {
-            throw LMDBError(.corruptRecord, code: 0, reason: "the stored schema cannot be decoded (\(error))",
-                            operation: "reading the stored schema", path: context.path,
-                            advice: "the environment was written by another program or is damaged; restore it from a copy")
+            throw LMDBError(
+                .corruptRecord, code: 0, reason: "the stored schema cannot be decoded (\(error))",
+                operation: "reading the stored schema", path: context.path,
+                advice: "the environment was written by another program or is damaged; restore it from a copy")
         }
     }
 
     /// Writes the keys of every existing row into a newly declared index.
-    private static func fill(_ index: IndexLayout, from items: MDB_dbi, columnNames: [String], table: String,
-                             in context: TransactionContext) throws {
+    private static func fill(
+        _ index: IndexLayout, from items: MDB_dbi, columnNames: [String], table: String,
+        in context: TransactionContext
+    ) throws {
         try context.empty(index.dbi)
         var rows: [Item] = []
         try context.walk(items, .all, descending: false) { key, value in

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Checks and creates the directory that holds an environment (`data.mdb` and `lock.mdb`).
@@ -17,15 +17,18 @@ enum EnvironmentDirectory {
             return
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw LMDBError(.notAnEnvironment, code: ENOTDIR, reason: "the path is a file, not an LMDB environment directory",
-                            operation: "opening the environment", path: path,
-                            advice: "give the path of a directory (new or empty); the store keeps 'data.mdb' and 'lock.mdb' inside it")
+            throw LMDBError(
+                .notAnEnvironment, code: ENOTDIR, reason: "the path is a file, not an LMDB environment directory",
+                operation: "opening the environment", path: path,
+                advice:
+                    "give the path of a directory (new or empty); the store keeps 'data.mdb' and 'lock.mdb' inside it")
         }
         let entries = try names(in: path)
         guard entries.isEmpty || entries.contains("data.mdb") || entries.contains("lock.mdb") else {
-            throw LMDBError(.notAnEnvironment, code: 0, reason: "the directory is not empty and holds no 'data.mdb'",
-                            operation: "opening the environment", path: path,
-                            advice: "point the store at a new or empty directory, or at one that holds an LMDB environment")
+            throw LMDBError(
+                .notAnEnvironment, code: 0, reason: "the directory is not empty and holds no 'data.mdb'",
+                operation: "opening the environment", path: path,
+                advice: "point the store at a new or empty directory, or at one that holds an LMDB environment")
         }
     }
 
@@ -45,7 +48,9 @@ enum EnvironmentDirectory {
         defer { closedir(directory) }
         var names: Set<String> = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != "." && name != ".." { names.insert(name) }
         }
         return names

@@ -31,8 +31,10 @@ enum IndexKey {
     /// Replaces the bytes of `key` with the key of row `id` in an index over `columns`, whose
     /// value in the column at each position `value` answers (keeping `key`'s capacity).
     @inline(__always)
-    static func write(into key: inout [UInt8], id: String, columns: [(name: String, type: ColumnType)],
-                      value: (_ position: Int) -> Value) {
+    static func write(
+        into key: inout [UInt8], id: String, columns: [(name: String, type: ColumnType)],
+        value: (_ position: Int) -> Value
+    ) {
         key.removeAll(keepingCapacity: true)
         for position in columns.indices {
             appendComponent(value(position), as: columns[position].type, to: &key)
@@ -67,7 +69,10 @@ enum IndexKey {
             var end = valueLength
             while offset + 1 < valueLength {
                 if key[offset] == 0 {
-                    if key[offset + 1] == 1 { end = offset + 2; break }
+                    if key[offset + 1] == 1 {
+                        end = offset + 2
+                        break
+                    }
                     offset += 2
                 } else {
                     offset += 1
@@ -81,7 +86,7 @@ enum IndexKey {
     private static func compatible(_ value: Value, _ type: ColumnType) -> Bool {
         switch (value, type) {
         case (.bool, .bool), (.int, .integer), (.double, .double), (.date, .date),
-             (.string, .string), (.json, .json), (.string, .json), (.json, .string):
+            (.string, .string), (.json, .json), (.string, .json), (.json, .string):
             return true
         default:
             return false

@@ -2,9 +2,9 @@ import CLMDB
 import OfflineSync
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One open LMDB environment: the `MDB_env` handle and the rules for using it safely.
@@ -34,7 +34,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let writer = ReadWriteLock()
     private var isClosed = false
 
-    private init(path: String, options: LMDBStore.Options, handle: OpaquePointer, identity: EnvironmentRegistry.FileIdentity) {
+    private init(
+        path: String, options: LMDBStore.Options, handle: OpaquePointer, identity: EnvironmentRegistry.FileIdentity
+    ) {
         self.path = path
         self.options = options
         self.handle = handle
@@ -55,9 +57,12 @@ final class LMDBEnvironment: @unchecked Sendable {
             throw LMDBError(code: errno, operation: "stat", path: path)
         }
         guard EnvironmentRegistry.claim(identity) else {
-            throw LMDBError(.alreadyOpen, code: 0, reason: "the environment is already open in this process",
-                            operation: "mdb_env_open", path: path,
-                            advice: "LMDB forbids two handles on one environment in one process; share the LMDBStore that has it open, or close it first")
+            throw LMDBError(
+                .alreadyOpen, code: 0, reason: "the environment is already open in this process",
+                operation: "mdb_env_open", path: path,
+                advice:
+                    "LMDB forbids two handles on one environment in one process; share the LMDBStore that has it open, or close it first"
+            )
         }
         var handle: OpaquePointer?
         var code = mdb_env_create(&handle)
@@ -108,7 +113,9 @@ final class LMDBEnvironment: @unchecked Sendable {
                 var txn: OpaquePointer?
                 let code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
                 if code == MDB_MAP_RESIZED { return .mapResized }
-                guard code == 0, let txn else { return .failed(LMDBError(code: code, operation: "mdb_txn_begin (read)", path: path)) }
+                guard code == 0, let txn else {
+                    return .failed(LMDBError(code: code, operation: "mdb_txn_begin (read)", path: path))
+                }
                 defer { mdb_txn_abort(txn) }
                 do {
                     return .done(try body(TransactionContext(txn: txn, path: path, isWritable: false)))
@@ -146,7 +153,9 @@ final class LMDBEnvironment: @unchecked Sendable {
                     var txn: OpaquePointer?
                     let code = mdb_txn_begin(handle, nil, 0, &txn)
                     if code == MDB_MAP_RESIZED { return .mapResized }
-                    guard code == 0, let txn else { return .failed(LMDBError(code: code, operation: "mdb_txn_begin (write)", path: path)) }
+                    guard code == 0, let txn else {
+                        return .failed(LMDBError(code: code, operation: "mdb_txn_begin (write)", path: path))
+                    }
                     let context = TransactionContext(txn: txn, path: path, isWritable: true)
                     let result: Result
                     do {
@@ -161,7 +170,9 @@ final class LMDBEnvironment: @unchecked Sendable {
                     }
                     let commit = mdb_txn_commit(txn)
                     if commit == MDB_MAP_FULL { return .mapFull }
-                    guard commit == 0 else { return .failed(LMDBError(code: commit, operation: "mdb_txn_commit", path: path)) }
+                    guard commit == 0 else {
+                        return .failed(LMDBError(code: commit, operation: "mdb_txn_commit", path: path))
+                    }
                     return .done(result)
                 }
                 switch attempt {
@@ -173,7 +184,10 @@ final class LMDBEnvironment: @unchecked Sendable {
             }
         }
         guard let outcome else {
-            throw OfflineSyncError(.invalidOperation, "the LMDB store at '\(path)' was written to from inside one of its own write closures; use the transaction handed to the closure instead")
+            throw OfflineSyncError(
+                .invalidOperation,
+                "the LMDB store at '\(path)' was written to from inside one of its own write closures; use the transaction handed to the closure instead"
+            )
         }
         return outcome
     }
@@ -183,10 +197,13 @@ final class LMDBEnvironment: @unchecked Sendable {
         try gate.exclusive {
             let current = currentMapSize
             guard current < options.maximumMapSize else {
-                throw LMDBError(.mapSizeLimit, code: MDB_MAP_FULL,
-                                reason: "the write needs more room than the maximum map size of \(options.maximumMapSize) bytes",
-                                operation: "growing the map", path: path,
-                                advice: "raise LMDBStore.Options.maximumMapSize or delete data; the failed write left the store unchanged")
+                throw LMDBError(
+                    .mapSizeLimit, code: MDB_MAP_FULL,
+                    reason: "the write needs more room than the maximum map size of \(options.maximumMapSize) bytes",
+                    operation: "growing the map", path: path,
+                    advice:
+                        "raise LMDBStore.Options.maximumMapSize or delete data; the failed write left the store unchanged"
+                )
             }
             let next = min(options.maximumMapSize, current * 2)
             let code = mdb_env_set_mapsize(handle, next)

@@ -1,9 +1,9 @@
 import CLMDB
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An error from the LMDB engine or from ``LMDBStore``'s handling of an environment.
@@ -73,32 +73,47 @@ extension LMDBError {
         let reason = String(cString: mdb_strerror(code))
         switch code {
         case MDB_INVALID, MDB_VERSION_MISMATCH, MDB_INCOMPATIBLE, MDB_CORRUPTED, MDB_PAGE_NOTFOUND:
-            self.init(.notAnEnvironment, code: code, reason: reason, operation: operation, path: path,
-                      advice: "the directory does not hold a usable LMDB 0.9 environment; point the store at a new or empty directory, or restore the environment from a copy")
+            self.init(
+                .notAnEnvironment, code: code, reason: reason, operation: operation, path: path,
+                advice:
+                    "the directory does not hold a usable LMDB 0.9 environment; point the store at a new or empty directory, or restore the environment from a copy"
+            )
         case EACCES, EPERM, EROFS:
-            self.init(.readOnlyLocation, code: code, reason: reason, operation: operation, path: path,
-                      advice: "the store needs to create and write 'data.mdb' and 'lock.mdb' there; choose a writable directory or fix its permissions")
+            self.init(
+                .readOnlyLocation, code: code, reason: reason, operation: operation, path: path,
+                advice:
+                    "the store needs to create and write 'data.mdb' and 'lock.mdb' there; choose a writable directory or fix its permissions"
+            )
         case MDB_MAP_FULL:
-            self.init(.mapSizeLimit, code: code, reason: reason, operation: operation, path: path,
-                      advice: "raise LMDBStore.Options.maximumMapSize or delete data")
+            self.init(
+                .mapSizeLimit, code: code, reason: reason, operation: operation, path: path,
+                advice: "raise LMDBStore.Options.maximumMapSize or delete data")
         case MDB_DBS_FULL:
-            self.init(.capacity, code: code, reason: reason, operation: operation, path: path,
-                      advice: "the environment holds at most \(LMDBEnvironment.maximumSubDatabases - 1) tables and indexes together; declare fewer")
+            self.init(
+                .capacity, code: code, reason: reason, operation: operation, path: path,
+                advice:
+                    "the environment holds at most \(LMDBEnvironment.maximumSubDatabases - 1) tables and indexes together; declare fewer"
+            )
         case MDB_READERS_FULL:
-            self.init(.capacity, code: code, reason: reason, operation: operation, path: path,
-                      advice: "more than \(LMDBEnvironment.maximumReaders) reads are running at once; limit concurrent readers")
+            self.init(
+                .capacity, code: code, reason: reason, operation: operation, path: path,
+                advice:
+                    "more than \(LMDBEnvironment.maximumReaders) reads are running at once; limit concurrent readers")
         case ENOSPC:
-            self.init(.engine, code: code, reason: reason, operation: operation, path: path,
-                      advice: "the disk is full; free space and retry (the store is unchanged)")
+            self.init(
+                .engine, code: code, reason: reason, operation: operation, path: path,
+                advice: "the disk is full; free space and retry (the store is unchanged)")
         default:
-            self.init(.engine, code: code, reason: reason, operation: operation, path: path,
-                      advice: "the store is unchanged by the failed operation; report the code if it persists")
+            self.init(
+                .engine, code: code, reason: reason, operation: operation, path: path,
+                advice: "the store is unchanged by the failed operation; report the code if it persists")
         }
     }
 
     /// A stored record that cannot be decoded.
     static func corrupt(_ what: String, table: String, path: String) -> LMDBError {
-        LMDBError(.corruptRecord, code: 0, reason: what, operation: "decoding a record of table '\(table)'", path: path,
-                  advice: "the data file was written by an incompatible program or is damaged; restore it from a copy")
+        LMDBError(
+            .corruptRecord, code: 0, reason: what, operation: "decoding a record of table '\(table)'", path: path,
+            advice: "the data file was written by an incompatible program or is damaged; restore it from a copy")
     }
 }

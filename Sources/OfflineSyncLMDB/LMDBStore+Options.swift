@@ -28,7 +28,10 @@ extension LMDBStore {
 
         func validate(path: String) throws {
             guard initialMapSize > 0, maximumMapSize >= initialMapSize else {
-                throw OfflineSyncError(.configuration, "LMDB store at '\(path)': initialMapSize (\(initialMapSize)) must be positive and not larger than maximumMapSize (\(maximumMapSize))")
+                throw OfflineSyncError(
+                    .configuration,
+                    "LMDB store at '\(path)': initialMapSize (\(initialMapSize)) must be positive and not larger than maximumMapSize (\(maximumMapSize))"
+                )
             }
         }
     }

@@ -42,9 +42,11 @@ public final class LMDBStore: LocalStore {
     }
 
     public var info: StoreInfo {
-        var properties = [StoreInfo.Property("LMDB version", LMDBEnvironment.libraryVersion),
-                          StoreInfo.Property("durability", options.durability.rawValue),
-                          StoreInfo.Property("maximum map size", String(options.maximumMapSize))]
+        var properties = [
+            StoreInfo.Property("LMDB version", LMDBEnvironment.libraryVersion),
+            StoreInfo.Property("durability", options.durability.rawValue),
+            StoreInfo.Property("maximum map size", String(options.maximumMapSize)),
+        ]
         if let mapSize = state.withLock({ $0?.environment })?.mapSize {
             properties.insert(StoreInfo.Property("map size", String(mapSize)), at: 1)
         }
@@ -59,7 +61,8 @@ public final class LMDBStore: LocalStore {
         try schema.validate()
         try state.withLock { state in
             guard state == nil else {
-                throw OfflineSyncError(.invalidOperation, "the LMDB store at '\(path)' is already open; close it before opening it again")
+                throw OfflineSyncError(
+                    .invalidOperation, "the LMDB store at '\(path)' is already open; close it before opening it again")
             }
             let environment = try LMDBEnvironment.open(path: path, options: options)
             do {

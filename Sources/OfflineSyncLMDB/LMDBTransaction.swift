@@ -32,7 +32,8 @@ final class LMDBTransaction: StoreTransaction {
 
     func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
         let layout = try layout(table)
-        let schema = layout.schema, rows = layout.items
+        let schema = layout.schema
+        let rows = layout.items
         var writer = RecordWriter()
         guard !layout.indexes.isEmpty else {
             // No index to maintain, so nothing of the old row is needed: the record is written
@@ -85,8 +86,11 @@ final class LMDBTransaction: StoreTransaction {
     }
 
     func delete(matching query: Query) throws -> Int {
-        let ids = try read(Query(table: query.table, filter: query.filter, orderBy: query.orderBy,
-                                 skip: query.skip, top: query.top, selection: [])).items.map(\.id)
+        let ids = try read(
+            Query(
+                table: query.table, filter: query.filter, orderBy: query.orderBy,
+                skip: query.skip, top: query.top, selection: [])
+        ).items.map(\.id)
         try delete(ids: ids, from: query.table)
         return ids.count
     }
@@ -120,15 +124,18 @@ final class LMDBTransaction: StoreTransaction {
             return RecordCodec.decode(record, slots: layout.indexSlots, into: &values) ? true : nil
         }
         guard let outcome else {
-            throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: layout.schema.name, path: context.path)
+            throw LMDBError.corrupt(
+                "the record of id '\(id)' is malformed", table: layout.schema.name, path: context.path)
         }
         return outcome
     }
 
     /// Replaces, in every index, the key of row `id` built from `keys.old` (when `removingOld`)
     /// with the one built from `keys.new` (when `addingNew`); an unchanged key is left alone.
-    private func reindex(_ layout: TableLayout, id: String, _ keys: inout IndexKeys,
-                         removingOld: Bool, addingNew: Bool) throws {
+    private func reindex(
+        _ layout: TableLayout, id: String, _ keys: inout IndexKeys,
+        removingOld: Bool, addingNew: Bool
+    ) throws {
         var idBytes = id
         try idBytes.withUTF8 { idBytes in
             for index in layout.indexes {
@@ -147,7 +154,10 @@ final class LMDBTransaction: StoreTransaction {
 
     private func layout(_ name: String) throws -> TableLayout {
         guard !isFinished else {
-            throw OfflineSyncError(.invalidOperation, "an LMDB store transaction was used after its write closure returned; use the transaction only inside the closure")
+            throw OfflineSyncError(
+                .invalidOperation,
+                "an LMDB store transaction was used after its write closure returned; use the transaction only inside the closure"
+            )
         }
         return try catalog.table(name)
     }

@@ -33,7 +33,9 @@ struct QueryPlan {
         let firstKey = query.orderBy.first ?? SortKey("id")
         let ordersById = firstKey.column == "id"
 
-        if let equality = constraints.first(where: { $0.column == "id" && $0.equals != nil }), let values = equality.equals {
+        if let equality = constraints.first(where: { $0.column == "id" && $0.equals != nil }),
+            let values = equality.equals
+        {
             var seen: Set<String> = []
             let ids = values.compactMap { value -> String? in
                 switch value {
@@ -46,30 +48,41 @@ struct QueryPlan {
         var best: (plan: QueryPlan, prefixLength: Int)?
         for index in layout.indexes {
             let column = index.firstColumn
-            guard let values = constraints.first(where: { $0.column == column.name && $0.equals != nil })?.equals else { continue }
+            guard let values = constraints.first(where: { $0.column == column.name && $0.equals != nil })?.equals else {
+                continue
+            }
             var ranges = values.map { equalityRange($0, type: column.type) }
             guard !ranges.contains(where: { $0 == nil }) else { continue }
             if ranges.count == 1, let range = ranges[0] {
                 ranges = [narrowed(range, index: index, constraints: constraints)]
             }
             let ordered = ranges.count == 1 && firstKey.column == column.name
-            let plan = QueryPlan(access: .index(index, ranges.compactMap { $0 }), descending: ordered && firstKey.descending, isOrdered: ordered)
+            let plan = QueryPlan(
+                access: .index(index, ranges.compactMap { $0 }), descending: ordered && firstKey.descending,
+                isOrdered: ordered)
             let prefixLength = ranges.count == 1 ? ranges[0]?.lower?.count ?? 0 : 0
             if best.map({ prefixLength > $0.prefixLength }) ?? true { best = (plan, prefixLength) }
         }
         if let best { return best.plan }
         let idRanges = constraints.filter { $0.column == "id" && $0.equals == nil }
         if !idRanges.isEmpty, let range = combine(idRanges, start: nil, key: { value, _ in idKey(value) }) {
-            return QueryPlan(access: .primary(range), descending: ordersById && firstKey.descending, isOrdered: ordersById)
+            return QueryPlan(
+                access: .primary(range), descending: ordersById && firstKey.descending, isOrdered: ordersById)
         }
         for index in layout.indexes {
             let column = index.firstColumn
             let ranges = constraints.filter { $0.column == column.name && $0.equals == nil }
-            guard !ranges.isEmpty, let range = combine(ranges, start: IndexKey.firstNonNull, key: { indexKey($0, type: column.type, roundingUp: $1) }) else { continue }
+            guard !ranges.isEmpty,
+                let range = combine(
+                    ranges, start: IndexKey.firstNonNull, key: { indexKey($0, type: column.type, roundingUp: $1) })
+            else { continue }
             let ordered = firstKey.column == column.name
-            return QueryPlan(access: .index(index, [range]), descending: ordered && firstKey.descending, isOrdered: ordered)
+            return QueryPlan(
+                access: .index(index, [range]), descending: ordered && firstKey.descending, isOrdered: ordered)
         }
-        if query.top != nil, !ordersById, let index = layout.indexes.first(where: { $0.firstColumn.name == firstKey.column }) {
+        if query.top != nil, !ordersById,
+            let index = layout.indexes.first(where: { $0.firstColumn.name == firstKey.column })
+        {
             return QueryPlan(access: .index(index, [.all]), descending: firstKey.descending, isOrdered: true)
         }
         return QueryPlan(access: .primary(.all), descending: ordersById && firstKey.descending, isOrdered: ordersById)
@@ -89,9 +102,10 @@ struct QueryPlan {
         guard var prefix = range.lower, prefix == range.upper else { return range }
         for column in index.columns.dropFirst() {
             guard prefix.count < IndexKey.maximumValueBytes,
-                  let values = constraints.first(where: { $0.column == column.name && $0.equals?.count == 1 })?.equals,
-                  let component = equalityRange(values[0], type: column.type),
-                  let exact = component.lower, exact == component.upper else { break }
+                let values = constraints.first(where: { $0.column == column.name && $0.equals?.count == 1 })?.equals,
+                let component = equalityRange(values[0], type: column.type),
+                let exact = component.lower, exact == component.upper
+            else { break }
             prefix += exact
         }
         let cut = Array(prefix.prefix(IndexKey.maximumValueBytes))
@@ -100,16 +114,21 @@ struct QueryPlan {
 
     /// The key range of the rows whose first indexed value equals `value` (null included).
     private static func equalityRange(_ value: Value, type: ColumnType) -> KeyRange? {
-        if value.isNull { return KeyRange(lower: IndexKey.prefix(.null, as: type), upper: IndexKey.prefix(.null, as: type)) }
+        if value.isNull {
+            return KeyRange(lower: IndexKey.prefix(.null, as: type), upper: IndexKey.prefix(.null, as: type))
+        }
         guard let low = indexKey(value, type: type, roundingUp: false),
-              let high = indexKey(value, type: type, roundingUp: true) else { return nil }
+            let high = indexKey(value, type: type, roundingUp: true)
+        else { return nil }
         return KeyRange(lower: low, upper: high)
     }
 
     /// One key range covering every row that satisfies all the range constraints: the greatest
     /// lower and the least upper bound, each turned into key bytes by `key` (rounding outwards).
-    private static func combine(_ constraints: [Constraint], start: [UInt8]?,
-                                key: (Value, _ roundingUp: Bool) -> [UInt8]?) -> KeyRange? {
+    private static func combine(
+        _ constraints: [Constraint], start: [UInt8]?,
+        key: (Value, _ roundingUp: Bool) -> [UInt8]?
+    ) -> KeyRange? {
         var range = KeyRange(lower: start, upper: nil)
         for constraint in constraints {
             if let lower = constraint.lower {
@@ -151,7 +170,7 @@ struct QueryPlan {
             let converted = Double(number)
             return .double(roundingUp ? converted.nextUp : converted.nextDown)
         case (.bool, .bool), (.integer, .int), (.double, .double), (.date, .date),
-             (.string, .string), (.string, .json), (.json, .json), (.json, .string):
+            (.string, .string), (.string, .json), (.json, .json), (.json, .string):
             return value
         default:
             return nil

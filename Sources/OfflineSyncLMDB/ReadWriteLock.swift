@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A readers–writer lock (pthread) that prefers waiting exclusive holders, so a stream of shared
@@ -23,7 +23,7 @@ final class ReadWriteLock: @unchecked Sendable {
         var attributes = pthread_rwlockattr_t()
         pthread_rwlockattr_init(&attributes)
         #if canImport(Glibc)
-        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+            pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
         #endif
         pthread_rwlock_init(lock, &attributes)
         pthread_rwlockattr_destroy(&attributes)

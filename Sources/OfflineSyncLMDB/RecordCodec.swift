@@ -40,14 +40,18 @@ package enum RecordCodec {
     /// Decodes a record of a table whose columns are `columnNames` (by ordinal), keeping only the
     /// ordinals marked in `only` when it is given. Returns `nil` when the bytes are not a
     /// well-formed record.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String], only: [Bool]? = nil) -> Item? {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String], only: [Bool]? = nil)
+        -> Item?
+    {
         var reader = Reader(bytes: bytes)
         guard reader.byte() == formatVersion else { return nil }
         // `init(minimumCapacity:)` is specialised here; `reserveCapacity` on a fresh dictionary
         // ran the generic library code (about a microsecond a row on scans).
         var values = [String: Value](minimumCapacity: columnNames.count)
         while !reader.isAtEnd {
-            guard let ordinal = reader.varint(), ordinal < UInt64(columnNames.count), let tag = reader.byte() else { return nil }
+            guard let ordinal = reader.varint(), ordinal < UInt64(columnNames.count), let tag = reader.byte() else {
+                return nil
+            }
             if let only, !only[Int(ordinal)] {
                 guard reader.skip(tag: tag) else { return nil }
                 continue
@@ -66,7 +70,9 @@ package enum RecordCodec {
         var reader = Reader(bytes: bytes)
         guard reader.byte() == formatVersion else { return false }
         while !reader.isAtEnd {
-            guard let ordinal = reader.varint(), ordinal < UInt64(slots.count), let tag = reader.byte() else { return false }
+            guard let ordinal = reader.varint(), ordinal < UInt64(slots.count), let tag = reader.byte() else {
+                return false
+            }
             let slot = slots[Int(ordinal)]
             if slot < 0 {
                 guard reader.skip(tag: tag) else { return false }
@@ -166,7 +172,9 @@ package enum RecordCodec {
         mutating func fixed64() -> UInt64? {
             guard bytes.count - offset >= 8 else { return nil }
             var raw: UInt64 = 0
-            withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 8])) }
+            withUnsafeMutableBytes(of: &raw) {
+                $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 8]))
+            }
             offset += 8
             return UInt64(littleEndian: raw)
         }

@@ -48,7 +48,9 @@ package struct RecordWriter: ~Copyable {
         case .string(let text):
             textField(ordinal, tag: 5, text)
         case .date(let date):
-            field(ordinal, tag: 6, maximumPayload: 10) { RecordWriter.putVarint(RecordCodec.zigzag(date.millisecondsSince1970), at: $0) }
+            field(ordinal, tag: 6, maximumPayload: 10) {
+                RecordWriter.putVarint(RecordCodec.zigzag(date.millisecondsSince1970), at: $0)
+            }
         case .json(let text):
             textField(ordinal, tag: 7, text)
         }
@@ -75,8 +77,10 @@ package struct RecordWriter: ~Copyable {
 
     /// Writes the ordinal, the tag, and a payload of at most `maximumPayload` bytes.
     @inline(__always)
-    private mutating func field(_ ordinal: Int, tag: UInt8, maximumPayload: Int,
-                                _ payload: (UnsafeMutableRawPointer) -> Int) {
+    private mutating func field(
+        _ ordinal: Int, tag: UInt8, maximumPayload: Int,
+        _ payload: (UnsafeMutableRawPointer) -> Int
+    ) {
         write(maximumBytes: 11 + maximumPayload) { bytes in
             let head = RecordWriter.putVarint(UInt64(ordinal), at: bytes)
             (bytes + head).storeBytes(of: tag, as: UInt8.self)

@@ -37,7 +37,8 @@ struct TableReader {
         try candidates(plan, wantTies: stopsEarly) { id, record, tie in
             if stopsEarly, let wanted, matches.count >= wanted, tie != lastTie { return false }
             if let prefilter {
-                guard let partial = RecordCodec.decode(record, id: id, columnNames: layout.columnNames, only: prefilter) else {
+                guard let partial = RecordCodec.decode(record, id: id, columnNames: layout.columnNames, only: prefilter)
+                else {
                     throw corrupt(id)
                 }
                 guard evaluator.matches(partial) else { return true }
@@ -56,8 +57,9 @@ struct TableReader {
         if bound == nil { matches.sort(by: evaluator.precedes) }
         let start = min(query.skip, matches.count)
         let end = wanted.map { min($0, matches.count) } ?? matches.count
-        return QueryResult(items: matches[start..<end].map(evaluator.select),
-                           totalCount: query.includeTotalCount ? knownTotal ?? matchCount : nil)
+        return QueryResult(
+            items: matches[start..<end].map(evaluator.select),
+            totalCount: query.includeTotalCount ? knownTotal ?? matchCount : nil)
     }
 
     /// Up to this many wanted rows are kept in a sorted array while scanning instead of sorting
@@ -70,7 +72,8 @@ struct TableReader {
             guard let last = rows.last, evaluator.precedes(item, last) else { return }
             rows.removeLast()
         }
-        var low = 0, high = rows.count
+        var low = 0
+        var high = rows.count
         while low < high {
             let middle = (low + high) / 2
             if evaluator.precedes(rows[middle], item) { low = middle + 1 } else { high = middle }
@@ -107,8 +110,10 @@ struct TableReader {
     /// Calls `body` with the id and record of each candidate row of `plan` (and, with
     /// `wantTies`, the key bytes that equal rows of the first sort key share) until it returns
     /// `false`.
-    private func candidates(_ plan: QueryPlan, wantTies: Bool,
-                            _ body: (String, UnsafeRawBufferPointer, [UInt8]?) throws -> Bool) throws {
+    private func candidates(
+        _ plan: QueryPlan, wantTies: Bool,
+        _ body: (String, UnsafeRawBufferPointer, [UInt8]?) throws -> Bool
+    ) throws {
         switch plan.access {
         case .ids(let ids):
             for id in ids {
@@ -127,9 +132,16 @@ struct TableReader {
                     let id = String(decoding: value, as: UTF8.self)
                     guard ranges.count == 1 || seen.insert(id).inserted else { return true }
                     guard let record = try context.get(layout.items, value) else {
-                        throw LMDBError.corrupt("index '\(index.index.name)' lists id '\(id)', which has no row", table: layout.schema.name, path: context.path)
+                        throw LMDBError.corrupt(
+                            "index '\(index.index.name)' lists id '\(id)', which has no row", table: layout.schema.name,
+                            path: context.path)
                     }
-                    let tie = wantTies ? Array(key.prefix(IndexKey.firstComponentLength(key, valueLength: key.count - value.count, type: index.firstColumn.type))) : nil
+                    let tie =
+                        wantTies
+                        ? Array(
+                            key.prefix(
+                                IndexKey.firstComponentLength(
+                                    key, valueLength: key.count - value.count, type: index.firstColumn.type))) : nil
                     more = try body(id, record, tie)
                     return more
                 }

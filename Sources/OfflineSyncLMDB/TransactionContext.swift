@@ -74,12 +74,15 @@ final class TransactionContext {
 
     /// Walks the keys of `dbi` from `range`'s start towards its end (see ``KeyRange``), calling
     /// `body` with each key and value until it returns `false` or the range ends.
-    func walk(_ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
-              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func walk(
+        _ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
         defer { mdb_cursor_close(cursor) }
-        var key = MDB_val(), data = MDB_val()
+        var key = MDB_val()
+        var data = MDB_val()
         var code = try position(cursor, &key, &data, range, descending: descending)
         let step = descending ? MDB_PREV : MDB_NEXT
         while code == 0 {
@@ -91,8 +94,10 @@ final class TransactionContext {
         if code != MDB_NOTFOUND { try check(code, "mdb_cursor_get") }
     }
 
-    private func position(_ cursor: OpaquePointer?, _ key: inout MDB_val, _ data: inout MDB_val,
-                          _ range: KeyRange, descending: Bool) throws -> Int32 {
+    private func position(
+        _ cursor: OpaquePointer?, _ key: inout MDB_val, _ data: inout MDB_val,
+        _ range: KeyRange, descending: Bool
+    ) throws -> Int32 {
         if !descending {
             guard let lower = range.lower, !lower.isEmpty else { return mdb_cursor_get(cursor, &key, &data, MDB_FIRST) }
             return lower.withUnsafeBytes { bytes in
@@ -161,7 +166,7 @@ struct KeyRange {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The key of an encrypted store: a passphrase (SQLCipher derives the key with PBKDF2, which costs
@@ -63,9 +63,12 @@ public struct SQLCipherKey: Sendable, CustomStringConvertible {
     func validate() throws {
         switch kind {
         case .raw where material.rawByteCount != 32:
-            throw SQLCipherError(.invalidKey, "a raw SQLCipher key must be 32 bytes (256 bits), but this one has \(material.rawByteCount) bytes")
+            throw SQLCipherError(
+                .invalidKey,
+                "a raw SQLCipher key must be 32 bytes (256 bits), but this one has \(material.rawByteCount) bytes")
         case .passphrase where material.count == 0:
-            throw SQLCipherError(.invalidKey, "the SQLCipher passphrase is empty; an empty key would leave the file unencrypted")
+            throw SQLCipherError(
+                .invalidKey, "the SQLCipher passphrase is empty; an empty key would leave the file unencrypted")
         default:
             break
         }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import OfflineSyncSQLite
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The SQLCipher library, loaded at run time and called through a function table.
 ///
@@ -52,22 +53,32 @@ public final class SQLCipherLibrary: Sendable {
         // The handle is never closed: statements and connections may use the library until exit.
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
-            throw SQLCipherError(.libraryUnavailable, "SQLCipher could not be loaded from '\(path)' (\(reason)); install it (Debian/Ubuntu: apt-get install libsqlcipher0) or pass the library file's path (libraryPath, or the OFFLINE_SYNC_SQLCIPHER_LIBRARY environment variable)")
+            throw SQLCipherError(
+                .libraryUnavailable,
+                "SQLCipher could not be loaded from '\(path)' (\(reason)); install it (Debian/Ubuntu: apt-get install libsqlcipher0) or pass the library file's path (libraryPath, or the OFFLINE_SYNC_SQLCIPHER_LIBRARY environment variable)"
+            )
         }
         func symbol(_ name: String) throws -> UnsafeMutableRawPointer {
             guard let address = dlsym(handle, name) else {
-                throw SQLCipherError(.libraryUnavailable, "the library '\(path)' has no function \(name); it is not a usable SQLCipher build")
+                throw SQLCipherError(
+                    .libraryUnavailable,
+                    "the library '\(path)' has no function \(name); it is not a usable SQLCipher build")
             }
             return address
         }
         self.path = path
         api = try SQLiteAPI(resolving: symbol)
-        key = unsafeBitCast(try symbol("sqlite3_key"), to: (@convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32).self)
-        rekey = unsafeBitCast(try symbol("sqlite3_rekey"), to: (@convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32).self)
+        key = unsafeBitCast(
+            try symbol("sqlite3_key"), to: (@convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32).self)
+        rekey = unsafeBitCast(
+            try symbol("sqlite3_rekey"), to: (@convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32).self)
         let probe = try Connection(api: api, path: ":memory:", publishesArguments: false)
         defer { probe.close() }
         guard let version = try probe.singleText("PRAGMA cipher_version"), !version.isEmpty else {
-            throw SQLCipherError(.notSQLCipher, "the library '\(path)' answers no PRAGMA cipher_version, so it would not encrypt; point libraryPath at SQLCipher's libsqlcipher.so.0")
+            throw SQLCipherError(
+                .notSQLCipher,
+                "the library '\(path)' answers no PRAGMA cipher_version, so it would not encrypt; point libraryPath at SQLCipher's libsqlcipher.so.0"
+            )
         }
         cipherVersion = version
     }

@@ -32,17 +32,22 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
     /// can be reopened; use ``init(path:options:libraryPath:keyProvider:)`` to hold it only
     /// while opening. Throws ``SQLCipherError/Code/libraryUnavailable`` when SQLCipher cannot be
     /// loaded from `libraryPath`.
-    public convenience init(path: String, key: SQLCipherKey, options: SQLStoreOptions = SQLStoreOptions(),
-                            libraryPath: String = SQLCipherLibrary.defaultPath) throws {
+    public convenience init(
+        path: String, key: SQLCipherKey, options: SQLStoreOptions = SQLStoreOptions(),
+        libraryPath: String = SQLCipherLibrary.defaultPath
+    ) throws {
         try self.init(path: path, options: options, libraryPath: libraryPath, keySource: KeySource(fixed: key))
     }
 
     /// Creates a closed store that asks `keyProvider` for the key at every open (from a key file,
     /// a keychain, an environment variable …) and drops it right after keying the connection.
-    public convenience init(path: String, options: SQLStoreOptions = SQLStoreOptions(),
-                            libraryPath: String = SQLCipherLibrary.defaultPath,
-                            keyProvider: @escaping @Sendable () throws -> SQLCipherKey) throws {
-        try self.init(path: path, options: options, libraryPath: libraryPath, keySource: KeySource(provider: keyProvider))
+    public convenience init(
+        path: String, options: SQLStoreOptions = SQLStoreOptions(),
+        libraryPath: String = SQLCipherLibrary.defaultPath,
+        keyProvider: @escaping @Sendable () throws -> SQLCipherKey
+    ) throws {
+        try self.init(
+            path: path, options: options, libraryPath: libraryPath, keySource: KeySource(provider: keyProvider))
     }
 
     private init(path: String, options: SQLStoreOptions, libraryPath: String, keySource: KeySource) throws {
@@ -56,7 +61,12 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
                 try SQLCipherStore.verifyKey(on: connection, library: library)
             },
             didInstall: { connection in try SQLCipherStore.verifyEncryptedHeader(of: connection) },
-            properties: { [StoreInfo.Property("SQLCipher version", library.cipherVersion), StoreInfo.Property("library", library.path)] })
+            properties: {
+                [
+                    StoreInfo.Property("SQLCipher version", library.cipherVersion),
+                    StoreInfo.Property("library", library.path),
+                ]
+            })
         engine = SQLTableStore(path: path, options: options, backend: backend)
     }
 
@@ -96,8 +106,10 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
 
     /// Writes an encrypted copy of the plaintext SQLite store at `plaintextPath` (closed) to a new
     /// file at `encryptedPath`, keyed with `key`; open it with an `SQLCipherStore` and that key.
-    public static func importPlaintext(from plaintextPath: String, to encryptedPath: String, key: SQLCipherKey,
-                                       libraryPath: String = SQLCipherLibrary.defaultPath) throws {
+    public static func importPlaintext(
+        from plaintextPath: String, to encryptedPath: String, key: SQLCipherKey,
+        libraryPath: String = SQLCipherLibrary.defaultPath
+    ) throws {
         try key.validate()
         try requireAbsent(encryptedPath)
         guard FileManager.default.fileExists(atPath: plaintextPath) else {
@@ -135,19 +147,26 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
 
     private static func requireAbsent(_ path: String) throws {
         if FileManager.default.fileExists(atPath: path) {
-            throw SQLCipherError(.targetExists, "'\(path)' already exists; export and import write a new file, so remove it or choose another path")
+            throw SQLCipherError(
+                .targetExists,
+                "'\(path)' already exists; export and import write a new file, so remove it or choose another path")
         }
     }
 
     /// Steps 2 and 3 of the open checks.
     static func verifyKey(on connection: Connection, library: SQLCipherLibrary) throws {
         guard let version = try connection.singleText("PRAGMA cipher_version"), !version.isEmpty else {
-            throw SQLCipherError(.notSQLCipher, "'\(library.path)' answered no PRAGMA cipher_version on '\(connection.path)', so the file would not be encrypted; refusing to open it")
+            throw SQLCipherError(
+                .notSQLCipher,
+                "'\(library.path)' answered no PRAGMA cipher_version on '\(connection.path)', so the file would not be encrypted; refusing to open it"
+            )
         }
         do {
             _ = try connection.singleText("SELECT count(*) FROM sqlite_master")
         } catch let error as SQLiteError where error.code == .notADatabase {
-            throw SQLCipherError(.wrongKey, "wrong key or not an encrypted OfflineSync store: '\(connection.path)' cannot be read with this key")
+            throw SQLCipherError(
+                .wrongKey,
+                "wrong key or not an encrypted OfflineSync store: '\(connection.path)' cannot be read with this key")
         }
     }
 
@@ -165,7 +184,10 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
         defer { try? file.close() }
         let header = (try? file.read(upToCount: 16)) ?? Data()
         if header == Data("SQLite format 3\u{0}".utf8) {
-            throw SQLCipherError(.notEncrypted, "'\(path)' starts with the plaintext SQLite header, so it is not encrypted; refusing to use it as an encrypted store")
+            throw SQLCipherError(
+                .notEncrypted,
+                "'\(path)' starts with the plaintext SQLite header, so it is not encrypted; refusing to use it as an encrypted store"
+            )
         }
     }
 }

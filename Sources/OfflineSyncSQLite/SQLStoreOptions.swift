@@ -32,8 +32,10 @@ public struct SQLStoreOptions: Sendable, Hashable {
     public var publicStatementArguments: Bool
 
     /// Creates options; every argument has a default.
-    public init(durability: Durability = .normal, busyTimeoutMilliseconds: Int = 5000, cacheSizeKiB: Int = 16_384,
-                maximumPageCount: Int? = nil, publicStatementArguments: Bool = false) {
+    public init(
+        durability: Durability = .normal, busyTimeoutMilliseconds: Int = 5000, cacheSizeKiB: Int = 16_384,
+        maximumPageCount: Int? = nil, publicStatementArguments: Bool = false
+    ) {
         self.durability = durability
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.cacheSizeKiB = cacheSizeKiB

@@ -24,7 +24,8 @@ public final class SQLiteStore: LocalStore, SQLEngineStore {
 
     /// Creates a closed store for the database file at `path` (created on first open).
     public init(path: String, options: SQLStoreOptions = SQLStoreOptions()) {
-        engine = SQLTableStore(path: path, options: options, backend: SQLTableStore.Backend(name: "sqlite", api: .system))
+        engine = SQLTableStore(
+            path: path, options: options, backend: SQLTableStore.Backend(name: "sqlite", api: .system))
     }
 
     /// The database file.

@@ -50,9 +50,11 @@ public enum LoopbackBenchmark {
         private let serverStore: any LocalStore
         private let work: @Sendable (SyncContext) async throws -> Int
 
-        fileprivate init(count: Int, context: SyncContext, counter: RequestCounter, remote: HTTPRemote,
-                         server: TableServer.Running, serverLoop: MultiThreadedEventLoopGroup, serverStore: any LocalStore,
-                         work: @escaping @Sendable (SyncContext) async throws -> Int) {
+        fileprivate init(
+            count: Int, context: SyncContext, counter: RequestCounter, remote: HTTPRemote,
+            server: TableServer.Running, serverLoop: MultiThreadedEventLoopGroup, serverStore: any LocalStore,
+            work: @escaping @Sendable (SyncContext) async throws -> Int
+        ) {
             self.count = count
             self.context = context
             self.counter = counter
@@ -88,48 +90,76 @@ public enum LoopbackBenchmark {
         }
     }
 
-    static let table = TableSchema("benchitem", columns: [
-        Column("text", .string), Column("complete", .bool), Column("priority", .integer), Column("due", .date),
-    ])
+    static let table = TableSchema(
+        "benchitem",
+        columns: [
+            Column("text", .string), Column("complete", .bool), Column("priority", .integer), Column("due", .date),
+        ])
 
     /// A full (incremental, first-time) pull of `records` records with pages of `pageSize`.
-    public static func pull(records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
-                            clientStore: any LocalStore) async throws -> Figures {
-        try await measured(try await preparePull(records: records, pageSize: pageSize, serverStore: serverStore, clientStore: clientStore))
+    public static func pull(
+        records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
+        clientStore: any LocalStore
+    ) async throws -> Figures {
+        try await measured(
+            try await preparePull(
+                records: records, pageSize: pageSize, serverStore: serverStore, clientStore: clientStore))
     }
 
     /// A push of `operations` queued inserts, with up to `pipelineDepth` writes in flight (see
     /// `HTTPRemote.Configuration.pushPipelineDepth`).
-    public static func push(operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
-                            clientStore: any LocalStore) async throws -> Figures {
-        try await measured(try await preparePush(operations: operations, pipelineDepth: pipelineDepth,
-                                                 serverStore: serverStore, clientStore: clientStore))
+    public static func push(
+        operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
+        clientStore: any LocalStore
+    ) async throws -> Figures {
+        try await measured(
+            try await preparePush(
+                operations: operations, pipelineDepth: pipelineDepth,
+                serverStore: serverStore, clientStore: clientStore))
     }
 
     /// Prepares a full (incremental, first-time) pull: `records` rows on the server, an empty
     /// client that pulls them with pages of `pageSize`.
-    public static func preparePull(records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
-                                   clientStore: any LocalStore) async throws -> Run {
-        try await prepare(count: records, serverStore: serverStore, clientStore: clientStore, pageSize: pageSize,
-                          seed: { try seed(records: records, into: $0) }, setUp: { _ in }) { context in
-            try await context.table(table.name).pull(queryId: "benchmark", options: PullOptions(pageSize: pageSize)).stored
+    public static func preparePull(
+        records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
+        clientStore: any LocalStore
+    ) async throws -> Run {
+        try await prepare(
+            count: records, serverStore: serverStore, clientStore: clientStore, pageSize: pageSize,
+            seed: { try seed(records: records, into: $0) }, setUp: { _ in }
+        ) { context in
+            try await context.table(table.name).pull(queryId: "benchmark", options: PullOptions(pageSize: pageSize))
+                .stored
         }
     }
 
     /// Prepares a push: `operations` inserts queued on the client (not timed), an empty server,
     /// a remote with up to `pipelineDepth` writes of the push in flight.
-    public static func preparePush(operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
-                                   clientStore: any LocalStore) async throws -> Run {
-        try await prepare(count: operations, serverStore: serverStore, clientStore: clientStore, pageSize: 50,
-                          pipelineDepth: pipelineDepth, seed: { _ in }, setUp: { context in
-            let items = (0..<operations).map { index in
-                Item(id: "p\(index)", values: ["text": .string("pushed item \(index)"), "complete": .bool(false), "priority": .int(Int64(index % 5))])
+    public static func preparePush(
+        operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
+        clientStore: any LocalStore
+    ) async throws -> Run {
+        try await prepare(
+            count: operations, serverStore: serverStore, clientStore: clientStore, pageSize: 50,
+            pipelineDepth: pipelineDepth, seed: { _ in },
+            setUp: { context in
+                let items = (0..<operations).map { index in
+                    Item(
+                        id: "p\(index)",
+                        values: [
+                            "text": .string("pushed item \(index)"), "complete": .bool(false),
+                            "priority": .int(Int64(index % 5)),
+                        ])
+                }
+                _ = try context.table(table.name).insert(items)
             }
-            _ = try context.table(table.name).insert(items)
-        }) { context in
+        ) { context in
             let result = try await context.push()
             guard result.succeeded else {
-                throw OfflineSyncError(.invalidOperation, "the push benchmark completed \(result.completedCount) of \(operations) operations: \(result.errors.first.map { "\($0)" } ?? "")")
+                throw OfflineSyncError(
+                    .invalidOperation,
+                    "the push benchmark completed \(result.completedCount) of \(operations) operations: \(result.errors.first.map { "\($0)" } ?? "")"
+                )
             }
             return result.completedCount
         }
@@ -140,11 +170,16 @@ public enum LoopbackBenchmark {
         var batch: [Item] = []
         for index in 0..<records {
             let stamp = Timestamp(millisecondsSince1970: start.millisecondsSince1970 + Int64(index))
-            batch.append(Item(id: "r\(index)", values: [
-                "text": .string("record number \(index) of the pull benchmark"), "complete": .bool(index % 3 == 0),
-                "priority": .int(Int64(index % 5)), "due": .date(stamp),
-                "createdAt": .date(stamp), "updatedAt": .date(stamp), "version": .string("v\(index)"), "deleted": .bool(false),
-            ]))
+            batch.append(
+                Item(
+                    id: "r\(index)",
+                    values: [
+                        "text": .string("record number \(index) of the pull benchmark"),
+                        "complete": .bool(index % 3 == 0),
+                        "priority": .int(Int64(index % 5)), "due": .date(stamp),
+                        "createdAt": .date(stamp), "updatedAt": .date(stamp), "version": .string("v\(index)"),
+                        "deleted": .bool(false),
+                    ]))
             if batch.count == 5000 || index == records - 1 {
                 try serverStore.upsert(batch, into: table.name)
                 batch.removeAll(keepingCapacity: true)
@@ -167,9 +202,11 @@ public enum LoopbackBenchmark {
     /// Opens and seeds `serverStore`, starts a server over it and a context over `clientStore`,
     /// runs `setUp` on the context, and returns the run whose measured part is `work`. On failure
     /// everything started is stopped again.
-    private static func prepare(count: Int, serverStore: any LocalStore, clientStore: any LocalStore, pageSize: Int,
-                                pipelineDepth: Int = 1, seed: (any LocalStore) throws -> Void, setUp: (SyncContext) throws -> Void,
-                                work: @escaping @Sendable (SyncContext) async throws -> Int) async throws -> Run {
+    private static func prepare(
+        count: Int, serverStore: any LocalStore, clientStore: any LocalStore, pageSize: Int,
+        pipelineDepth: Int = 1, seed: (any LocalStore) throws -> Void, setUp: (SyncContext) throws -> Void,
+        work: @escaping @Sendable (SyncContext) async throws -> Int
+    ) async throws -> Run {
         var logger = Logger(label: "offline-sync.bench")
         logger.logLevel = .warning
         var server: TableServer.Running?
@@ -198,8 +235,9 @@ public enum LoopbackBenchmark {
                 try? context.close()
                 throw error
             }
-            return Run(count: count, context: context, counter: counter, remote: client, server: running,
-                       serverLoop: serverLoop, serverStore: serverStore, work: work)
+            return Run(
+                count: count, context: context, counter: counter, remote: client, server: running,
+                serverLoop: serverLoop, serverStore: serverStore, work: work)
         } catch {
             try? await remote?.shutdown()
             await server?.stop()

@@ -73,20 +73,25 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         if tooLarge {
             answer = TableProtocol.error(413, "the request body is larger than \(limit) bytes")
         } else {
-            answer = tableProtocol.respond(to: TableProtocol.Request(method: request.method.rawValue, target: request.path ?? "/",
-                                                                     fields: request.headerFields, body: body))
+            answer = tableProtocol.respond(
+                to: TableProtocol.Request(
+                    method: request.method.rawValue, target: request.path ?? "/",
+                    fields: request.headerFields, body: body))
         }
         var fields = answer.fields
         fields[.contentLength] = String(answer.body.count)
         fields[.date] = date.now()
         fields[.server] = serverName
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil
+        )
         if !answer.body.isEmpty {
             context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
         }
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
         unflushed = true
-        logger.info("\(request.method.rawValue) \(request.path ?? "/") \(answer.status) \(Self.milliseconds(since: start)) ms")
+        logger.info(
+            "\(request.method.rawValue) \(request.path ?? "/") \(answer.status) \(Self.milliseconds(since: start)) ms")
         if request.headerFields[.connection]?.lowercased() == "close" {
             closeAfterFlush = true
             flush(context)
@@ -120,7 +125,8 @@ private struct HTTPDate {
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+        text =
+            "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
         second = clock
         return text

@@ -89,7 +89,11 @@ final class TableProtocol: Sendable {
         guard try tableExists(target.table) else {
             if createsTables {
                 try Identifier.validateUserTable(target.table)
-                return try Self.json(200, encoded { try WireJSON.encodePage(QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil)) })
+                return try Self.json(
+                    200,
+                    encoded {
+                        try WireJSON.encodePage(QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil))
+                    })
             }
             throw OfflineSyncError(.unknownTable, "the server has no table '\(target.table)'")
         }
@@ -100,7 +104,8 @@ final class TableProtocol: Sendable {
     private func lookup(_ id: String, _ target: TableRequestTarget) throws -> Answer {
         let item: Item?
         if target.includeDeleted {
-            let query = Query(table: target.table, filter: .comparison(.column("id"), .eq, .literal(.string(id))), top: 1)
+            let query = Query(
+                table: target.table, filter: .comparison(.column("id"), .eq, .literal(.string(id))), top: 1)
             item = try service.readPage(query, includeDeleted: true).items.first
         } else {
             item = try service.lookup(id: id, in: target.table)
@@ -166,14 +171,16 @@ final class TableProtocol: Sendable {
     }
 
     private func failure(_ error: RemoteError) -> Answer {
-        let status = error.status ?? {
-            switch error.kind {
-            case .conflict: return 409
-            case .notFound: return 404
-            case .authentication: return 401
-            default: return 500
-            }
-        }()
+        let status =
+            error.status
+            ?? {
+                switch error.kind {
+                case .conflict: return 409
+                case .notFound: return 404
+                case .authentication: return 401
+                default: return 500
+                }
+            }()
         if let item = error.serverItem, status == 409 || status == 412 {
             if var answer = try? Self.json(status, WireJSON.encode(item)) {
                 if let version = item.version { answer.headers.append(("ETag", ETag.quoted(version))) }
@@ -193,22 +200,29 @@ final class TableProtocol: Sendable {
     }
 
     static func json(_ status: Int, _ body: [UInt8]) -> Answer {
-        Answer(status: status, headers: [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-cache")], body: body)
+        Answer(
+            status: status,
+            headers: [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-cache")], body: body)
     }
 
     static func error(_ status: Int, _ message: String) -> Answer {
-        json(status, (try? WireJSON.encodeObject(["error": .string(message)])) ?? Array(#"{"error":"unprintable error"}"#.utf8))
+        json(
+            status,
+            (try? WireJSON.encodeObject(["error": .string(message)])) ?? Array(#"{"error":"unprintable error"}"#.utf8))
     }
 
     /// The version of an `If-Match` header: `"v"`, `W/"v"` or a bare `v`; `*` and absence mean
     /// any version. Several tags are not supported (400).
     static func ifMatch(_ request: Request) throws -> String? {
-        guard let raw = request.header("If-Match")?.trimmingCharacters(in: " \t"), !raw.isEmpty, raw != "*" else { return nil }
+        guard let raw = request.header("If-Match")?.trimmingCharacters(in: " \t"), !raw.isEmpty, raw != "*" else {
+            return nil
+        }
         var tag = Substring(raw)
         if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
         if tag.count >= 2, tag.first == "\"", tag.last == "\"" { return String(tag.dropFirst().dropLast()) }
         if tag.contains("\"") || tag.contains(",") {
-            throw OfflineSyncError(.syntax, "If-Match '\(raw)' is not one entity tag; send the item's version in double quotes")
+            throw OfflineSyncError(
+                .syntax, "If-Match '\(raw)' is not one entity tag; send the item's version in double quotes")
         }
         return String(tag)
     }

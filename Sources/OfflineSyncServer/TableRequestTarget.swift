@@ -35,7 +35,8 @@ struct TableRequestTarget: Sendable {
             for pair in parts[1].split(separator: "&") {
                 let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let name = PercentEncoding.decode(halves[0], plusAsSpace: true),
-                      let value = PercentEncoding.decode(halves.count == 2 ? halves[1] : "", plusAsSpace: true) else {
+                    let value = PercentEncoding.decode(halves.count == 2 ? halves[1] : "", plusAsSpace: true)
+                else {
                     throw OfflineSyncError(.syntax, "the query option '\(pair)' has a malformed percent escape")
                 }
                 options[name.lowercased()] = value
@@ -51,8 +52,9 @@ struct TableRequestTarget: Sendable {
 
     /// The query of a `GET /tables/{table}` request; throws `.syntax` naming the bad option.
     func query() throws -> Query {
-        try ODataParser.query(table: table, filter: options["$filter"], orderBy: options["$orderby"],
-                              skip: options["$skip"], top: options["$top"], select: options["$select"],
-                              inlineCount: options["$inlinecount"])
+        try ODataParser.query(
+            table: table, filter: options["$filter"], orderBy: options["$orderby"],
+            skip: options["$skip"], top: options["$top"], select: options["$select"],
+            inlineCount: options["$inlinecount"])
     }
 }

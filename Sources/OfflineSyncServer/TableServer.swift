@@ -42,8 +42,10 @@ public struct TableServer: Sendable {
         public var eventLoopGroup: (any EventLoopGroup)?
 
         /// Creates a configuration.
-        public init(host: String = "127.0.0.1", port: Int = 8080, maximumBodyBytes: Int = 1 << 20,
-                    createsTables: Bool = false, logger: Logger = Logger(label: "offline-sync.serve")) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, maximumBodyBytes: Int = 1 << 20,
+            createsTables: Bool = false, logger: Logger = Logger(label: "offline-sync.serve")
+        ) {
             self.host = host
             self.port = port
             self.maximumBodyBytes = maximumBodyBytes
@@ -66,7 +68,9 @@ public struct TableServer: Sendable {
     /// Listens and answers until the task is cancelled or, with `untilSignal`, until SIGINT or
     /// SIGTERM; then stops accepting connections and lets the requests in progress finish.
     /// - Parameter onRunning: called once with the bound port when the server accepts requests.
-    public func run(untilSignal: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    public func run(untilSignal: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        async throws
+    {
         let tableProtocol = self.tableProtocol
         let limit = configuration.maximumBodyBytes
         let logger = configuration.logger
@@ -79,10 +83,13 @@ public struct TableServer: Sendable {
         }
         let app = Application(
             responder: responder,
-            server: .http1(configuration: .init(additionalChannelHandlers: [
-                TableChannelHandler(tableProtocol: tableProtocol, maximumBodyBytes: limit, serverName: serverName, logger: logger),
-            ])),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [
+                    TableChannelHandler(
+                        tableProtocol: tableProtocol, maximumBodyBytes: limit, serverName: serverName, logger: logger)
+                ])),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 logger.info("serving the table protocol on http://\(configuration.host):\(port)/tables/")
@@ -102,25 +109,29 @@ public struct TableServer: Sendable {
     /// over the limit.
     static func tableRequest(_ request: Request, maximumBodyBytes: Int) async throws -> TableProtocol.Request {
         let body = try await request.body.collect(upTo: maximumBodyBytes)
-        return TableProtocol.Request(method: request.method.rawValue, target: request.head.path ?? "/", fields: request.headers,
-                                     body: Array(body.readableBytesView))
+        return TableProtocol.Request(
+            method: request.method.rawValue, target: request.head.path ?? "/", fields: request.headers,
+            body: Array(body.readableBytesView))
     }
 
     /// The framework's form of an answer.
     static func response(_ answer: TableProtocol.Answer) -> Response {
-        Response(status: HTTPResponse.Status(code: answer.status), headers: answer.fields,
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        Response(
+            status: HTTPResponse.Status(code: answer.status), headers: answer.fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 }
 
 extension TableProtocol.Request {
     /// A request whose headers are HTTP fields (repeated ones joined by `,`).
     init(method: String, target: String, fields: HTTPFields, body: [UInt8]) {
-        self.init(method: method, target: target, header: { name in
-            guard let field = HTTPField.Name(name) else { return nil }
-            let values = fields[values: field]
-            return values.isEmpty ? nil : values.joined(separator: ",")
-        }, body: body)
+        self.init(
+            method: method, target: target,
+            header: { name in
+                guard let field = HTTPField.Name(name) else { return nil }
+                let values = fields[values: field]
+                return values.isEmpty ? nil : values.joined(separator: ",")
+            }, body: body)
     }
 }
 

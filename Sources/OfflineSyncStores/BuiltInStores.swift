@@ -34,38 +34,48 @@ public enum BuiltInStores {
     }
 
     private static var fallbackStore: String {
-        backends.contains { $0.scheme.name == StoreScheme.sqlite.name } ? "sqlite:./.offline-sync/store.sqlite" : "memory:"
+        backends.contains { $0.scheme.name == StoreScheme.sqlite.name }
+            ? "sqlite:./.offline-sync/store.sqlite" : "memory:"
     }
 
     private static var backends: [(scheme: StoreScheme, factory: StoreRegistry.Factory)] {
         [
             (.memory, { _ in InMemoryStore() }),
-            (.sqlite, { configuration in
-                let settings = try StoreConfiguration.SQLiteSettings(configuration)
-                return SQLiteStore(path: settings.path, options: sqlOptions(settings.durability))
-            }),
-            (.sqlcipher, { configuration in
-                let settings = try StoreConfiguration.SQLCipherSettings(configuration)
-                let source = settings.keySource
-                return try SQLCipherStore(path: settings.path, options: sqlOptions(settings.durability)) {
-                    SQLCipherKey(try source.load())
+            (
+                .sqlite,
+                { configuration in
+                    let settings = try StoreConfiguration.SQLiteSettings(configuration)
+                    return SQLiteStore(path: settings.path, options: sqlOptions(settings.durability))
                 }
-            }),
-            (.lmdb, { configuration in
-                let settings = try StoreConfiguration.LMDBSettings(configuration)
-                var options = LMDBStore.Options()
-                if let size = settings.mapSize { options.initialMapSize = size }
-                if let size = settings.maxMapSize { options.maximumMapSize = size }
-                if settings.mapSize != nil, settings.maxMapSize == nil {
-                    options.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
+            ),
+            (
+                .sqlcipher,
+                { configuration in
+                    let settings = try StoreConfiguration.SQLCipherSettings(configuration)
+                    let source = settings.keySource
+                    return try SQLCipherStore(path: settings.path, options: sqlOptions(settings.durability)) {
+                        SQLCipherKey(try source.load())
+                    }
                 }
-                switch settings.durability {
-                case .full: options.durability = .full
-                case .meta: options.durability = .noMetaSync
-                case .none: options.durability = .noSync
+            ),
+            (
+                .lmdb,
+                { configuration in
+                    let settings = try StoreConfiguration.LMDBSettings(configuration)
+                    var options = LMDBStore.Options()
+                    if let size = settings.mapSize { options.initialMapSize = size }
+                    if let size = settings.maxMapSize { options.maximumMapSize = size }
+                    if settings.mapSize != nil, settings.maxMapSize == nil {
+                        options.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
+                    }
+                    switch settings.durability {
+                    case .full: options.durability = .full
+                    case .meta: options.durability = .noMetaSync
+                    case .none: options.durability = .noSync
+                    }
+                    return try LMDBStore(path: settings.path, options: options)
                 }
-                return try LMDBStore(path: settings.path, options: options)
-            }),
+            ),
         ]
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import OfflineSync
-import OfflineSyncServer
 import OfflineSyncSQLite
+import OfflineSyncServer
 
 // Measures sync over loopback HTTP: a full pull and a push, with an SQLite server store and an
 // SQLite or in-memory client store. Usage:
@@ -12,20 +12,26 @@ let operations = arguments.count > 1 ? arguments[1] : 10_000
 let pageSize = arguments.count > 2 ? arguments[2] : 1000
 let depth = arguments.count > 3 ? arguments[3] : 32
 
-let directory = FileManager.default.temporaryDirectory.appendingPathComponent("http-loopback-bench-\(UUID().uuidString)")
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "http-loopback-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
-func sqlite(_ name: String) -> SQLiteStore { SQLiteStore(path: directory.appendingPathComponent(name + ".sqlite").path) }
+func sqlite(_ name: String) -> SQLiteStore {
+    SQLiteStore(path: directory.appendingPathComponent(name + ".sqlite").path)
+}
 
 for client in ["memory", "sqlite"] {
     func clientStore(_ name: String) -> any LocalStore { client == "memory" ? InMemoryStore() : sqlite(name) }
-    let pull = try await LoopbackBenchmark.pull(records: records, pageSize: pageSize,
-                                                serverStore: sqlite("pull-server-\(client)"), clientStore: clientStore("pull-client"))
+    let pull = try await LoopbackBenchmark.pull(
+        records: records, pageSize: pageSize,
+        serverStore: sqlite("pull-server-\(client)"), clientStore: clientStore("pull-client"))
     print("pull  client=\(client) server=sqlite page=\(pageSize): \(pull)")
-    let push = try await LoopbackBenchmark.push(operations: operations,
-                                                serverStore: sqlite("push-server-\(client)"), clientStore: clientStore("push-client"))
+    let push = try await LoopbackBenchmark.push(
+        operations: operations,
+        serverStore: sqlite("push-server-\(client)"), clientStore: clientStore("push-client"))
     print("push  client=\(client) server=sqlite: \(push)")
-    let pipelined = try await LoopbackBenchmark.push(operations: operations, pipelineDepth: depth,
-                                                     serverStore: sqlite("pipelined-server-\(client)"), clientStore: clientStore("pipelined-client"))
+    let pipelined = try await LoopbackBenchmark.push(
+        operations: operations, pipelineDepth: depth,
+        serverStore: sqlite("pipelined-server-\(client)"), clientStore: clientStore("pipelined-client"))
     print("push  client=\(client) server=sqlite pipelined=\(depth): \(pipelined)")
 }

@@ -9,22 +9,22 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Side-by-side benchmarks of the store backends, each as a ratio to its raw C API.",
         discussion: """
-        Runs the benchmark scenarios (local enqueue, push, full and incremental pull, query, \
-        lookup, purge, cold open) through OfflineSync's shared sync logic on each store, and the \
-        same storage work with hand-written C calls (libsqlite3, the dlopen'ed libsqlcipher, \
-        LMDB). Each cell shows the store's throughput and, in brackets, its ratio to the raw C \
-        API in the same run (1.00 = as fast as C). The HTTP scenarios (http-push, http-push-pipelined, \
-        http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
-        its store an SQLite file; they have no raw C equivalent. The default size finishes in under a minute; \
-        the Benchmarks/ package runs the full-size suite. A progress bar is drawn on standard \
-        error when it is a terminal.
+            Runs the benchmark scenarios (local enqueue, push, full and incremental pull, query, \
+            lookup, purge, cold open) through OfflineSync's shared sync logic on each store, and the \
+            same storage work with hand-written C calls (libsqlite3, the dlopen'ed libsqlcipher, \
+            LMDB). Each cell shows the store's throughput and, in brackets, its ratio to the raw C \
+            API in the same run (1.00 = as fast as C). The HTTP scenarios (http-push, http-push-pipelined, \
+            http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
+            its store an SQLite file; they have no raw C equivalent. The default size finishes in under a minute; \
+            the Benchmarks/ package runs the full-size suite. A progress bar is drawn on standard \
+            error when it is a terminal.
 
-        Examples:
-          offline-sync bench
-          offline-sync bench --stores sqlite,lmdb --records 100000 --repetitions 3 --format markdown
-          offline-sync bench --scenarios pull-full-1000 --records 1000000 --format json
-          offline-sync bench --scenarios push,http-push,pull-full-1000,http-pull --stores sqlite
-        """)
+            Examples:
+              offline-sync bench
+              offline-sync bench --stores sqlite,lmdb --records 100000 --repetitions 3 --format markdown
+              offline-sync bench --scenarios pull-full-1000 --records 1000000 --format json
+              offline-sync bench --scenarios push,http-push,pull-full-1000,http-pull --stores sqlite
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -57,15 +57,18 @@ struct Bench: AsyncParsableCommand {
         let directory = workDirectory ?? NSTemporaryDirectory()
         let catalog = BenchmarkScenario.catalog(workDirectory: directory)
         let selected = try scenarios.map { try BenchmarkScenario.named(Self.list($0), among: catalog) } ?? catalog
-        let runner = BenchmarkRunner(backends: backends, scenarios: selected, size: .scaled(records: records),
-                                     workDirectory: directory, repetitions: repetitions)
+        let runner = BenchmarkRunner(
+            backends: backends, scenarios: selected, size: .scaled(records: records),
+            workDirectory: directory, repetitions: repetitions)
         var bar = ProgressBar("bench", total: runner.trialCount)
         let report = await runner.run { done, _, _ in bar.update(done) }
         bar.finish()
         print(report.rendered(as: format))
         let failures = report.cells.flatMap { cell in
-            [cell.error.map { "\(cell.scenario) on \(cell.backend): \($0)" },
-             cell.rawError.map { "\(cell.scenario) on raw \(cell.backend): \($0)" }].compactMap { $0 }
+            [
+                cell.error.map { "\(cell.scenario) on \(cell.backend): \($0)" },
+                cell.rawError.map { "\(cell.scenario) on raw \(cell.backend): \($0)" },
+            ].compactMap { $0 }
         }
         guard failures.isEmpty else {
             FileHandle.standardError.write(Data(failures.map { "failed: \($0)\n" }.joined().utf8))

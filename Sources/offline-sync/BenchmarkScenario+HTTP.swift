@@ -13,9 +13,11 @@ extension BenchmarkScenario {
     /// stores are created under `workDirectory` and removed after each trial.
     static func catalog(workDirectory: String) -> [BenchmarkScenario] {
         var scenarios = all
-        for (scenario, predecessor) in [(httpPush(workDirectory: workDirectory), push.id),
-                                        (httpPush(workDirectory: workDirectory, pipelineDepth: 32), "http-push"),
-                                        (httpPull(workDirectory: workDirectory), pullFull(pageSize: 1_000).id)] {
+        for (scenario, predecessor) in [
+            (httpPush(workDirectory: workDirectory), push.id),
+            (httpPush(workDirectory: workDirectory, pipelineDepth: 32), "http-push"),
+            (httpPull(workDirectory: workDirectory), pullFull(pageSize: 1_000).id),
+        ] {
             let position = scenarios.firstIndex { $0.id == predecessor }.map { $0 + 1 } ?? scenarios.endIndex
             scenarios.insert(scenario, at: position)
         }
@@ -28,7 +30,8 @@ extension BenchmarkScenario {
             id: "http-pull", title: "full pull over HTTP loopback, pages of 1,000 (server: sqlite)", unit: "rows",
             prepareStore: { store, size in
                 try await loopbackTrial(workDirectory: workDirectory) { serverStore in
-                    try await LoopbackBenchmark.preparePull(records: size.records, pageSize: 1_000, serverStore: serverStore, clientStore: store)
+                    try await LoopbackBenchmark.preparePull(
+                        records: size.records, pageSize: 1_000, serverStore: serverStore, clientStore: store)
                 }
             },
             prepareBaseline: nil)
@@ -40,13 +43,15 @@ extension BenchmarkScenario {
         let pipelined = pipelineDepth > 1
         return BenchmarkScenario(
             id: pipelined ? "http-push-pipelined" : "http-push",
-            title: pipelined ? "push queued inserts over HTTP loopback, \(pipelineDepth) pipelined (server: sqlite)"
+            title: pipelined
+                ? "push queued inserts over HTTP loopback, \(pipelineDepth) pipelined (server: sqlite)"
                 : "push queued inserts over HTTP loopback, one at a time (server: sqlite)",
             unit: "ops",
             prepareStore: { store, size in
                 try await loopbackTrial(workDirectory: workDirectory) { serverStore in
-                    try await LoopbackBenchmark.preparePush(operations: size.pushOperations, pipelineDepth: pipelineDepth,
-                                                            serverStore: serverStore, clientStore: store)
+                    try await LoopbackBenchmark.preparePush(
+                        operations: size.pushOperations, pipelineDepth: pipelineDepth,
+                        serverStore: serverStore, clientStore: store)
                 }
             },
             prepareBaseline: nil)
@@ -54,15 +59,19 @@ extension BenchmarkScenario {
 
     /// A trial over a run prepared with a new SQLite server store (the `sqlite` backend's, at
     /// normal durability) in a directory of its own.
-    private static func loopbackTrial(workDirectory: String,
-                                      _ prepare: (any LocalStore) async throws -> LoopbackBenchmark.Run) async throws -> Trial {
+    private static func loopbackTrial(
+        workDirectory: String,
+        _ prepare: (any LocalStore) async throws -> LoopbackBenchmark.Run
+    ) async throws -> Trial {
         let location = try StoreLocation.makeTemporary(under: workDirectory, durability: .normal, usesPassphrase: false)
         do {
             let run = try await prepare(try BenchmarkBackend.sqlite.makeStore(location))
-            return Trial(operations: run.count, body: { _ = try await run.measure() }, teardown: {
-                defer { location.removeDirectory() }
-                try await run.finish()
-            })
+            return Trial(
+                operations: run.count, body: { _ = try await run.measure() },
+                teardown: {
+                    defer { location.removeDirectory() }
+                    try await run.finish()
+                })
         } catch {
             location.removeDirectory()
             throw error

@@ -7,18 +7,18 @@ struct Conformance: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the conformance suite on a store backend; exit code 1 when a case fails.",
         discussion: """
-        Every case gets a new, empty store at a fresh location derived from the URL: a new \
-        directory next to the given path (removed afterwards), with the same options. The given \
-        path itself is never touched. Prints one line per group of cases, failures below it, and \
-        ends with 'N passed, N failed, N skipped'.
+            Every case gets a new, empty store at a fresh location derived from the URL: a new \
+            directory next to the given path (removed afterwards), with the same options. The given \
+            path itself is never touched. Prints one line per group of cases, failures below it, and \
+            ends with 'N passed, N failed, N skipped'.
 
-        Examples:
-          offline-sync conformance --store sqlite:/tmp/conformance.sqlite
-          offline-sync conformance --store "lmdb:/tmp/c.lmdb?map-size=64MiB" \\
-            --tier store --filter query
-          OFFLINE_SYNC_KEY=$(openssl rand -hex 32) offline-sync conformance \\
-            --store "sqlcipher:/tmp/c.db?key-env=OFFLINE_SYNC_KEY"
-        """)
+            Examples:
+              offline-sync conformance --store sqlite:/tmp/conformance.sqlite
+              offline-sync conformance --store "lmdb:/tmp/c.lmdb?map-size=64MiB" \\
+                --tier store --filter query
+              OFFLINE_SYNC_KEY=$(openssl rand -hex 32) offline-sync conformance \\
+                --store "sqlcipher:/tmp/c.db?key-env=OFFLINE_SYNC_KEY"
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: StoreSelection
@@ -32,7 +32,10 @@ struct Conformance: AsyncParsableCommand {
         let configuration = try selection.configuration()
         let groups = ConformanceSuite.groupNames(tier: tier)
         if let filter, !groups.contains(where: { $0.lowercased().contains(filter.lowercased()) }) {
-            throw OfflineSyncError(.configuration, "no \(tier.rawValue)-tier conformance group matches '\(filter)'; groups: \(groups.isEmpty ? "none in this build" : groups.joined(separator: ", "))")
+            throw OfflineSyncError(
+                .configuration,
+                "no \(tier.rawValue)-tier conformance group matches '\(filter)'; groups: \(groups.isEmpty ? "none in this build" : groups.joined(separator: ", "))"
+            )
         }
         try StoreRegistry.shared.requireAvailable(configuration.scheme)
         let scratch = try ScratchDirectory(near: configuration.path, purpose: "conformance")

@@ -7,26 +7,26 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Walk through offline sync step by step, with an in-process or a real server.",
         discussion: """
-        Declares a todoitem table, pulls from an in-process server, goes offline, adds and \
-        completes items, closes and reopens the store, shows the pending queue, comes back \
-        online, pushes, meets a conflict made by another device and resolves it, pulls, and \
-        shows the final state on both sides.
+            Declares a todoitem table, pulls from an in-process server, goes offline, adds and \
+            completes items, closes and reopens the store, shows the pending queue, comes back \
+            online, pushes, meets a conflict made by another device and resolves it, pulls, and \
+            shows the final state on both sides.
 
-        Without --store the demo uses a new store of the default backend ($OFFLINE_SYNC_STORE, \
-        else SQLite) in a temporary directory and removes it at the end. With --store it keeps \
-        the store; a store that already holds todoitem data is refused unless --reset purges it.
+            Without --store the demo uses a new store of the default backend ($OFFLINE_SYNC_STORE, \
+            else SQLite) in a temporary directory and removes it at the end. With --store it keeps \
+            the store; a store that already holds todoitem data is refused unless --reset purges it.
 
-        With --remote the same steps run against a real server of the Azure Mobile Apps table \
-        protocol 2.0.0 (such as 'offline-sync serve'): the three starter items are inserted into \
-        its todoitem table where missing, going offline makes every request of this device fail \
-        with a network error, and the other device edits over its own HTTP connection.
+            With --remote the same steps run against a real server of the Azure Mobile Apps table \
+            protocol 2.0.0 (such as 'offline-sync serve'): the three starter items are inserted into \
+            its todoitem table where missing, going offline makes every request of this device fail \
+            with a network error, and the other device edits over its own HTTP connection.
 
-        Examples:
-          offline-sync demo
-          offline-sync demo --store sqlite:/tmp/demo.sqlite
-          offline-sync demo --store "lmdb:/tmp/demo.lmdb?map-size=64MiB" --reset
-          offline-sync demo --remote http://127.0.0.1:8080
-        """)
+            Examples:
+              offline-sync demo
+              offline-sync demo --store sqlite:/tmp/demo.sqlite
+              offline-sync demo --store "lmdb:/tmp/demo.lmdb?map-size=64MiB" --reset
+              offline-sync demo --remote http://127.0.0.1:8080
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: StoreSelection
@@ -85,21 +85,27 @@ struct DemoScript {
         begin("Declare the todoitem table")
         var context = try SyncContext(store: store, remote: remote, tables: [Demo.todo])
         var todo = try context.table("todoitem")
-        say("columns: id, text (string), complete (bool), and the system columns createdAt, updatedAt, version, deleted")
+        say(
+            "columns: id, text (string), complete (bool), and the system columns createdAt, updatedAt, version, deleted"
+        )
         say("backend: \(store.info.backend)" + (store.info.properties.first.map { ", \($0.name) \($0.value)" } ?? ""))
         try await clearEarlierRun(todo, context: context)
 
         begin("Pull from the server (incremental, query id \"\(Demo.queryId)\")")
         let first = try await todo.pull(queryId: Demo.queryId)
-        say("received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")")
+        say(
+            "received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
+        )
         show(DemoScript.ordered(try todo.read().items))
 
         begin("Go offline: every request to the server now fails with a network error")
         remote.setOffline(true)
 
         begin("Add two items and complete one, while offline")
-        let added = try todo.insert([Item(id: "", values: ["text": "Buy milk", "complete": false]),
-                                     Item(id: "", values: ["text": "Walk the dog", "complete": false])])
+        let added = try todo.insert([
+            Item(id: "", values: ["text": "Buy milk", "complete": false]),
+            Item(id: "", values: ["text": "Walk the dog", "complete": false]),
+        ])
         say("+ \"Buy milk\" (id \(added[0].id.prefix(8))…), + \"Walk the dog\" (id \(added[1].id.prefix(8))…)")
         var callMom = try todo.lookup(id: "2") ?? Item(id: "2")
         callMom["complete"] = true
@@ -118,7 +124,9 @@ struct DemoScript {
         let reopened = try reopen(store)
         context = try SyncContext(store: reopened, remote: remote, tables: [Demo.todo])
         todo = try context.table("todoitem")
-        say("reopened \(configuration.scheme): \(try todo.read().items.count) items, \(try context.pendingOperationCount()) pending operations")
+        say(
+            "reopened \(configuration.scheme): \(try todo.read().items.count) items, \(try context.pendingOperationCount()) pending operations"
+        )
         begin("The pending queue, in push order")
         showQueue(try context.pendingOperations())
         say("server still holds \(try await server.items().count) items: nothing left the device")
@@ -138,23 +146,31 @@ struct DemoScript {
         say("this device:  complete → true (queued with the version it last saw)")
         let conflicted = try await pushCollectingErrors(context)
         guard let conflict = conflicted.first else {
-            throw OfflineSyncError(.invalidOperation, "the demo expected a conflict on \"Buy milk\", but the push succeeded")
+            throw OfflineSyncError(
+                .invalidOperation, "the demo expected a conflict on \"Buy milk\", but the push succeeded")
         }
-        say("push → conflict: \(conflict.kind.rawValue) of \(conflict.itemId.prefix(8))… failed with HTTP \(conflict.status.map(String.init) ?? "?"); recorded as an operation error")
+        say(
+            "push → conflict: \(conflict.kind.rawValue) of \(conflict.itemId.prefix(8))… failed with HTTP \(conflict.status.map(String.init) ?? "?"); recorded as an operation error"
+        )
         say("server copy: \(describe(conflict.serverItem)); local copy: \(describe(try todo.lookup(id: milkId)))")
 
         begin("Resolve the conflict: keep the server's text, add our completion, retry with the server's version")
         guard var merged = conflict.serverItem else {
-            throw OfflineSyncError(.invalidOperation, "the conflict on \"Buy milk\" carries no server copy to merge with")
+            throw OfflineSyncError(
+                .invalidOperation, "the conflict on \"Buy milk\" carries no server copy to merge with")
         }
         merged["complete"] = true
         try context.resolve(conflict, .keepAndRetry(merged))
         let retried = try await context.push()
-        say("push → \(retried.completedCount) operation sent, \(retried.errors.count) errors; \(try context.operationErrors().count) errors left")
+        say(
+            "push → \(retried.completedCount) operation sent, \(retried.errors.count) errors; \(try context.operationErrors().count) errors left"
+        )
 
         begin("Pull again (incremental: only what changed since the delta token)")
         let second = try await todo.pull(queryId: Demo.queryId)
-        say("received \(second.received) changed items; delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")")
+        say(
+            "received \(second.received) changed items; delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
+        )
 
         begin("Final state on both sides")
         let local = DemoScript.ordered(try todo.read().items)
@@ -164,8 +180,10 @@ struct DemoScript {
         say("server:")
         show(served)
         let agree = local.map(DemoScript.essence) == served.map(DemoScript.essence)
-        say(agree ? "local and server agree: \(local.count) items, \(try context.pendingOperationCount()) pending operations"
-                  : "local and server differ")
+        say(
+            agree
+                ? "local and server agree: \(local.count) items, \(try context.pendingOperationCount()) pending operations"
+                : "local and server differ")
         try context.close()
         guard agree else {
             throw OfflineSyncError(.invalidOperation, "the demo ended with the local store and the server out of step")
@@ -187,7 +205,10 @@ struct DemoScript {
         guard earlier > 0 else { return }
         guard reset else {
             try context.close()
-            throw OfflineSyncError(.configuration, "\(configuration) already holds todoitem data or operations from an earlier run; pass --reset to purge them, or name a new store")
+            throw OfflineSyncError(
+                .configuration,
+                "\(configuration) already holds todoitem data or operations from an earlier run; pass --reset to purge them, or name a new store"
+            )
         }
         let purged = try await todo.purge(force: true)
         try await todo.resetDeltaToken(queryId: Demo.queryId)
@@ -219,18 +240,23 @@ struct DemoScript {
 
     private func describe(_ item: Item?) -> String {
         guard let item else { return "none" }
-        return "text \"\(item["text"].stringValue ?? "")\", complete \(item["complete"]), version \(item.version ?? "none")"
+        return
+            "text \"\(item["text"].stringValue ?? "")\", complete \(item["complete"]), version \(item.version ?? "none")"
     }
 
     private func show(_ items: [Item]) {
         var table = TextTable(headers: ["text", "complete", "id", "version"])
-        table.rows = items.map { [$0["text"].stringValue ?? "", TextTable.cell($0["complete"]), String($0.id.prefix(8)), $0.version ?? ""] }
+        table.rows = items.map {
+            [$0["text"].stringValue ?? "", TextTable.cell($0["complete"]), String($0.id.prefix(8)), $0.version ?? ""]
+        }
         print(table.rendered.split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
     }
 
     private func showQueue(_ operations: [QueuedOperation]) {
         var table = TextTable(headers: ["#", "kind", "table", "item", "state"])
-        table.rows = operations.map { [String($0.sequence), $0.kind.rawValue, $0.table, String($0.itemId.prefix(8)), $0.state.rawValue] }
+        table.rows = operations.map {
+            [String($0.sequence), $0.kind.rawValue, $0.table, String($0.itemId.prefix(8)), $0.state.rawValue]
+        }
         print(table.rendered.split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
     }
 }

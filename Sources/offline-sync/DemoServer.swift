@@ -22,8 +22,9 @@ struct DemoServer {
     /// An in-process server holding the starter items.
     static func inProcess() async throws -> DemoServer {
         let remote = try InMemoryRemote(tables: [Demo.todo])
-        let server = DemoServer(name: "an in-process server (InMemoryRemote)", device: OfflineSwitch(remote),
-                                otherDevice: remote, view: remote, remotes: [])
+        let server = DemoServer(
+            name: "an in-process server (InMemoryRemote)", device: OfflineSwitch(remote),
+            otherDevice: remote, view: remote, remotes: [])
         try await server.seed()
         return server
     }
@@ -39,16 +40,23 @@ struct DemoServer {
             try? await mine.shutdown()
             throw error
         }
-        let server = DemoServer(name: "the server at \(url)", device: OfflineSwitch(mine),
-                                otherDevice: other, view: mine, remotes: [mine, other])
+        let server = DemoServer(
+            name: "the server at \(url)", device: OfflineSwitch(mine),
+            otherDevice: other, view: mine, remotes: [mine, other])
         do {
             try await server.seed()
         } catch let error as RemoteError where error.kind == .network {
             try? await server.shutdown()
-            throw OfflineSyncError(.configuration, "no server answers at \(url): \(error.message). Start one in another terminal with '\(serveCommand(for: url))' (it serves a todoitem table), then run the demo again")
+            throw OfflineSyncError(
+                .configuration,
+                "no server answers at \(url): \(error.message). Start one in another terminal with '\(serveCommand(for: url))' (it serves a todoitem table), then run the demo again"
+            )
         } catch {
             try? await server.shutdown()
-            throw OfflineSyncError(.configuration, "could not seed the todoitem table of \(url) (is 'offline-sync serve' or another Azure Mobile Apps server running there?): \(error)")
+            throw OfflineSyncError(
+                .configuration,
+                "could not seed the todoitem table of \(url) (is 'offline-sync serve' or another Azure Mobile Apps server running there?): \(error)"
+            )
         }
         return server
     }
@@ -70,8 +78,9 @@ struct DemoServer {
     func items() async throws -> [Item] {
         var items: [Item] = []
         while true {
-            let page = try await view.readPage(Query(table: "todoitem", orderBy: [SortKey("id")], skip: items.count, top: 50),
-                                               includeDeleted: false)
+            let page = try await view.readPage(
+                Query(table: "todoitem", orderBy: [SortKey("id")], skip: items.count, top: 50),
+                includeDeleted: false)
             items += page.items
             if page.items.isEmpty { return items }
         }
@@ -89,7 +98,8 @@ struct DemoServer {
     private func seed() async throws {
         for (id, text) in DemoServer.starters {
             guard try await view.lookup(id: id, in: "todoitem") == nil else { continue }
-            _ = try await view.insert(Item(id: id, values: ["text": .string(text), "complete": false]), into: "todoitem")
+            _ = try await view.insert(
+                Item(id: id, values: ["text": .string(text), "complete": false]), into: "todoitem")
         }
     }
 }

@@ -7,16 +7,16 @@ struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write every item of a table to standard output, one JSON object per line, in id order.",
         discussion: """
-        Each line holds "id" first, then the other columns in name order; null values are left \
-        out, dates are ISO 8601 strings in UTC and json columns compact JSON, so the same items \
-        export to the same bytes on every backend. A progress bar is drawn on standard error when it is a terminal.
+            Each line holds "id" first, then the other columns in name order; null values are left \
+            out, dates are ISO 8601 strings in UTC and json columns compact JSON, so the same items \
+            export to the same bytes on every backend. A progress bar is drawn on standard error when it is a terminal.
 
-        Examples:
-          offline-sync export --store sqlite:./app.sqlite --table todoitem \\
-            > todoitem.jsonl
-          offline-sync export --store lmdb:./data/store.lmdb --table todoitem \\
-            --format jsonl
-        """)
+            Examples:
+              offline-sync export --store sqlite:./app.sqlite --table todoitem \\
+                > todoitem.jsonl
+              offline-sync export --store lmdb:./data/store.lmdb --table todoitem \\
+                --format jsonl
+            """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case jsonl

@@ -7,28 +7,28 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load a JSON-lines file into a table in one transaction: every line or none.",
         discussion: """
-        Each line is one JSON object with a string "id" (blank lines are ignored). Every line is \
-        read and checked against the table's schema before anything is written; a malformed line, \
-        a value that does not fit its column, an unknown column or a repeated id stops the import \
-        with the line number, and the store is left as it was. Items are written as they are \
-        (upserted by id) without queueing sync operations.
+            Each line is one JSON object with a string "id" (blank lines are ignored). Every line is \
+            read and checked against the table's schema before anything is written; a malformed line, \
+            a value that does not fit its column, an unknown column or a repeated id stops the import \
+            with the line number, and the store is left as it was. Items are written as they are \
+            (upserted by id) without queueing sync operations.
 
-        The table must be declared in the store, or in the schema file given with --schema:
-          {"tables": [{"name": "todoitem",
-            "columns": [{"name": "text", "type": "string"},
-                        {"name": "complete", "type": "bool"}],
-            "indexes": [{"name": "by_complete", "columns": ["complete"]}],
-            "synced": true}]}
-        Column types: bool, integer, double, string, date, json. "id" is implicit; "synced" \
-        (default true) adds createdAt, updatedAt, version and deleted. A single table object \
-        without the "tables" wrapper is accepted too. The schema widens what the store holds.
+            The table must be declared in the store, or in the schema file given with --schema:
+              {"tables": [{"name": "todoitem",
+                "columns": [{"name": "text", "type": "string"},
+                            {"name": "complete", "type": "bool"}],
+                "indexes": [{"name": "by_complete", "columns": ["complete"]}],
+                "synced": true}]}
+            Column types: bool, integer, double, string, date, json. "id" is implicit; "synced" \
+            (default true) adds createdAt, updatedAt, version and deleted. A single table object \
+            without the "tables" wrapper is accepted too. The schema widens what the store holds.
 
-        Examples:
-          offline-sync import --store sqlite:./app.sqlite --table todoitem \\
-            --file todoitem.jsonl --schema schema.json
-          offline-sync import --store lmdb:./data/store.lmdb --table todoitem \\
-            --file more.jsonl
-        """)
+            Examples:
+              offline-sync import --store sqlite:./app.sqlite --table todoitem \\
+                --file todoitem.jsonl --schema schema.json
+              offline-sync import --store lmdb:./data/store.lmdb --table todoitem \\
+                --file more.jsonl
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: StoreSelection
@@ -52,7 +52,8 @@ struct Import: AsyncParsableCommand {
             stored = opened.schema
         }
         defer { try? store?.close() }
-        let declaration = try Import.declaration(of: table, stored: stored, declared: declared, configuration: configuration)
+        let declaration = try Import.declaration(
+            of: table, stored: stored, declared: declared, configuration: configuration)
         let items = try Import.read(data, file: file, into: declaration)
         logger.debug("read \(items.count) items from \(file)")
 
@@ -62,7 +63,10 @@ struct Import: AsyncParsableCommand {
             store = try StoreAccess.open(configuration, schema: declared, logger: logger)
         }
         guard let target = store else {
-            throw OfflineSyncError(.configuration, "no store at \(configuration.path ?? configuration.description); pass --schema to create it with the table")
+            throw OfflineSyncError(
+                .configuration,
+                "no store at \(configuration.path ?? configuration.description); pass --schema to create it with the table"
+            )
         }
         var progress = ProgressBar("importing \(table)", total: items.count)
         try target.write { transaction in
@@ -77,14 +81,18 @@ struct Import: AsyncParsableCommand {
         progress.finish()
         print("imported \(items.count) item\(items.count == 1 ? "" : "s") into \(table)")
         if configuration.path == nil {
-            logger.warning("the \(configuration.scheme): store keeps nothing after this command ends; name a file store to keep the items")
+            logger.warning(
+                "the \(configuration.scheme): store keeps nothing after this command ends; name a file store to keep the items"
+            )
         }
     }
 
     /// The table as the store will hold it after the import: the stored declaration widened by the
     /// schema file's.
-    static func declaration(of table: String, stored: StoreSchema?, declared: StoreSchema?,
-                            configuration: StoreConfiguration) throws -> TableSchema {
+    static func declaration(
+        of table: String, stored: StoreSchema?, declared: StoreSchema?,
+        configuration: StoreConfiguration
+    ) throws -> TableSchema {
         let fromStore = stored?.table(named: table)
         let fromFile = declared?.table(named: table)
         switch (fromStore, fromFile) {
@@ -93,7 +101,10 @@ struct Import: AsyncParsableCommand {
         case (nil, let added?): return added
         case (nil, nil):
             if let stored { _ = try StoreAccess.table(table, in: stored, configuration: configuration) }
-            throw OfflineSyncError(.unknownTable, "table '\(table)' is declared neither in the store nor in a schema file; pass --schema FILE declaring it")
+            throw OfflineSyncError(
+                .unknownTable,
+                "table '\(table)' is declared neither in the store nor in a schema file; pass --schema FILE declaring it"
+            )
         }
     }
 
@@ -114,7 +125,9 @@ struct Import: AsyncParsableCommand {
                 throw OfflineSyncError(.invalidValue, "\(file) line \(number): \(error); nothing was imported")
             }
             if let earlier = firstLine.updateValue(number, forKey: item.id) {
-                throw OfflineSyncError(.invalidValue, "\(file) line \(number): id '\(item.id)' already appeared on line \(earlier); nothing was imported")
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "\(file) line \(number): id '\(item.id)' already appeared on line \(earlier); nothing was imported")
             }
             items.append(item)
         }

@@ -6,14 +6,14 @@ struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a store's backend, library versions, tables with row counts, and sync state.",
         discussion: """
-        Prints the backend and its versions and settings, every table with its row count, the \
-        pending operations per table, operation errors and delta tokens. Item contents are not shown.
+            Prints the backend and its versions and settings, every table with its row count, the \
+            pending operations per table, operation errors and delta tokens. Item contents are not shown.
 
-        Examples:
-          offline-sync inspect --store sqlite:./.offline-sync/store.sqlite
-          offline-sync inspect --store "sqlcipher:./secret.db?key-env=STORE_KEY"
-          offline-sync inspect --store lmdb:./data/store.lmdb
-        """)
+            Examples:
+              offline-sync inspect --store sqlite:./.offline-sync/store.sqlite
+              offline-sync inspect --store "sqlcipher:./secret.db?key-env=STORE_KEY"
+              offline-sync inspect --store lmdb:./data/store.lmdb
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: StoreSelection
@@ -35,8 +35,10 @@ struct Inspect: AsyncParsableCommand {
 
         var tables = TextTable(headers: ["table", "rows", "pending", "errors", "columns"])
         for table in StoreAccess.userTables(schema) {
-            tables.rows.append([table.name, String(try store.count(table.name)), String(state.pendingCount(table: table.name)),
-                                String(state.errorCount(table: table.name)), String(table.columns.count + 1)])
+            tables.rows.append([
+                table.name, String(try store.count(table.name)), String(state.pendingCount(table: table.name)),
+                String(state.errorCount(table: table.name)), String(table.columns.count + 1),
+            ])
         }
         var sections = [TextTable.pairs(facts), tables.rows.isEmpty ? "no tables" : tables.rendered]
 
@@ -60,7 +62,10 @@ struct Inspect: AsyncParsableCommand {
         } else {
             var errors = TextTable(headers: ["operation error", "kind", "table", "item", "status", "message"])
             errors.rows = state.errors.map {
-                [String($0.sequence), $0.kind.rawValue, $0.table, $0.itemId, $0.status.map(String.init) ?? $0.reason, $0.message]
+                [
+                    String($0.sequence), $0.kind.rawValue, $0.table, $0.itemId, $0.status.map(String.init) ?? $0.reason,
+                    $0.message,
+                ]
             }
             sections.append(errors.rendered)
         }
@@ -68,7 +73,9 @@ struct Inspect: AsyncParsableCommand {
             sections.append("no delta tokens")
         } else {
             var tokens = TextTable(headers: ["delta token", "query id", "updatedAt", "after item"])
-            tokens.rows = state.deltaTokens.map { [$0.table, $0.queryId, $0.token.updatedAt.iso8601, $0.token.itemId ?? ""] }
+            tokens.rows = state.deltaTokens.map {
+                [$0.table, $0.queryId, $0.token.updatedAt.iso8601, $0.token.itemId ?? ""]
+            }
             sections.append(tokens.rendered)
         }
         return sections.joined(separator: "\n\n")

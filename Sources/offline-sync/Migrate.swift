@@ -8,18 +8,18 @@ struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy a whole store to a new store, possibly of another backend.",
         discussion: """
-        Copies the schema, every item, the operation queue (in order), operation errors and delta \
-        tokens, then checks that every table has the same number of rows on both sides. The new \
-        store is built in a temporary location next to the destination and moved into place only \
-        when everything was copied and verified, so a failure leaves the destination untouched. \
-        The destination must not exist yet.
+            Copies the schema, every item, the operation queue (in order), operation errors and delta \
+            tokens, then checks that every table has the same number of rows on both sides. The new \
+            store is built in a temporary location next to the destination and moved into place only \
+            when everything was copied and verified, so a failure leaves the destination untouched. \
+            The destination must not exist yet.
 
-        Examples:
-          offline-sync migrate --from sqlite:./app.sqlite \\
-            --to "lmdb:./app.lmdb?map-size=1GiB"
-          STORE_KEY=$(cat key.hex) offline-sync migrate --from lmdb:./app.lmdb \\
-            --to "sqlcipher:./app.db?key-env=STORE_KEY"
-        """)
+            Examples:
+              offline-sync migrate --from sqlite:./app.sqlite \\
+                --to "lmdb:./app.lmdb?map-size=1GiB"
+              STORE_KEY=$(cat key.hex) offline-sync migrate --from lmdb:./app.lmdb \\
+                --to "sqlcipher:./app.db?key-env=STORE_KEY"
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Option(help: ArgumentHelp("The store to copy.", valueName: "url")) var from: String
@@ -30,11 +30,17 @@ struct Migrate: AsyncParsableCommand {
         let source = try StoreRegistry.shared.configuration(parsing: from)
         let destination = try StoreRegistry.shared.configuration(parsing: to)
         if let path = destination.path {
-            if let sourcePath = source.path, URL(fileURLWithPath: sourcePath).standardized == URL(fileURLWithPath: path).standardized {
-                throw OfflineSyncError(.configuration, "--from and --to name the same path \(path); migrate into a new location")
+            if let sourcePath = source.path,
+                URL(fileURLWithPath: sourcePath).standardized == URL(fileURLWithPath: path).standardized
+            {
+                throw OfflineSyncError(
+                    .configuration, "--from and --to name the same path \(path); migrate into a new location")
             }
             if FileManager.default.fileExists(atPath: path) {
-                throw OfflineSyncError(.configuration, "the destination \(path) already exists; migrate creates a new store, so remove it or choose another path")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the destination \(path) already exists; migrate creates a new store, so remove it or choose another path"
+                )
             }
         }
         let (store, schema) = try StoreAccess.openExisting(source, logger: logger)
@@ -49,13 +55,17 @@ struct Migrate: AsyncParsableCommand {
         }
         let items = counts.filter { !$0.key.hasPrefix("__") }.values.reduce(0, +)
         let system = counts.filter { $0.key.hasPrefix("__") }.values.reduce(0, +)
-        print("migrated \(schema.tables.count) table\(schema.tables.count == 1 ? "" : "s"), \(items) item\(items == 1 ? "" : "s") and \(system) sync record\(system == 1 ? "" : "s") from \(source) to \(destination)")
+        print(
+            "migrated \(schema.tables.count) table\(schema.tables.count == 1 ? "" : "s"), \(items) item\(items == 1 ? "" : "s") and \(system) sync record\(system == 1 ? "" : "s") from \(source) to \(destination)"
+        )
     }
 
     /// Copies every table into a new store at `destination` in one transaction, verifies the row
     /// counts and closes it. Returns the row count per table.
-    static func copy(_ source: any LocalStore, schema: StoreSchema, to destination: StoreConfiguration,
-                     logger: Logger) throws -> [String: Int] {
+    static func copy(
+        _ source: any LocalStore, schema: StoreSchema, to destination: StoreConfiguration,
+        logger: Logger
+    ) throws -> [String: Int] {
         let target = try StoreAccess.open(destination, schema: schema, logger: logger)
         do {
             try target.write { transaction in
@@ -70,7 +80,10 @@ struct Migrate: AsyncParsableCommand {
                 let expected = try source.count(table.name)
                 let actual = try target.count(table.name)
                 guard expected == actual else {
-                    throw OfflineSyncError(.storage, "table '\(table.name)' has \(expected) rows in the source but \(actual) in the copy; the destination was not written")
+                    throw OfflineSyncError(
+                        .storage,
+                        "table '\(table.name)' has \(expected) rows in the source but \(actual) in the copy; the destination was not written"
+                    )
                 }
                 counts[table.name] = actual
                 logger.debug("copied \(actual) rows of \(table.name)")

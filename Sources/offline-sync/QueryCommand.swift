@@ -8,21 +8,21 @@ struct QueryCommand: AsyncParsableCommand {
         commandName: "query",
         abstract: "Read items of a table, filtered, ordered and paged with OData expressions.",
         discussion: """
-        --filter takes an OData $filter expression and --orderby an OData $orderby list; results \
-        follow the reference semantics of every backend (nulls first ascending, ties by id). \
-        A malformed expression is reported with its position.
+            --filter takes an OData $filter expression and --orderby an OData $orderby list; results \
+            follow the reference semantics of every backend (nulls first ascending, ties by id). \
+            A malformed expression is reported with its position.
 
-        With --count, the table format adds the total to its footer, json writes the table \
-        protocol's {"results": [...], "count": N}, and jsonl prints the total on standard error.
+            With --count, the table format adds the total to its footer, json writes the table \
+            protocol's {"results": [...], "count": N}, and jsonl prints the total on standard error.
 
-        Examples:
-          offline-sync query --store sqlite:./app.sqlite --table todoitem \\
-            --filter "complete eq false and startswith(text, 'Buy')" \\
-            --orderby "text desc" --top 10
-          offline-sync query --store lmdb:./data/store.lmdb --table todoitem \\
-            --count --top 0
-          offline-sync query --store memory: --table todoitem --format jsonl
-        """)
+            Examples:
+              offline-sync query --store sqlite:./app.sqlite --table todoitem \\
+                --filter "complete eq false and startswith(text, 'Buy')" \\
+                --orderby "text desc" --top 10
+              offline-sync query --store lmdb:./data/store.lmdb --table todoitem \\
+                --count --top 0
+              offline-sync query --store memory: --table todoitem --format jsonl
+            """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case table, json, jsonl
@@ -36,7 +36,8 @@ struct QueryCommand: AsyncParsableCommand {
     @Option(help: "The most items to show.") var top: Int?
     @Option(help: "Items to skip first.") var skip: Int = 0
     @Flag(help: "Also count every matching item (regardless of --top and --skip).") var count = false
-    @Option(help: "table (aligned columns), json (one document) or jsonl (one object per line).") var format: Format = .table
+    @Option(help: "table (aligned columns), json (one document) or jsonl (one object per line).") var format: Format =
+        .table
 
     func run() async throws {
         let logger = global.start("query")
@@ -44,11 +45,14 @@ struct QueryCommand: AsyncParsableCommand {
         let (store, schema) = try StoreAccess.openExisting(configuration, logger: logger)
         defer { try? store.close() }
         let declaration = try StoreAccess.table(table, in: schema, configuration: configuration)
-        let query = Query(table: table, filter: try filter.map { try ODataInput.filter($0) },
-                          orderBy: try orderby.map { try ODataInput.orderBy($0) } ?? [],
-                          skip: skip, top: top, includeTotalCount: count)
+        let query = Query(
+            table: table, filter: try filter.map { try ODataInput.filter($0) },
+            orderBy: try orderby.map { try ODataInput.orderBy($0) } ?? [],
+            skip: skip, top: top, includeTotalCount: count)
         try query.validate(against: declaration)
-        logger.debug("querying \(table)", metadata: ["filter": "\(filter != nil)", "top": "\(top.map(String.init) ?? "all")", "skip": "\(skip)"])
+        logger.debug(
+            "querying \(table)",
+            metadata: ["filter": "\(filter != nil)", "top": "\(top.map(String.init) ?? "all")", "skip": "\(skip)"])
         let result = try store.read(query)
         print(try QueryCommand.render(result, columns: declaration.columns, format: format))
         if format == .jsonl, let total = result.totalCount {

@@ -56,7 +56,10 @@ struct SchemaFile: Decodable {
         do {
             file = try JSONDecoder().decode(SchemaFile.self, from: data)
         } catch let error as DecodingError {
-            throw OfflineSyncError(.invalidSchema, "the schema file \(path) is not valid: \(describe(error)); see 'offline-sync import --help' for the format")
+            throw OfflineSyncError(
+                .invalidSchema,
+                "the schema file \(path) is not valid: \(describe(error)); see 'offline-sync import --help' for the format"
+            )
         }
         let schema = StoreSchema(file.tables.map(\.table))
         do {
@@ -79,7 +82,8 @@ struct SchemaFile: Decodable {
             return "\(path(context)): \(context.debugDescription)"
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty { return "it is not JSON" }
-            return "\(path(context)): \(context.debugDescription) (column types: \(ColumnType.allCases.map(\.rawValue).joined(separator: ", ")))"
+            return
+                "\(path(context)): \(context.debugDescription) (column types: \(ColumnType.allCases.map(\.rawValue).joined(separator: ", ")))"
         @unknown default:
             return "\(error)"
         }

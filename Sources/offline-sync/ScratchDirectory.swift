@@ -11,7 +11,8 @@ final class ScratchDirectory: Sendable {
     /// Creates `.offline-sync-PURPOSE-UUID` in the directory of `path`, or in the temporary
     /// directory when `path` is `nil`.
     init(near path: String?, purpose: String) throws {
-        let parent = path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+        let parent =
+            path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
             ?? FileManager.default.temporaryDirectory
         url = parent.appendingPathComponent(".offline-sync-\(purpose)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -26,7 +27,8 @@ final class ScratchDirectory: Sendable {
         }
         let directory = url.appendingPathComponent(String(number))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return configuration.relocated(to: directory.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path)
+        return configuration.relocated(
+            to: directory.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path)
     }
 
     /// Moves the store at `temporary` (its file or directory and any sidecar files named after it,
@@ -39,8 +41,11 @@ final class ScratchDirectory: Sendable {
         let entries = try FileManager.default.contentsOfDirectory(atPath: source.deletingLastPathComponent().path)
             .filter { $0.hasPrefix(name) }
         let moves = entries.map { entry in
-            (source.deletingLastPathComponent().appendingPathComponent(entry),
-             target.deletingLastPathComponent().appendingPathComponent(target.lastPathComponent + entry.dropFirst(name.count)))
+            (
+                source.deletingLastPathComponent().appendingPathComponent(entry),
+                target.deletingLastPathComponent().appendingPathComponent(
+                    target.lastPathComponent + entry.dropFirst(name.count))
+            )
         }
         for (_, to) in moves where FileManager.default.fileExists(atPath: to.path) {
             throw OfflineSyncError(.configuration, "\(to.path) already exists; remove it or choose another destination")

@@ -9,18 +9,18 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve a store over HTTP with the Azure Mobile Apps table protocol 2.0.0.",
         discussion: """
-        Clients of that protocol (HTTPRemote, the Azure Mobile Apps SDKs) sync with the tables at \
-        http://HOST:PORT/tables/{table}. Tables come from --schema (the format of 'import --schema'), \
-        from the store itself, or, with --dynamic-schema, are created and widened on the first write, \
-        like the Azure Node server's dynamic schema. A new store without --schema gets the demo table \
-        'todoitem' (text, complete) and a dynamic schema. Each request is logged on standard error; \
-        Ctrl-C or SIGTERM stops the server after the requests in progress.
+            Clients of that protocol (HTTPRemote, the Azure Mobile Apps SDKs) sync with the tables at \
+            http://HOST:PORT/tables/{table}. Tables come from --schema (the format of 'import --schema'), \
+            from the store itself, or, with --dynamic-schema, are created and widened on the first write, \
+            like the Azure Node server's dynamic schema. A new store without --schema gets the demo table \
+            'todoitem' (text, complete) and a dynamic schema. Each request is logged on standard error; \
+            Ctrl-C or SIGTERM stops the server after the requests in progress.
 
-        Examples:
-          offline-sync serve --store sqlite:./server.sqlite
-          offline-sync serve --store memory: --port 0 --dynamic-schema
-          curl -H 'ZUMO-API-VERSION: 2.0.0' http://127.0.0.1:8080/tables/todoitem
-        """
+            Examples:
+              offline-sync serve --store sqlite:./server.sqlite
+              offline-sync serve --store memory: --port 0 --dynamic-schema
+              curl -H 'ZUMO-API-VERSION: 2.0.0' http://127.0.0.1:8080/tables/todoitem
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -47,7 +47,9 @@ struct Serve: AsyncParsableCommand {
     static let demoTable = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0 to 65535)") }
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port \(port) is not a port number (0 to 65535)")
+        }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
     }
@@ -66,8 +68,10 @@ struct Serve: AsyncParsableCommand {
             dynamic = true
         }
         let service = try TableService(store: store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic))
-        let server = TableServer(service: service, configuration: .init(
-            host: host, port: port, maximumBodyBytes: maxBodyBytes, createsTables: dynamic, logger: requestLogger))
+        let server = TableServer(
+            service: service,
+            configuration: .init(
+                host: host, port: port, maximumBodyBytes: maxBodyBytes, createsTables: dynamic, logger: requestLogger))
         let host = self.host
         try await server.run(untilSignal: true) { bound in
             var output = StandardOutput()

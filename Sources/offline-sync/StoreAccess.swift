@@ -6,13 +6,18 @@ import OfflineSync
 enum StoreAccess {
     /// Opens a store that must already exist (its path must exist), declaring nothing new, and
     /// returns it with its stored schema. `memory:` always opens (empty).
-    static func openExisting(_ configuration: StoreConfiguration, logger: Logger) throws -> (store: any LocalStore, schema: StoreSchema) {
+    static func openExisting(_ configuration: StoreConfiguration, logger: Logger) throws -> (
+        store: any LocalStore, schema: StoreSchema
+    ) {
         if let path = configuration.path {
             // An LMDB store is a directory holding data.mdb; opening any other directory would
             // create an empty environment in it.
             let file = configuration.scheme == "lmdb" ? path + "/data.mdb" : path
             guard FileManager.default.fileExists(atPath: file) else {
-                throw OfflineSyncError(.configuration, "no store at \(path) (\(configuration.scheme):\(file == path ? "" : " no data.mdb in it")); check the path, or create one with 'offline-sync import' or 'offline-sync migrate'")
+                throw OfflineSyncError(
+                    .configuration,
+                    "no store at \(path) (\(configuration.scheme):\(file == path ? "" : " no data.mdb in it")); check the path, or create one with 'offline-sync import' or 'offline-sync migrate'"
+                )
             }
         }
         let store = try open(configuration, schema: StoreSchema([]), logger: logger)
@@ -20,7 +25,8 @@ enum StoreAccess {
     }
 
     /// Makes, opens (creating it if needed) and returns a store, declaring `schema`.
-    static func open(_ configuration: StoreConfiguration, schema: StoreSchema, logger: Logger) throws -> any LocalStore {
+    static func open(_ configuration: StoreConfiguration, schema: StoreSchema, logger: Logger) throws -> any LocalStore
+    {
         logger.debug("opening \(configuration)")
         if let path = configuration.path {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -47,12 +53,15 @@ enum StoreAccess {
 
     /// Every item of a table in id order, read in pages of `pageSize` (each page starts after the
     /// last id of the previous one, so no page rescans the ones before it).
-    static func forEachPage(of table: String, in store: any LocalStore, pageSize: Int = 1000,
-                            _ body: ([Item]) throws -> Void) throws {
+    static func forEachPage(
+        of table: String, in store: any LocalStore, pageSize: Int = 1000,
+        _ body: ([Item]) throws -> Void
+    ) throws {
         var after: String?
         while true {
             let filter = after.map { Expression.comparison(.column("id"), .gt, .literal(.string($0))) }
-            let page = try store.read(Query(table: table, filter: filter, orderBy: [SortKey("id")], top: pageSize)).items
+            let page = try store.read(Query(table: table, filter: filter, orderBy: [SortKey("id")], top: pageSize))
+                .items
             guard let last = page.last else { return }
             try body(page)
             if page.count < pageSize { return }

@@ -5,9 +5,11 @@ import OfflineSyncStores
 
 /// The `--store` option: a store URL, `OFFLINE_SYNC_STORE`, or the built-in default.
 struct StoreSelection: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The store: memory:, sqlite:PATH, sqlcipher:PATH?key-env=VAR, lmdb:PATH (default: $OFFLINE_SYNC_STORE, then \(StoreSelection.builtInDefault)).",
-        valueName: "url"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store: memory:, sqlite:PATH, sqlcipher:PATH?key-env=VAR, lmdb:PATH (default: $OFFLINE_SYNC_STORE, then \(StoreSelection.builtInDefault)).",
+            valueName: "url"))
     var store: String?
 
     /// The store URL to use.

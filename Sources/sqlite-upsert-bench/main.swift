@@ -16,10 +16,12 @@ let arguments = CommandLine.arguments
 let rowCount = arguments.count > 1 ? Int(arguments[1]) ?? 100_000 : 100_000
 let runs = arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3
 
-let table = TableSchema("bench", columns: [
-    Column("count", .integer), Column("price", .double), Column("title", .string),
-    Column("done", .bool), Column("due", .date),
-], synced: false)
+let table = TableSchema(
+    "bench",
+    columns: [
+        Column("count", .integer), Column("price", .double), Column("title", .string),
+        Column("done", .bool), Column("due", .date),
+    ], synced: false)
 let ids = (0..<rowCount).map { "item-\($0)" }
 let titles = (0..<rowCount).map { "title number \($0) of the benchmark" }
 let items = (0..<rowCount).map { row -> Item in
@@ -59,20 +61,34 @@ func rawInsert(api: SQLiteAPI, path: String, prepare: (OpaquePointer) throws -> 
     }
     exec("PRAGMA journal_mode = WAL")
     exec("PRAGMA synchronous = NORMAL")
-    exec("CREATE TABLE bench (id TEXT PRIMARY KEY NOT NULL, count INTEGER, price, title TEXT, done INTEGER, due INTEGER) WITHOUT ROWID")
+    exec(
+        "CREATE TABLE bench (id TEXT PRIMARY KEY NOT NULL, count INTEGER, price, title TEXT, done INTEGER, due INTEGER) WITHOUT ROWID"
+    )
     let elapsed = seconds {
         var statement: OpaquePointer?
-        _ = api.prepare_v2(db, "INSERT INTO bench (id, count, price, title, done, due) VALUES (?, ?, ?, ?, ?, ?)", -1, &statement, nil)
+        _ = api.prepare_v2(
+            db, "INSERT INTO bench (id, count, price, title, done, due) VALUES (?, ?, ?, ?, ?, ?)", -1, &statement, nil)
         exec("BEGIN")
         for row in 0..<rowCount {
-            var id = ids[row], title = titles[row]
-            id.withUTF8 { _ = api.bind_text(statement, 1, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count), SQLiteAPI.transient) }
+            var id = ids[row]
+            var title = titles[row]
+            id.withUTF8 {
+                _ = api.bind_text(
+                    statement, 1, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    Int32($0.count), SQLiteAPI.transient)
+            }
             _ = api.bind_int64(statement, 2, Int64(row))
             _ = api.bind_double(statement, 3, Double(row) * 0.25)
-            title.withUTF8 { _ = api.bind_text(statement, 4, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self), Int32($0.count), SQLiteAPI.transient) }
+            title.withUTF8 {
+                _ = api.bind_text(
+                    statement, 4, UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                    Int32($0.count), SQLiteAPI.transient)
+            }
             _ = api.bind_int64(statement, 5, row % 2 == 0 ? 1 : 0)
             _ = api.bind_int64(statement, 6, 1_700_000_000_000 + Int64(row))
-            if api.step(statement) != SQLITE_DONE { fatalError("raw insert failed: \(String(cString: api.errmsg(db)!))") }
+            if api.step(statement) != SQLITE_DONE {
+                fatalError("raw insert failed: \(String(cString: api.errmsg(db)!))")
+            }
             _ = api.reset(statement)
         }
         exec("COMMIT")
@@ -93,12 +109,16 @@ func storeUpsert(_ store: any LocalStore) throws -> Double {
 
 func report(_ name: String, store: [Double], raw: [Double]) {
     let best = { (times: [Double]) in Double(rowCount) / times.min()! }
-    let storeRate = best(store), rawRate = best(raw)
-    print(String(format: "%@: store %.0f rows/s, raw C %.0f rows/s, ratio %.2f (best of %d runs, %d rows)",
-                 name, storeRate, rawRate, storeRate / rawRate, runs, rowCount))
+    let storeRate = best(store)
+    let rawRate = best(raw)
+    print(
+        String(
+            format: "%@: store %.0f rows/s, raw C %.0f rows/s, ratio %.2f (best of %d runs, %d rows)",
+            name, storeRate, rawRate, storeRate / rawRate, runs, rowCount))
 }
 
-var storeTimes: [Double] = [], rawTimes: [Double] = []
+var storeTimes: [Double] = []
+var rawTimes: [Double] = []
 for _ in 0..<runs {
     rawTimes.append(try rawInsert(api: .system, path: freshPath()))
     storeTimes.append(try storeUpsert(SQLiteStore(path: freshPath())))
@@ -121,9 +141,17 @@ func openTime(_ key: SQLCipherKey, opens: Int = 10) throws -> Double {
     let store = try SQLCipherStore(path: path, key: key)
     try store.open(schema: StoreSchema([table]))
     try store.close()
-    let times = try (0..<opens).map { _ in try seconds { try store.open(schema: StoreSchema([table])); try store.close() } }
+    let times = try (0..<opens).map { _ in
+        try seconds {
+            try store.open(schema: StoreSchema([table]))
+            try store.close()
+        }
+    }
     return times.sorted()[opens / 2]
 }
 let passphraseOpen = try openTime(.passphrase("correct horse battery staple"))
 let rawKeyOpen = try openTime(key)
-print(String(format: "SQLCipherStore open+close (median of 10): passphrase %.1f ms, raw key %.1f ms", passphraseOpen * 1000, rawKeyOpen * 1000))
+print(
+    String(
+        format: "SQLCipherStore open+close (median of 10): passphrase %.1f ms, raw key %.1f ms", passphraseOpen * 1000,
+        rawKeyOpen * 1000))

@@ -9,7 +9,8 @@ struct BenchmarkRunnerTests {
 
     @Test("runs every applicable scenario on every available backend and its raw baseline")
     func measuresEveryApplicableScenario() async throws {
-        let runner = BenchmarkRunner(backends: BenchmarkBackend.available, scenarios: BenchmarkScenario.all, size: Self.size)
+        let runner = BenchmarkRunner(
+            backends: BenchmarkBackend.available, scenarios: BenchmarkScenario.all, size: Self.size)
         let report = await runner.run()
         for backend in BenchmarkBackend.available {
             let applicable = BenchmarkScenario.all.filter { $0.applies(to: backend.name) }
@@ -19,14 +20,17 @@ struct BenchmarkRunnerTests {
             #expect(cell.error == nil, "\(cell.scenario) on \(cell.backend) failed: \(cell.error ?? "")")
             #expect(cell.rawError == nil, "\(cell.scenario) on raw \(cell.backend) failed: \(cell.rawError ?? "")")
             #expect((cell.store?.operations ?? 0) > 0, "\(cell.scenario) on \(cell.backend) measured no operations")
-            #expect((cell.raw != nil) == (cell.backend != "memory"), "\(cell.scenario) on \(cell.backend): raw baseline ran")
+            #expect(
+                (cell.raw != nil) == (cell.backend != "memory"), "\(cell.scenario) on \(cell.backend): raw baseline ran"
+            )
         }
     }
 
     @Test("reports a backend next to its raw baseline with their ratio")
     func reportsRatioToRawBaseline() async throws {
-        let backend = BenchmarkBackend(name: "memory", makeStore: { _ in InMemoryStore() },
-                                       makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
+        let backend = BenchmarkBackend(
+            name: "memory", makeStore: { _ in InMemoryStore() },
+            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
         let runner = BenchmarkRunner(backends: [backend], scenarios: [.bulkUpsert], size: Self.size)
         let report = await runner.run()
         let cell = try #require(report.cell("bulk-upsert", "memory"))

@@ -29,7 +29,10 @@ struct RawBaselineTests {
         #expect(try baseline.lookup(id: "missing") == nil, "lookup of a missing id returns nil")
         #expect(try baseline.queryTop().map(\.id) == expectedTop, "query top 50 matches QueryEvaluator")
         var changed = Array(records.prefix(10))
-        for index in changed.indices { changed[index].quantity = 999; changed[index].done = false }
+        for index in changed.indices {
+            changed[index].quantity = 999
+            changed[index].done = false
+        }
         try baseline.drainQueue(changed)
         #expect(try baseline.lookup(id: changed[3].id)?.quantity == 999, "drainQueue stores the server copy")
         baseline.close()
@@ -42,8 +45,9 @@ struct RawBaselineTests {
     @Test("raw SQLite stores, finds, queries and deletes records", arguments: [false, true])
     func rawSQLiteRoundTrip(indexed: Bool) throws {
         try Self.withDirectory { directory in
-            try Self.checkRoundTrip(RawSQLiteBaseline(library: .system, path: directory + "/raw.sqlite", durability: .normal),
-                                    indexed: indexed)
+            try Self.checkRoundTrip(
+                RawSQLiteBaseline(library: .system, path: directory + "/raw.sqlite", durability: .normal),
+                indexed: indexed)
         }
     }
 
@@ -58,7 +62,8 @@ struct RawBaselineTests {
     func rawSQLCipherEncrypts() throws {
         try Self.withDirectory { directory in
             let path = directory + "/raw.sqlcipher"
-            let baseline = try RawSQLiteBaseline(library: .sqlcipher, path: path, durability: .normal, key: .benchmarkRawKey)
+            let baseline = try RawSQLiteBaseline(
+                library: .sqlcipher, path: path, durability: .normal, key: .benchmarkRawKey)
             let system = try RawSQLiteBaseline(library: .system, path: directory + "/plain.sqlite", durability: .normal)
             #expect(baseline.libraryVersion != system.libraryVersion, "SQLCipher's SQLite is not the system SQLite")
             try Self.checkRoundTrip(baseline, indexed: false)

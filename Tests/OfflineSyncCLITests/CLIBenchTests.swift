@@ -4,7 +4,9 @@ import Testing
 @Suite("offline-sync bench")
 struct CLIBenchTests {
     @Test func printsOneRowPerScenarioAndOneColumnPerStore() throws {
-        let result = try CLI.run(["bench", "--stores", "memory,sqlite", "--records", "1000", "--scenarios", "lookup,bulk-upsert"])
+        let result = try CLI.run([
+            "bench", "--stores", "memory,sqlite", "--records", "1000", "--scenarios", "lookup,bulk-upsert",
+        ])
         #expect(result.status == 0, "\(result)")
         let header = try #require(result.stdout.split(separator: "\n").first)
         #expect(header.contains("memory") && header.contains("sqlite"), "\(result)")
@@ -14,7 +16,9 @@ struct CLIBenchTests {
     }
 
     @Test func jsonReportCarriesRawMeasurements() throws {
-        let result = try CLI.run(["bench", "--stores", "lmdb", "--records", "1000", "--scenarios", "lookup", "--format", "json"])
+        let result = try CLI.run([
+            "bench", "--stores", "lmdb", "--records", "1000", "--scenarios", "lookup", "--format", "json",
+        ])
         #expect(result.status == 0, "\(result)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let cells = try #require(report["cells"] as? [[String: Any]])
@@ -23,20 +27,32 @@ struct CLIBenchTests {
     }
 
     @Test func httpScenariosAreRowsOfTheSameTableWithoutARawRatio() throws {
-        let result = try CLI.run(["bench", "--stores", "memory,sqlite", "--records", "1000", "--scenarios", "http-push,http-push-pipelined,http-pull"])
+        let result = try CLI.run([
+            "bench", "--stores", "memory,sqlite", "--records", "1000", "--scenarios",
+            "http-push,http-push-pipelined,http-pull",
+        ])
         #expect(result.status == 0, "\(result)")
         let rows = result.stdout.split(separator: "\n").filter { $0.contains("over HTTP loopback") }
         let pull = rows.filter { $0.hasPrefix("full pull over HTTP loopback, pages of 1,000 (server: sqlite)") }
-        let push = rows.filter { $0.hasPrefix("push queued inserts over HTTP loopback, one at a time (server: sqlite)") }
-        let pipelined = rows.filter { $0.hasPrefix("push queued inserts over HTTP loopback, 32 pipelined (server: sqlite)") }
-        #expect(pull.count == 2 && push.count == 2 && pipelined.count == 2, "one throughput and one cost row each: \(result)")
-        #expect(pull.first?.contains("rows/s") == true && push.first?.contains("ops/s") == true
+        let push = rows.filter {
+            $0.hasPrefix("push queued inserts over HTTP loopback, one at a time (server: sqlite)")
+        }
+        let pipelined = rows.filter {
+            $0.hasPrefix("push queued inserts over HTTP loopback, 32 pipelined (server: sqlite)")
+        }
+        #expect(
+            pull.count == 2 && push.count == 2 && pipelined.count == 2,
+            "one throughput and one cost row each: \(result)")
+        #expect(
+            pull.first?.contains("rows/s") == true && push.first?.contains("ops/s") == true
                 && pipelined.first?.contains("ops/s") == true, "\(result)")
         #expect(!rows.contains { $0.contains("[") || $0.contains("failed") }, "\(result)")
     }
 
     @Test func jsonReportCarriesAnHTTPCellPerBackend() throws {
-        let result = try CLI.run(["bench", "--stores", "lmdb,sqlite", "--records", "1000", "--scenarios", "http-pull", "--format", "json"])
+        let result = try CLI.run([
+            "bench", "--stores", "lmdb,sqlite", "--records", "1000", "--scenarios", "http-pull", "--format", "json",
+        ])
         #expect(result.status == 0, "\(result)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let cells = try #require(report["cells"] as? [[String: Any]])

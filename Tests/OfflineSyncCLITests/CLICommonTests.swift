@@ -3,7 +3,9 @@ import Testing
 
 @Suite("offline-sync: help and bad input")
 struct CLICommonTests {
-    static let subcommands = ["demo", "conformance", "inspect", "query", "import", "export", "migrate", "rekey", "bench"]
+    static let subcommands = [
+        "demo", "conformance", "inspect", "query", "import", "export", "migrate", "rekey", "bench",
+    ]
 
     @Test(arguments: subcommands)
     func everySubcommandHasHelpWithExamples(subcommand: String) throws {
@@ -76,7 +78,8 @@ struct CLICommonTests {
         let result = try CLI.run(["conformance", "--store", "memory:"])
         #expect(result.status == 0, "\(result)")
         let last = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(last.range(of: #"^\d+ passed, 0 failed, \d+ skipped$"#, options: .regularExpression) != nil, "\(result)")
+        #expect(
+            last.range(of: #"^\d+ passed, 0 failed, \d+ skipped$"#, options: .regularExpression) != nil, "\(result)")
     }
 
     @Test func conformanceFilterMatchingNoGroupFails() throws {
@@ -87,16 +90,22 @@ struct CLICommonTests {
 
     @Test func badSchemaFileNamesTheFieldAtFault() throws {
         let directory = try TemporaryDirectory()
-        let schema = try directory.write("schema.json", #"{"tables": [{"name": "todoitem", "columns": [{"name": "due", "type": "datetime"}]}]}"#)
+        let schema = try directory.write(
+            "schema.json", #"{"tables": [{"name": "todoitem", "columns": [{"name": "due", "type": "datetime"}]}]}"#)
         let lines = try directory.write("todo.jsonl", #"{"id": "a"}"#)
-        let result = try CLI.run(["import", "--store", "memory:", "--table", "todoitem", "--file", lines, "--schema", schema])
+        let result = try CLI.run([
+            "import", "--store", "memory:", "--table", "todoitem", "--file", lines, "--schema", schema,
+        ])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("the schema file \(schema) is not valid: .tables[0].columns[0].type"), "\(result)")
+        #expect(
+            result.stderr.contains("the schema file \(schema) is not valid: .tables[0].columns[0].type"), "\(result)")
         #expect(result.stderr.contains("bool, integer, double, string, date, json"), "\(result)")
     }
 
     @Test func missingImportFileIsNamed() throws {
-        let result = try CLI.run(["import", "--store", "memory:", "--table", "todoitem", "--file", "/nonexistent/todo.jsonl"])
+        let result = try CLI.run([
+            "import", "--store", "memory:", "--table", "todoitem", "--file", "/nonexistent/todo.jsonl",
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot read the file /nonexistent/todo.jsonl"), "\(result)")
     }

@@ -19,7 +19,8 @@ struct CLIDemoRemoteTests {
             try process.run()
             let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
             guard let range = line.range(of: "127.0.0.1:"),
-                  let bound = Int(line[range.upperBound...].prefix { $0.isNumber }) else {
+                let bound = Int(line[range.upperBound...].prefix { $0.isNumber })
+            else {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 throw OfflineSyncError(.configuration, "offline-sync serve did not report its port: '\(line)'")
@@ -39,8 +40,10 @@ struct CLIDemoRemoteTests {
         defer { server.stop() }
         let result = try CLI.run(["demo", "--remote", "http://127.0.0.1:\(server.port)"])
         #expect(result.status == 0, "\(result)")
-        for step in ["the server at http://127.0.0.1:\(server.port) holding 3 todo items", "abortedByNetwork",
-                     "server still holds 3 items", "HTTP 412", "local and server agree: 5 items, 0 pending operations"] {
+        for step in [
+            "the server at http://127.0.0.1:\(server.port) holding 3 todo items", "abortedByNetwork",
+            "server still holds 3 items", "HTTP 412", "local and server agree: 5 items, 0 pending operations",
+        ] {
             #expect(result.stdout.contains(step), "missing '\(step)': \(result)")
         }
     }

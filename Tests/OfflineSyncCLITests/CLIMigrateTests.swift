@@ -10,21 +10,25 @@ struct CLIMigrateTests {
     @Test(arguments: pairs)
     func migrationKeepsEveryItem(from: Backend, to: Backend) throws {
         let directory = try TemporaryDirectory()
-        let source = from.url("source", in: directory), destination = to.url("destination", in: directory)
+        let source = from.url("source", in: directory)
+        let destination = to.url("destination", in: directory)
         try Todo.importFixtures(into: source, in: directory)
         let result = try CLI.run(["migrate", "--from", source, "--to", destination])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("3 items"), "\(result)")
         let export = try CLI.run(["export", "--store", destination, "--table", "todoitem"])
         #expect(export.stdout == Todo.exported, "\(export)")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".offline-sync-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter {
+            $0.hasPrefix(".offline-sync-")
+        }
         #expect(leftovers.isEmpty)
     }
 
     @Test(arguments: Backend.available)
     func existingDestinationIsRefusedAndLeftAlone(backend: Backend) throws {
         let directory = try TemporaryDirectory()
-        let source = backend.url("source", in: directory), destination = backend.url("destination", in: directory)
+        let source = backend.url("source", in: directory)
+        let destination = backend.url("destination", in: directory)
         try Todo.importFixtures(into: source, in: directory)
         try Todo.importFixtures(into: destination, in: directory)
         let result = try CLI.run(["migrate", "--from", source, "--to", destination])
@@ -49,7 +53,9 @@ struct CLIMigrateTests {
         let result = try CLI.run(["migrate", "--from", source, "--to", tooSmall])
         #expect(result.status == 1, "\(result)")
         #expect(!FileManager.default.fileExists(atPath: directory.path("small.lmdb")))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".offline-sync-") || $0.hasPrefix("small") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter {
+            $0.hasPrefix(".offline-sync-") || $0.hasPrefix("small")
+        }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 }

@@ -39,15 +39,19 @@ enum CLI {
             let url = directory.appendingPathComponent("offline-sync")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let output = try? launch(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--show-bin-path"], directory: package)
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let output = try? launch(
+            URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--show-bin-path"], directory: package)
         let binPath = output?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) ?? ".build/debug"
         return URL(fileURLWithPath: binPath).appendingPathComponent("offline-sync")
     }()
 
     /// Runs `offline-sync` with `arguments` in `directory`, with the test key in the environment.
-    static func run(_ arguments: [String], in directory: URL? = nil,
-                               environment: [String: String] = [:]) throws -> CLIResult {
+    static func run(
+        _ arguments: [String], in directory: URL? = nil,
+        environment: [String: String] = [:]
+    ) throws -> CLIResult {
         var variables = ProcessInfo.processInfo.environment
         variables.removeValue(forKey: "OFFLINE_SYNC_STORE")
         variables[keyVariable] = key
@@ -55,12 +59,16 @@ enum CLI {
         return try launch(executable, arguments, directory: directory, environment: variables)
     }
 
-    private static func launch(_ executable: URL, _ arguments: [String], directory: URL?,
-                            environment: [String: String]? = nil) throws -> CLIResult {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("offline-sync-cli-\(UUID().uuidString)")
+    private static func launch(
+        _ executable: URL, _ arguments: [String], directory: URL?,
+        environment: [String: String]? = nil
+    ) throws -> CLIResult {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "offline-sync-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let out = scratch.appendingPathComponent("stdout"), err = scratch.appendingPathComponent("stderr")
+        let out = scratch.appendingPathComponent("stdout")
+        let err = scratch.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
@@ -73,9 +81,10 @@ enum CLI {
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()
         process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus,
-                         stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
-                         stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+        return CLIResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 }
 

@@ -4,27 +4,27 @@ import Testing
 /// Fixtures: a todo table with one column of every type.
 enum Todo {
     static let schema = """
-    {"tables": [{"name": "todoitem",
-      "columns": [{"name": "text", "type": "string"}, {"name": "complete", "type": "bool"},
-                  {"name": "priority", "type": "integer"}, {"name": "score", "type": "double"},
-                  {"name": "due", "type": "date"}, {"name": "tags", "type": "json"}],
-      "indexes": [{"name": "todoitem_complete", "columns": ["complete"]}]}]}
-    """
+        {"tables": [{"name": "todoitem",
+          "columns": [{"name": "text", "type": "string"}, {"name": "complete", "type": "bool"},
+                      {"name": "priority", "type": "integer"}, {"name": "score", "type": "double"},
+                      {"name": "due", "type": "date"}, {"name": "tags", "type": "json"}],
+          "indexes": [{"name": "todoitem_complete", "columns": ["complete"]}]}]}
+        """
 
     static let lines = """
-    {"id":"b","text":"Walk the dog","complete":true,"priority":1,"score":-0.5}
-    {"id":"a","text":"Buy milk \\"2%\\"","complete":false,"priority":3,"due":"2026-01-02T03:04:05.678+01:00","tags":["shop", {"aisle": 4}]}
+        {"id":"b","text":"Walk the dog","complete":true,"priority":1,"score":-0.5}
+        {"id":"a","text":"Buy milk \\"2%\\"","complete":false,"priority":3,"due":"2026-01-02T03:04:05.678+01:00","tags":["shop", {"aisle": 4}]}
 
-    {"id":"c","text":"Écrire \\u00e0 Zoë","complete":false,"score":2,"due":"1969-12-31T23:59:59.999Z"}
-    """
+        {"id":"c","text":"Écrire \\u00e0 Zoë","complete":false,"score":2,"due":"1969-12-31T23:59:59.999Z"}
+        """
 
     /// What `export` prints for ``lines``: id order, then columns by name, nulls left out, dates in UTC.
     static let exported = """
-    {"id":"a","complete":false,"due":"2026-01-02T02:04:05.678Z","priority":3,"tags":["shop",{"aisle":4}],"text":"Buy milk \\"2%\\""}
-    {"id":"b","complete":true,"priority":1,"score":-0.5,"text":"Walk the dog"}
-    {"id":"c","complete":false,"due":"1969-12-31T23:59:59.999Z","score":2.0,"text":"Écrire à Zoë"}
+        {"id":"a","complete":false,"due":"2026-01-02T02:04:05.678Z","priority":3,"tags":["shop",{"aisle":4}],"text":"Buy milk \\"2%\\""}
+        {"id":"b","complete":true,"priority":1,"score":-0.5,"text":"Walk the dog"}
+        {"id":"c","complete":false,"due":"1969-12-31T23:59:59.999Z","score":2.0,"text":"Écrire à Zoë"}
 
-    """
+        """
 
     /// Runs `body` with a new store of `backend` holding the fixtures, in a directory removed afterwards.
     static func withImportedStore(on backend: Backend, _ body: (TemporaryDirectory, String) throws -> Void) throws {
@@ -61,7 +61,9 @@ struct CLIStoreTests {
     @Test(arguments: Backend.available)
     func malformedLineIsNamedAndNothingIsImported(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { directory, url in
-            let bad = try directory.write("bad.jsonl", """
+            let bad = try directory.write(
+                "bad.jsonl",
+                """
                 {"id":"d","text":"first"}
                 {"id":"e","text":"second"}
                 {"id":"f","text": oops}
@@ -79,7 +81,8 @@ struct CLIStoreTests {
     @Test(arguments: Backend.available)
     func valueThatDoesNotFitItsColumnIsNamedWithItsLine(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { directory, url in
-            let bad = try directory.write("bad.jsonl", "{\"id\":\"d\",\"complete\":\"yes\"}\n{\"id\":\"e\",\"colour\":\"red\"}\n")
+            let bad = try directory.write(
+                "bad.jsonl", "{\"id\":\"d\",\"complete\":\"yes\"}\n{\"id\":\"e\",\"colour\":\"red\"}\n")
             let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad])
             #expect(result.status == 1)
             #expect(result.stderr.contains("bad.jsonl line 1: table 'todoitem' column 'complete' is bool"), "\(result)")
@@ -97,7 +100,10 @@ struct CLIStoreTests {
         let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", bad, "--schema", schema])
         #expect(result.status == 1)
         #expect(result.stderr.contains("bad.jsonl line 2: "), "\(result)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["bad.jsonl", "schema.json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == [
+                "bad.jsonl", "schema.json",
+            ])
     }
 
     @Test(arguments: Backend.available)
@@ -118,7 +124,10 @@ struct CLIStoreTests {
         let result = try CLI.run(["inspect", "--store", "lmdb:\(directory.url.path)"])
         #expect(result.status == 1, "\(result)")
         #expect(result.stderr.contains("no store at \(directory.url.path) (lmdb: no data.mdb in it)"), "\(result)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == [URL(fileURLWithPath: notes).lastPathComponent])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == [
+                URL(fileURLWithPath: notes).lastPathComponent
+            ])
     }
 
     @Test(arguments: Backend.available)
@@ -134,7 +143,10 @@ struct CLIStoreTests {
     @Test(arguments: Backend.available)
     func queryPrintsJSONLinesAndCounts(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { _, url in
-            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--skip", "1", "--top", "1", "--count", "--format", "jsonl"])
+            let result = try CLI.run([
+                "query", "--store", url, "--table", "todoitem", "--skip", "1", "--top", "1", "--count", "--format",
+                "jsonl",
+            ])
             #expect(result.status == 0, "\(result)")
             #expect(result.stdout == Todo.exported.split(separator: "\n")[1] + "\n", "\(result)")
             #expect(result.stderr.contains("3 matching in all"), "\(result)")
@@ -184,8 +196,10 @@ struct CLIQueryTests {
     @Test(arguments: Backend.available)
     func filterAndOrderByFollowTheReferenceSemantics(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { _, url in
-            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "complete eq false or priority ge 1",
-                                      "--orderby", "priority desc", "--format", "jsonl"])
+            let result = try CLI.run([
+                "query", "--store", url, "--table", "todoitem", "--filter", "complete eq false or priority ge 1",
+                "--orderby", "priority desc", "--format", "jsonl",
+            ])
             #expect(result.status == 0, "\(result)")
             let ids = result.stdout.split(separator: "\n").compactMap { $0.split(separator: "\"").dropFirst(3).first }
             #expect(ids == ["a", "b", "c"], "nulls last when descending: \(result)")
@@ -195,8 +209,10 @@ struct CLIQueryTests {
     @Test(arguments: Backend.available)
     func jsonFormatWrapsItemsWithTheCount(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { _, url in
-            let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "startswith(text, 'Walk')",
-                                      "--count", "--format", "json"])
+            let result = try CLI.run([
+                "query", "--store", url, "--table", "todoitem", "--filter", "startswith(text, 'Walk')",
+                "--count", "--format", "json",
+            ])
             #expect(result.status == 0, "\(result)")
             let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
             #expect(document?["count"] as? Int == 1, "\(result)")
@@ -211,7 +227,8 @@ struct CLIQueryTests {
             let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", filter])
             #expect(result.status == 1)
             #expect(result.stderr.contains("at column 17"), "\(result)")
-            #expect(result.stderr.contains("    \(filter)\n    " + String(repeating: " ", count: 16) + "^"), "\(result)")
+            #expect(
+                result.stderr.contains("    \(filter)\n    " + String(repeating: " ", count: 16) + "^"), "\(result)")
         }
     }
 
@@ -234,7 +251,8 @@ struct CLIKeyTests {
     @Test(arguments: sqlcipher)
     func wrongKeyIsReportedWithoutShowingAnyKey(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { _, url in
-            let result = try CLI.run(["export", "--store", url, "--table", "todoitem"], environment: [CLI.keyVariable: CLIKeyTests.otherKey])
+            let result = try CLI.run(
+                ["export", "--store", url, "--table", "todoitem"], environment: [CLI.keyVariable: CLIKeyTests.otherKey])
             #expect(result.status == 1)
             #expect(result.stderr.lowercased().contains("wrong key"), "\(result)")
             #expect(!result.stderr.contains(CLIKeyTests.otherKey) && !result.stderr.contains(CLI.key), "\(result)")
@@ -255,13 +273,17 @@ struct CLIKeyTests {
     @Test(arguments: sqlcipher)
     func rekeyChangesTheKeyAndTheOldOneStopsWorking(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { directory, url in
-            let rekey = try CLI.run(["rekey", "--store", url, "--new-key-env", "NEW_STORE_KEY"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
+            let rekey = try CLI.run(
+                ["rekey", "--store", url, "--new-key-env", "NEW_STORE_KEY"],
+                environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
             #expect(rekey.status == 0, "\(rekey)")
             #expect(rekey.stdout.contains("key-env=NEW_STORE_KEY"), "\(rekey)")
             #expect(!rekey.stdout.contains(CLIKeyTests.otherKey) && !rekey.stderr.contains(CLIKeyTests.otherKey))
 
             let newURL = "sqlcipher:\(directory.path("store.db"))?key-env=NEW_STORE_KEY"
-            let withNew = try CLI.run(["export", "--store", newURL, "--table", "todoitem"], environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
+            let withNew = try CLI.run(
+                ["export", "--store", newURL, "--table", "todoitem"],
+                environment: ["NEW_STORE_KEY": CLIKeyTests.otherKey])
             #expect(withNew.stdout == Todo.exported, "\(withNew)")
             let withOld = try CLI.run(["export", "--store", url, "--table", "todoitem"])
             #expect(withOld.status == 1, "\(withOld)")

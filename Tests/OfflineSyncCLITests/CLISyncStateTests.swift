@@ -13,9 +13,15 @@ struct CLISyncStateTests {
         let result = try CLI.run(["inspect", "--store", url])
         #expect(result.status == 0, "\(result)")
         #expect(result.hasRow("todoitem", "4", "4", "1", "7"), "rows, pending, errors, columns: \(result)")
-        #expect(result.rows.contains { $0.count == 6 && $0[1] == "update" && $0[3] == "1" }, "the update of item 1: \(result)")
-        #expect(result.rows.contains { $0.count == 6 && $0[1] == "delete" && $0[3] == "2" }, "the delete of item 2: \(result)")
-        #expect(result.rows.contains { $0.count > 5 && $0[1] == "update" && $0[3] == "1" && $0[4] == "412" }, "the conflict of item 1: \(result)")
+        #expect(
+            result.rows.contains { $0.count == 6 && $0[1] == "update" && $0[3] == "1" },
+            "the update of item 1: \(result)")
+        #expect(
+            result.rows.contains { $0.count == 6 && $0[1] == "delete" && $0[3] == "2" },
+            "the delete of item 2: \(result)")
+        #expect(
+            result.rows.contains { $0.count > 5 && $0[1] == "update" && $0[3] == "1" && $0[4] == "412" },
+            "the conflict of item 1: \(result)")
         #expect(result.rows.contains { $0.first == "todoitem" && $0.dropFirst().first == "allTodoItems" }, "\(result)")
     }
 
@@ -35,8 +41,12 @@ struct CLISyncStateTests {
             #expect(after[table] == before[table], "\(table) differs after the round trip")
             #expect(before[table]?.isEmpty == false, "\(table) is empty")
         }
-        let inspectBefore = try CLI.run(["inspect", "--store", urls[0]]).rows.filter { $0.contains("todoitem") && !$0.contains("sqlite") }
-        let inspectAfter = try CLI.run(["inspect", "--store", urls[urls.count - 1]]).rows.filter { $0.contains("todoitem") && !$0.contains("sqlite") }
+        let inspectBefore = try CLI.run(["inspect", "--store", urls[0]]).rows.filter {
+            $0.contains("todoitem") && !$0.contains("sqlite")
+        }
+        let inspectAfter = try CLI.run(["inspect", "--store", urls[urls.count - 1]]).rows.filter {
+            $0.contains("todoitem") && !$0.contains("sqlite")
+        }
         #expect(inspectAfter == inspectBefore)
     }
 
@@ -46,9 +56,11 @@ struct CLISyncStateTests {
         let url = backend.url("demo", in: directory)
         let result = try CLI.run(["demo", "--store", url])
         #expect(result.status == 0, "\(result)")
-        for step in ["Pull from the server", "Go offline", "abortedByNetwork", "Close the store and reopen it",
-                     "The pending queue", "Back online: push", "HTTP 412", "Resolve the conflict", "Pull again",
-                     "Final state on both sides", "local and server agree: 5 items, 0 pending operations"] {
+        for step in [
+            "Pull from the server", "Go offline", "abortedByNetwork", "Close the store and reopen it",
+            "The pending queue", "Back online: push", "HTTP 412", "Resolve the conflict", "Pull again",
+            "Final state on both sides", "local and server agree: 5 items, 0 pending operations",
+        ] {
             #expect(result.stdout.contains(step), "missing '\(step)': \(result)")
         }
         let again = try CLI.run(["demo", "--store", url])

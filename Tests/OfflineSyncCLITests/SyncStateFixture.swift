@@ -13,7 +13,8 @@ enum SyncStateFixture {
         setenv(CLI.keyVariable, CLI.key, 1)
         let remote = try InMemoryRemote(tables: [todo])
         for (id, text) in [("1", "Buy bread"), ("2", "Call mom"), ("3", "Water the plants")] {
-            try remote.service.insert(Item(id: id, values: ["text": .string(text), "complete": false]), into: "todoitem")
+            try remote.service.insert(
+                Item(id: id, values: ["text": .string(text), "complete": false]), into: "todoitem")
         }
         let store = try StoreRegistry.shared.makeStore(url)
         let context = try SyncContext(store: store, remote: remote, tables: [todo])
@@ -27,8 +28,10 @@ enum SyncStateFixture {
         do { try await context.push() } catch let failure as PushFailure where failure.status == .complete {}
 
         remote.setOffline(true)
-        try table.insert([Item(id: "4", values: ["text": "Buy milk", "complete": false]),
-                          Item(id: "5", values: ["text": "Walk the dog", "complete": false])])
+        try table.insert([
+            Item(id: "4", values: ["text": "Buy milk", "complete": false]),
+            Item(id: "5", values: ["text": "Walk the dog", "complete": false]),
+        ])
         try table.delete(id: "2")
         try context.close()
     }

@@ -34,13 +34,17 @@ struct KeySourceTests {
     }
 
     @Test func unsetVariableIsNamedInTheError() {
-        let error = #expect(throws: OfflineSyncError.self) { try KeySource.environment("OFFLINE_SYNC_TEST_UNSET_VARIABLE").load() }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try KeySource.environment("OFFLINE_SYNC_TEST_UNSET_VARIABLE").load()
+        }
         #expect(error?.message.contains("OFFLINE_SYNC_TEST_UNSET_VARIABLE") == true)
         #expect(error?.message.contains("not set") == true)
     }
 
     @Test func missingKeyFileIsNamedInTheError() {
-        let error = #expect(throws: OfflineSyncError.self) { try KeySource.file("/nonexistent/offline-sync.key").load() }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try KeySource.file("/nonexistent/offline-sync.key").load()
+        }
         #expect(error?.message.contains("/nonexistent/offline-sync.key") == true)
     }
 

@@ -12,14 +12,18 @@ struct StoreConfigurationTests {
     }
 
     @Test func sqliteParsesPathAndDurability() throws {
-        let settings = try StoreConfiguration.SQLiteSettings(StoreConfiguration(parsing: "sqlite:./data/app.sqlite?sync=normal"))
+        let settings = try StoreConfiguration.SQLiteSettings(
+            StoreConfiguration(parsing: "sqlite:./data/app.sqlite?sync=normal"))
         #expect(settings.path == "./data/app.sqlite")
         #expect(settings.durability == .normal)
-        #expect(try StoreConfiguration.SQLiteSettings(StoreConfiguration(parsing: "sqlite:/tmp/a.sqlite")).durability == nil)
+        #expect(
+            try StoreConfiguration.SQLiteSettings(StoreConfiguration(parsing: "sqlite:/tmp/a.sqlite")).durability == nil
+        )
     }
 
     @Test func lmdbParsesSizesAndSyncMode() throws {
-        let settings = try StoreConfiguration.LMDBSettings(StoreConfiguration(parsing: "lmdb:/tmp/env?map-size=1GiB&max-map-size=16GiB&sync=meta"))
+        let settings = try StoreConfiguration.LMDBSettings(
+            StoreConfiguration(parsing: "lmdb:/tmp/env?map-size=1GiB&max-map-size=16GiB&sync=meta"))
         #expect(settings.path == "/tmp/env")
         #expect(settings.mapSize == 1 << 30)
         #expect(settings.maxMapSize == 16 << 30)
@@ -27,9 +31,11 @@ struct StoreConfigurationTests {
     }
 
     @Test func sqlcipherNamesWhereTheKeyIs() throws {
-        let fromEnvironment = try StoreConfiguration.SQLCipherSettings(StoreConfiguration(parsing: "sqlcipher:/tmp/a.db?key-env=STORE_KEY"))
+        let fromEnvironment = try StoreConfiguration.SQLCipherSettings(
+            StoreConfiguration(parsing: "sqlcipher:/tmp/a.db?key-env=STORE_KEY"))
         #expect(fromEnvironment.keySource == .environment("STORE_KEY"))
-        let fromFile = try StoreConfiguration.SQLCipherSettings(StoreConfiguration(parsing: "sqlcipher:/tmp/a.db?key-file=/etc/app.key&sync=normal"))
+        let fromFile = try StoreConfiguration.SQLCipherSettings(
+            StoreConfiguration(parsing: "sqlcipher:/tmp/a.db?key-file=/etc/app.key&sync=normal"))
         #expect(fromFile.keySource == .file("/etc/app.key"))
         #expect(fromFile.durability == .normal)
     }
@@ -60,7 +66,9 @@ struct StoreConfigurationTests {
     }
 
     @Test func unknownOptionIsNamedWithTheValidOnes() {
-        let error = #expect(throws: OfflineSyncError.self) { try StoreConfiguration(parsing: "lmdb:/tmp/x?mapsize=1GiB") }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try StoreConfiguration(parsing: "lmdb:/tmp/x?mapsize=1GiB")
+        }
         #expect(error?.message.contains("no option 'mapsize'") == true)
         #expect(error?.message.contains("map-size, max-map-size, sync") == true)
     }
@@ -73,7 +81,9 @@ struct StoreConfigurationTests {
     @Test(arguments: ["key", "passphrase", "password"])
     func inlineKeyIsRefusedWithoutRepeatingIt(option: String) {
         let secret = "hunter2-very-secret"
-        let error = #expect(throws: OfflineSyncError.self) { try StoreConfiguration(parsing: "sqlcipher:/tmp/x.db?\(option)=\(secret)") }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try StoreConfiguration(parsing: "sqlcipher:/tmp/x.db?\(option)=\(secret)")
+        }
         #expect(error?.message.contains("'\(option)='") == true)
         #expect(error?.message.contains("key-env") == true)
         #expect(error?.message.contains(secret) == false)
@@ -81,7 +91,9 @@ struct StoreConfigurationTests {
 
     @Test func keyEnvHoldingSomethingOtherThanAVariableNameIsRefusedWithoutRepeatingIt() {
         let key = String(repeating: "ab", count: 32)
-        let error = #expect(throws: OfflineSyncError.self) { try StoreConfiguration(parsing: "sqlcipher:/tmp/x.db?key-env=\(key)x-") }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try StoreConfiguration(parsing: "sqlcipher:/tmp/x.db?key-env=\(key)x-")
+        }
         #expect(error?.message.contains(key) == false)
     }
 
@@ -92,17 +104,23 @@ struct StoreConfigurationTests {
     }
 
     @Test func sqlcipherWithBothKeySourcesIsRefused() {
-        #expect(throws: OfflineSyncError.self) { try StoreConfiguration(parsing: "sqlcipher:/tmp/x.db?key-env=A&key-file=/k") }
+        #expect(throws: OfflineSyncError.self) {
+            try StoreConfiguration(parsing: "sqlcipher:/tmp/x.db?key-env=A&key-file=/k")
+        }
     }
 
     @Test(arguments: ["1XB", "GiB", "0", "-5MiB", "99999999999TiB", "1.5GiB"])
     func badSizesAreRefused(size: String) {
-        let error = #expect(throws: OfflineSyncError.self) { try StoreConfiguration(parsing: "lmdb:/tmp/x?map-size=\(size)") }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try StoreConfiguration(parsing: "lmdb:/tmp/x?map-size=\(size)")
+        }
         #expect(error?.message.contains("'map-size'") == true)
     }
 
     @Test func maximumMapSizeBelowInitialIsRefused() {
-        let error = #expect(throws: OfflineSyncError.self) { try StoreConfiguration(parsing: "lmdb:/tmp/x?map-size=2GiB&max-map-size=1GiB") }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try StoreConfiguration(parsing: "lmdb:/tmp/x?map-size=2GiB&max-map-size=1GiB")
+        }
         #expect(error?.message.contains("max-map-size (1 GiB) is smaller than map-size (2 GiB)") == true)
     }
 
@@ -124,7 +142,9 @@ struct StoreConfigurationTests {
     }
 
     @Test func repeatedOptionIsRefused() {
-        let error = #expect(throws: OfflineSyncError.self) { try StoreConfiguration(parsing: "sqlite:/tmp/x?sync=full&sync=normal") }
+        let error = #expect(throws: OfflineSyncError.self) {
+            try StoreConfiguration(parsing: "sqlite:/tmp/x?sync=full&sync=normal")
+        }
         #expect(error?.message.contains("given twice") == true)
     }
 

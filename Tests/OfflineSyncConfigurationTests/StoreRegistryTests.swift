@@ -31,7 +31,9 @@ final class SharedMemoryStores: Sendable {
 
 @Suite("Store registry")
 struct StoreRegistryTests {
-    static let todo = StoreSchema([TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])])
+    static let todo = StoreSchema([
+        TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
+    ])
 
     @Test func customSchemeWorksEndToEnd() throws {
         let backend = SharedMemoryStores()
@@ -54,9 +56,13 @@ struct StoreRegistryTests {
     @Test func customSchemeChecksItsOwnOptions() {
         let registry = StoreRegistry()
         registry.register(SharedMemoryStores.scheme) { _ in InMemoryStore() }
-        let unknown = #expect(throws: OfflineSyncError.self) { try registry.configuration(parsing: "shared-memory:x?size=3") }
+        let unknown = #expect(throws: OfflineSyncError.self) {
+            try registry.configuration(parsing: "shared-memory:x?size=3")
+        }
         #expect(unknown?.message.contains("valid options: capacity") == true)
-        let invalid = #expect(throws: OfflineSyncError.self) { try registry.configuration(parsing: "shared-memory:x?capacity=many") }
+        let invalid = #expect(throws: OfflineSyncError.self) {
+            try registry.configuration(parsing: "shared-memory:x?capacity=many")
+        }
         #expect(invalid?.message.contains("whole number") == true)
     }
 
@@ -84,7 +90,8 @@ struct StoreRegistryTests {
 
     @Test func registrationReplacesAnEarlierOne() throws {
         let registry = StoreRegistry()
-        let first = InMemoryStore(), second = InMemoryStore()
+        let first = InMemoryStore()
+        let second = InMemoryStore()
         registry.register(SharedMemoryStores.scheme) { _ in first }
         registry.register(SharedMemoryStores.scheme) { _ in second }
         #expect(try registry.makeStore("shared-memory:x") === second)
@@ -96,7 +103,9 @@ struct StoreRegistryTests {
         await withTaskGroup(of: Void.self) { group in
             for number in 0..<64 {
                 group.addTask {
-                    registry.register(StoreScheme("custom\(number)", summary: "test", path: .none, example: "custom\(number):")) { _ in InMemoryStore() }
+                    registry.register(
+                        StoreScheme("custom\(number)", summary: "test", path: .none, example: "custom\(number):")
+                    ) { _ in InMemoryStore() }
                     _ = registry.availableSchemes
                     _ = try? registry.configuration(parsing: "custom\(number):")
                 }
@@ -116,6 +125,8 @@ struct StoreRegistryTests {
 
     @Test func environmentOverridesTheDefaultStore() {
         #expect(BuiltInStores.defaultStore(environment: ["OFFLINE_SYNC_STORE": "lmdb:/data/env"]) == "lmdb:/data/env")
-        #expect(BuiltInStores.defaultStore(environment: ["OFFLINE_SYNC_STORE": ""]) == BuiltInStores.defaultStore(environment: [:]))
+        #expect(
+            BuiltInStores.defaultStore(environment: ["OFFLINE_SYNC_STORE": ""])
+                == BuiltInStores.defaultStore(environment: [:]))
     }
 }

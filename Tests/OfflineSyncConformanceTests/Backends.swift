@@ -15,7 +15,8 @@ struct Backend: Sendable, CustomTestStringConvertible {
     /// Makes a new, empty, unopened store at a fresh location.
     let makeStore: @Sendable () throws -> any LocalStore
 
-    init(_ name: String, _ capabilities: StoreCapabilities, makeStore: @escaping @Sendable () throws -> any LocalStore) {
+    init(_ name: String, _ capabilities: StoreCapabilities, makeStore: @escaping @Sendable () throws -> any LocalStore)
+    {
         self.name = name
         self.capabilities = capabilities
         self.makeStore = makeStore

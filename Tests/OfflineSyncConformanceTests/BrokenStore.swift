@@ -67,7 +67,9 @@ final class BrokenStore: LocalStore {
     }
 
     /// Answers `query` through `read`, bending the rule this store breaks.
-    fileprivate func distortedRead(_ query: Query, schema: StoreSchema, read: (Query) throws -> QueryResult) throws -> QueryResult {
+    fileprivate func distortedRead(_ query: Query, schema: StoreSchema, read: (Query) throws -> QueryResult) throws
+        -> QueryResult
+    {
         switch fault {
         case .ignoresTop:
             var widened = query
@@ -93,16 +95,19 @@ final class BrokenStore: LocalStore {
     fileprivate func distorted(_ items: [Item]) -> [Item] {
         guard fault == .dropsNegativeZeroSign else { return items }
         return items.map { item in
-            Item(id: item.id, values: item.values.mapValues { value in
-                if case .double(let number) = value, number == 0 { return .double(0) }
-                return value
-            })
+            Item(
+                id: item.id,
+                values: item.values.mapValues { value in
+                    if case .double(let number) = value, number == 0 { return .double(0) }
+                    return value
+                })
         }
     }
 
     private func nullsLastPrecedes(_ lhs: Item, _ rhs: Item, _ keys: [SortKey]) -> Bool {
         for key in keys {
-            let left = lhs[key.column], right = rhs[key.column]
+            let left = lhs[key.column]
+            let right = rhs[key.column]
             if left.isNull != right.isNull { return right.isNull }
             let order = ValueSemantics.compare(left, right)
             if order != 0 { return key.descending ? order > 0 : order < 0 }

@@ -26,48 +26,68 @@ import Testing
     }
 
     @Test func catchesAStoreThatIgnoresTop() async {
-        await expectCaught(.ignoresTop, group: "paging", failingCases: [
-            "every skip and top window agrees with the reference evaluator", "top 0 answers no rows and the full count",
-        ])
-        await expectCaught(.ignoresTop, group: "deleteByQuery", failingCases: [
-            "deleting by filter, ordering and top removes the first rows in order",
-        ])
+        await expectCaught(
+            .ignoresTop, group: "paging",
+            failingCases: [
+                "every skip and top window agrees with the reference evaluator",
+                "top 0 answers no rows and the full count",
+            ])
+        await expectCaught(
+            .ignoresTop, group: "deleteByQuery",
+            failingCases: [
+                "deleting by filter, ordering and top removes the first rows in order"
+            ])
     }
 
     @Test func catchesAStoreThatOrdersNullsLast() async {
-        await expectCaught(.ordersNullsLast, group: "query", failingCases: [
-            "nulls sort first ascending and last descending, ties by id", "generated queries agree with the reference evaluator",
-        ])
+        await expectCaught(
+            .ordersNullsLast, group: "query",
+            failingCases: [
+                "nulls sort first ascending and last descending, ties by id",
+                "generated queries agree with the reference evaluator",
+            ])
     }
 
     @Test func catchesAStoreThatComparesStringsCaseInsensitivelyAndPrintsTheFailingQuery() async {
-        let result = await expectCaught(.comparesStringsCaseInsensitively, group: "query", failingCases: [
-            "strings compare by UTF-8 bytes, case-sensitively", "generated queries agree with the reference evaluator",
-        ])
+        let result = await expectCaught(
+            .comparesStringsCaseInsensitively, group: "query",
+            failingCases: [
+                "strings compare by UTF-8 bytes, case-sensitively",
+                "generated queries agree with the reference evaluator",
+            ])
         let message = result.failureMessages.first { $0.contains("generated query #") }
-        #expect(message?.contains("seed 0x\(String(ConformanceSuite.defaultSeed, radix: 16))") == true, "\(result.failureMessages.prefix(3))")
+        #expect(
+            message?.contains("seed 0x\(String(ConformanceSuite.defaultSeed, radix: 16))") == true,
+            "\(result.failureMessages.prefix(3))")
         #expect(message?.contains("$filter=") == true, "\(result.failureMessages.prefix(3))")
     }
 
     @Test func catchesAStoreThatDropsTheSignOfNegativeZero() async {
-        let result = await expectCaught(.dropsNegativeZeroSign, group: "crud", failingCases: [
-            "negative zero keeps its sign bit", "every value type round-trips exactly",
-        ])
+        let result = await expectCaught(
+            .dropsNegativeZeroSign, group: "crud",
+            failingCases: [
+                "negative zero keeps its sign bit", "every value type round-trips exactly",
+            ])
         let message = result.failureMessages.first { $0.contains("negative zero keeps its sign bit") }
         #expect(message?.contains("lookup(values, id 'negative-zero') column 'd'") == true, "\(result.failureMessages)")
     }
 
     @Test func catchesAStoreThatCommitsPartialTransactions() async {
-        await expectCaught(.commitsPartialTransactions, group: "transactions", failingCases: [
-            "a throw inside a transaction leaves nothing behind", "a failing operation inside a transaction rolls back the earlier ones",
-        ])
+        await expectCaught(
+            .commitsPartialTransactions, group: "transactions",
+            failingCases: [
+                "a throw inside a transaction leaves nothing behind",
+                "a failing operation inside a transaction rolls back the earlier ones",
+            ])
     }
 
     @Test func catchesAStoreThatLosesTheSchemaOnReopen() async {
-        await expectCaught(.losesSchemaOnReopen, group: "schema", failingCases: [
-            "reopening keeps the data", "reopening adds new tables and keeps tables left out",
-            "reopening with a changed column type is rejected",
-        ])
+        await expectCaught(
+            .losesSchemaOnReopen, group: "schema",
+            failingCases: [
+                "reopening keeps the data", "reopening adds new tables and keeps tables left out",
+                "reopening with a changed column type is rejected",
+            ])
     }
 
     @Test func brokenStoresPassTheGroupsTheyDoNotBreak() async {

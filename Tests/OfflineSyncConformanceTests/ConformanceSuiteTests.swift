@@ -9,7 +9,8 @@ import Testing
         let result = await suite.run(group: "schema")
         let reopen = result.cases.first { $0.name == "reopening keeps the data" }
         guard case .skipped(let reason)? = reopen?.outcome else {
-            Issue.record("expected 'reopening keeps the data' to be skipped, got \(String(describing: reopen?.outcome))")
+            Issue.record(
+                "expected 'reopening keeps the data' to be skipped, got \(String(describing: reopen?.outcome))")
             return
         }
         #expect(reason.contains("persistent"))

@@ -9,14 +9,22 @@ import Testing
     @Test(arguments: Backends.all) func query(_ backend: Backend) async { await expectPasses("query", backend) }
     @Test(arguments: Backends.all) func paging(_ backend: Backend) async { await expectPasses("paging", backend) }
     @Test(arguments: Backends.all) func selection(_ backend: Backend) async { await expectPasses("selection", backend) }
-    @Test(arguments: Backends.all) func deleteByQuery(_ backend: Backend) async { await expectPasses("deleteByQuery", backend) }
-    @Test(arguments: Backends.all) func transactions(_ backend: Backend) async { await expectPasses("transactions", backend) }
-    @Test(arguments: Backends.all) func validation(_ backend: Backend) async { await expectPasses("validation", backend) }
+    @Test(arguments: Backends.all) func deleteByQuery(_ backend: Backend) async {
+        await expectPasses("deleteByQuery", backend)
+    }
+    @Test(arguments: Backends.all) func transactions(_ backend: Backend) async {
+        await expectPasses("transactions", backend)
+    }
+    @Test(arguments: Backends.all) func validation(_ backend: Backend) async {
+        await expectPasses("validation", backend)
+    }
 
     @Test func everyStoreTierGroupHasATest() {
-        #expect(ConformanceSuite.groupNames(tier: .store) == [
-            "schema", "crud", "missing", "query", "paging", "selection", "deleteByQuery", "transactions", "validation",
-        ])
+        #expect(
+            ConformanceSuite.groupNames(tier: .store) == [
+                "schema", "crud", "missing", "query", "paging", "selection", "deleteByQuery", "transactions",
+                "validation",
+            ])
     }
 
     /// Runs one group and records each failure message as an issue.

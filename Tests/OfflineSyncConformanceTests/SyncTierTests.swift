@@ -4,14 +4,26 @@ import Testing
 /// The sync tier of the conformance suite (queue, push, pull, purge over an in-memory remote) on
 /// every backend, one test per group.
 @Suite struct SyncTierTests {
-    @Test(arguments: Backends.all) func queue(_ backend: Backend) async { await expectSyncGroupPasses("queue", backend) }
+    @Test(arguments: Backends.all) func queue(_ backend: Backend) async {
+        await expectSyncGroupPasses("queue", backend)
+    }
     @Test(arguments: Backends.all) func push(_ backend: Backend) async { await expectSyncGroupPasses("push", backend) }
-    @Test(arguments: Backends.all) func pushFailures(_ backend: Backend) async { await expectSyncGroupPasses("pushFailures", backend) }
-    @Test(arguments: Backends.all) func resolution(_ backend: Backend) async { await expectSyncGroupPasses("resolution", backend) }
-    @Test(arguments: Backends.all) func policies(_ backend: Backend) async { await expectSyncGroupPasses("policies", backend) }
+    @Test(arguments: Backends.all) func pushFailures(_ backend: Backend) async {
+        await expectSyncGroupPasses("pushFailures", backend)
+    }
+    @Test(arguments: Backends.all) func resolution(_ backend: Backend) async {
+        await expectSyncGroupPasses("resolution", backend)
+    }
+    @Test(arguments: Backends.all) func policies(_ backend: Backend) async {
+        await expectSyncGroupPasses("policies", backend)
+    }
     @Test(arguments: Backends.all) func pull(_ backend: Backend) async { await expectSyncGroupPasses("pull", backend) }
-    @Test(arguments: Backends.all) func purge(_ backend: Backend) async { await expectSyncGroupPasses("purge", backend) }
-    @Test(arguments: Backends.all) func tutorial(_ backend: Backend) async { await expectSyncGroupPasses("tutorial", backend) }
+    @Test(arguments: Backends.all) func purge(_ backend: Backend) async {
+        await expectSyncGroupPasses("purge", backend)
+    }
+    @Test(arguments: Backends.all) func tutorial(_ backend: Backend) async {
+        await expectSyncGroupPasses("tutorial", backend)
+    }
 
     /// The groups that push, again with up to 8 writes of a push in flight on the remote, as
     /// an `HTTPRemote` with pipelining sends them.
@@ -23,9 +35,10 @@ import Testing
     }
 
     @Test func everySyncTierGroupHasATest() {
-        #expect(ConformanceSuite.groupNames(tier: .sync) == [
-            "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "tutorial",
-        ])
+        #expect(
+            ConformanceSuite.groupNames(tier: .sync) == [
+                "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "tutorial",
+            ])
     }
 
     /// Runs one group; every failure message becomes an issue.

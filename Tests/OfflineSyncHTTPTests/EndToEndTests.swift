@@ -1,8 +1,8 @@
 import Foundation
 import OfflineSync
 import OfflineSyncHTTP
-import OfflineSyncServer
 import OfflineSyncSQLite
+import OfflineSyncServer
 import Synchronization
 import Testing
 
@@ -20,17 +20,21 @@ struct EndToEndTests {
         SQLiteStore(path: directory.path(name + ".sqlite"))
     }
 
-    @Test("the offline tutorial: pull, offline edits, restart, push, pull on the other device (memory and SQLite devices, SQLite server)")
+    @Test(
+        "the offline tutorial: pull, offline edits, restart, push, pull on the other device (memory and SQLite devices, SQLite server)"
+    )
     func tutorial() async throws {
         let directory = try TemporaryDirectory()
-        let serverStore = Self.sqliteStore("server", in: directory), bobStore = Self.sqliteStore("bob", in: directory)
+        let serverStore = Self.sqliteStore("server", in: directory)
+        let bobStore = Self.sqliteStore("bob", in: directory)
         let service = try Self.service(serverStore)
         var server = try await RunningServer.start(service)
         let port = server.port
         let alice = try Device.make("alice", store: InMemoryStore(), port: port)
         var bob = try Device.make("bob", store: bobStore, port: port)
 
-        _ = try alice.todo.insert(["buy milk", "walk dog", "call mom"].enumerated().map { Device.todo("item\($0)", $1) })
+        _ = try alice.todo.insert(
+            ["buy milk", "walk dog", "call mom"].enumerated().map { Device.todo("item\($0)", $1) })
         #expect(try await alice.context.push().succeeded)
         #expect(try await bob.pullAll().received == 3)
 
@@ -55,7 +59,9 @@ struct EndToEndTests {
         #expect(seen["item1"]?["complete"] == true)
         for item in added { #expect(seen[item.id]?["text"] == item["text"]) }
         let local = try bob.items()
-        for (id, item) in seen { #expect(local[id]?.version == item.version, "both devices hold '\(id)' at the server's version") }
+        for (id, item) in seen {
+            #expect(local[id]?.version == item.version, "both devices hold '\(id)' at the server's version")
+        }
 
         try await Self.shutDown(alice, bob, server: server)
     }
@@ -67,10 +73,13 @@ struct EndToEndTests {
     }
 
     /// Alice and Bob both edit `shared`; Alice pushes first, so Bob's push meets a 412.
-    func conflict(bobHandler: any PushHandler, in directory: TemporaryDirectory) async throws -> (alice: Device, bob: Device, push: PushResult, server: TableServer.Running) {
+    func conflict(bobHandler: any PushHandler, in directory: TemporaryDirectory) async throws -> (
+        alice: Device, bob: Device, push: PushResult, server: TableServer.Running
+    ) {
         let server = try await RunningServer.start(try Self.service())
         let alice = try Device.make("alice", store: InMemoryStore(), port: server.port)
-        let bob = try Device.make("bob", store: Self.sqliteStore("bob", in: directory), port: server.port, handler: bobHandler)
+        let bob = try Device.make(
+            "bob", store: Self.sqliteStore("bob", in: directory), port: server.port, handler: bobHandler)
         _ = try alice.todo.insert(Device.todo("shared", "original"))
         try await alice.context.push()
         try await bob.pullAll()
@@ -128,8 +137,9 @@ struct EndToEndTests {
 
     /// Pipelined, the writes behind the one whose answer was lost were on the same connection:
     /// the server never read them, so the outcome is the same as one write at a time.
-    @Test("the server crashes in the middle of a push: the client resumes, nothing lost, nothing applied twice",
-          arguments: [1, 16])
+    @Test(
+        "the server crashes in the middle of a push: the client resumes, nothing lost, nothing applied twice",
+        arguments: [1, 16])
     func serverCrashMidPush(pipelineDepth: Int) async throws {
         let service = try Self.service()
         let server = try await CrashingServer.start(service)
@@ -157,7 +167,9 @@ struct EndToEndTests {
         let local = try device.items()
         #expect(local.count == count, "nothing lost on the device")
         for item in serverItems {
-            #expect(local[item.id]?.version == item.version && local[item.id]?["text"] == item["text"], "'\(item.id)' matches the server")
+            #expect(
+                local[item.id]?.version == item.version && local[item.id]?["text"] == item["text"],
+                "'\(item.id)' matches the server")
         }
         #expect(serverItems.allSatisfy { $0.createdAt == $0.updatedAt }, "every server item was written once")
         try await device.close()

@@ -12,14 +12,19 @@ struct HTTPRemoteFailureTests {
 
     /// Runs `body` against a server that always answers `response`, and returns the requests it saw.
     @discardableResult
-    func against(_ response: ScriptedResponse, configure: (inout HTTPRemote.Configuration) -> Void = { _ in },
-                 _ body: @Sendable (HTTPRemote) async throws -> Void) async throws -> [ReceivedRequest] {
+    func against(
+        _ response: ScriptedResponse, configure: (inout HTTPRemote.Configuration) -> Void = { _ in },
+        _ body: @Sendable (HTTPRemote) async throws -> Void
+    ) async throws -> [ReceivedRequest] {
         let log = RequestLog()
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:1")
         configuration.retryDelay = .milliseconds(1)
         configure(&configuration)
         let base = configuration
-        try await withLoopbackServer({ log.append($0); return response }) { port in
+        try await withLoopbackServer({
+            log.append($0)
+            return response
+        }) { port in
             var configuration = base
             configuration.baseURL = "http://127.0.0.1:\(port)/"
             let remote = try HTTPRemote(configuration: configuration)
@@ -34,8 +39,10 @@ struct HTTPRemoteFailureTests {
         return log.all
     }
 
-    func expectError(_ kind: RemoteError.Kind, containing text: String, _ call: () async throws -> Void,
-                     sourceLocation: SourceLocation = #_sourceLocation) async {
+    func expectError(
+        _ kind: RemoteError.Kind, containing text: String, _ call: () async throws -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
         do {
             try await call()
             Issue.record("expected a \(kind) error", sourceLocation: sourceLocation)
@@ -49,33 +56,49 @@ struct HTTPRemoteFailureTests {
 
     @Test("a truncated JSON page is a server error that says the body may be truncated")
     func truncatedJSON() async throws {
-        try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(#"[{"id":"a","text":"x"},{"id":"b","te"#.utf8))) { remote in
-            await expectError(.server, containing: "truncated") { _ = try await remote.readPage(Self.page, includeDeleted: true) }
+        try await against(
+            ScriptedResponse(
+                status: 200, headers: Self.json, body: Array(#"[{"id":"a","text":"x"},{"id":"b","te"#.utf8))
+        ) { remote in
+            await expectError(.server, containing: "truncated") {
+                _ = try await remote.readPage(Self.page, includeDeleted: true)
+            }
         }
     }
 
     @Test("an item without an id is a server error naming the byte offset")
     func missingId() async throws {
-        try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(#"[{"id":"a"},{"text":"x"}]"#.utf8))) { remote in
-            await expectError(.server, containing: "byte offset 12: the item has no string member 'id'") { _ = try await remote.readPage(Self.page, includeDeleted: true) }
+        try await against(
+            ScriptedResponse(status: 200, headers: Self.json, body: Array(#"[{"id":"a"},{"text":"x"}]"#.utf8))
+        ) { remote in
+            await expectError(.server, containing: "byte offset 12: the item has no string member 'id'") {
+                _ = try await remote.readPage(Self.page, includeDeleted: true)
+            }
         }
     }
 
     @Test("a numeric id is a server error")
     func numericId() async throws {
-        try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(#"[{"id":5}]"#.utf8))) { remote in
-            await expectError(.server, containing: "'id' must be a string") { _ = try await remote.readPage(Self.page, includeDeleted: true) }
+        try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(#"[{"id":5}]"#.utf8))) {
+            remote in
+            await expectError(.server, containing: "'id' must be a string") {
+                _ = try await remote.readPage(Self.page, includeDeleted: true)
+            }
         }
     }
 
     @Test("a system property of the wrong type is a server error naming the item and property")
     func wrongTypes() async throws {
-        let bodies = [#"[{"id":"a","updatedAt":12}]"#: "\"updatedAt\"", #"[{"id":"a","deleted":"yes"}]"#: "\"deleted\"",
-                      #"[{"id":"a","version":3}]"#: "\"version\"", #"[{"id":"a","createdAt":"yesterday"}]"#: "'yesterday'",
-                      #"{"id":"a"}"#: "no member 'results'"]
+        let bodies = [
+            #"[{"id":"a","updatedAt":12}]"#: "\"updatedAt\"", #"[{"id":"a","deleted":"yes"}]"#: "\"deleted\"",
+            #"[{"id":"a","version":3}]"#: "\"version\"", #"[{"id":"a","createdAt":"yesterday"}]"#: "'yesterday'",
+            #"{"id":"a"}"#: "no member 'results'",
+        ]
         for (body, text) in bodies {
             try await against(ScriptedResponse(status: 200, headers: Self.json, body: Array(body.utf8))) { remote in
-                await expectError(.server, containing: text) { _ = try await remote.readPage(Self.page, includeDeleted: true) }
+                await expectError(.server, containing: text) {
+                    _ = try await remote.readPage(Self.page, includeDeleted: true)
+                }
             }
         }
     }
@@ -83,7 +106,9 @@ struct HTTPRemoteFailureTests {
     @Test("an HTML error page is a server error that says so and quotes its title")
     func htmlPage() async throws {
         let html = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
-        try await against(ScriptedResponse(status: 200, headers: [("Content-Type", "text/html")], body: Array(html.utf8))) { remote in
+        try await against(
+            ScriptedResponse(status: 200, headers: [("Content-Type", "text/html")], body: Array(html.utf8))
+        ) { remote in
             await expectError(.server, containing: "HTML page (page title '502 Bad Gateway')") {
                 _ = try await remote.insert(Item(id: "a"), into: "todoitem")
             }
@@ -92,8 +117,12 @@ struct HTTPRemoteFailureTests {
 
     @Test("a 500 answer is a server error carrying the server's error text")
     func serverError() async throws {
-        try await against(ScriptedResponse(status: 500, headers: Self.json, body: Array(#"{"error":"database is locked"}"#.utf8))) { remote in
-            await expectError(.server, containing: "database is locked") { _ = try await remote.insert(Item(id: "a"), into: "todoitem") }
+        try await against(
+            ScriptedResponse(status: 500, headers: Self.json, body: Array(#"{"error":"database is locked"}"#.utf8))
+        ) { remote in
+            await expectError(.server, containing: "database is locked") {
+                _ = try await remote.insert(Item(id: "a"), into: "todoitem")
+            }
         }
     }
 
@@ -114,7 +143,9 @@ struct HTTPRemoteFailureTests {
 
     @Test("404 is nil for a lookup and notFound for a delete")
     func notFound() async throws {
-        try await against(ScriptedResponse(status: 404, headers: Self.json, body: Array(#"{"error":"The item does not exist"}"#.utf8))) { remote in
+        try await against(
+            ScriptedResponse(status: 404, headers: Self.json, body: Array(#"{"error":"The item does not exist"}"#.utf8))
+        ) { remote in
             let found = try await remote.lookup(id: "a", in: "todoitem")
             #expect(found == nil)
             await expectError(.notFound, containing: "DELETE /tables/todoitem/a") {
@@ -126,7 +157,9 @@ struct HTTPRemoteFailureTests {
     @Test("401 without a refresh hook is an authentication failure")
     func unauthorized() async throws {
         try await against(ScriptedResponse(status: 401)) { remote in
-            await expectError(.authentication, containing: "refused the credentials") { _ = try await remote.lookup(id: "a", in: "todoitem") }
+            await expectError(.authentication, containing: "refused the credentials") {
+                _ = try await remote.lookup(id: "a", in: "todoitem")
+            }
         }
     }
 
@@ -140,7 +173,12 @@ struct HTTPRemoteFailureTests {
                 ? ScriptedResponse(status: 200, headers: Self.json, body: Array("[]".utf8))
                 : ScriptedResponse(status: 401)
         }) { port in
-            let auth = HTTPAuthentication.zumo(token: { "stale" }, refresh: { refreshes.withLock { $0 += 1 }; return "fresh" })
+            let auth = HTTPAuthentication.zumo(
+                token: { "stale" },
+                refresh: {
+                    refreshes.withLock { $0 += 1 }
+                    return "fresh"
+                })
             let remote = try HTTPRemote(configuration: .init(baseURL: "http://127.0.0.1:\(port)", authentication: auth))
             let page = try await remote.readPage(Self.page, includeDeleted: false)
             try await remote.shutdown()
@@ -152,10 +190,15 @@ struct HTTPRemoteFailureTests {
 
     @Test("a second 401 after the refresh is an authentication failure, with no third attempt")
     func refreshFails() async throws {
-        let requests = try await against(ScriptedResponse(status: 401), configure: {
-            $0.authentication = .bearer(token: { "t1" }, refresh: { "t2" })
-        }) { remote in
-            await expectError(.authentication, containing: "refused") { _ = try await remote.insert(Item(id: "a"), into: "todoitem") }
+        let requests = try await against(
+            ScriptedResponse(status: 401),
+            configure: {
+                $0.authentication = .bearer(token: { "t1" }, refresh: { "t2" })
+            }
+        ) { remote in
+            await expectError(.authentication, containing: "refused") {
+                _ = try await remote.insert(Item(id: "a"), into: "todoitem")
+            }
         }
         #expect(requests.map { $0.header("Authorization") } == ["Bearer t1", "Bearer t2"])
     }
@@ -163,7 +206,9 @@ struct HTTPRemoteFailureTests {
     @Test("reads are retried after 503, then fail as server errors")
     func readRetries() async throws {
         let requests = try await against(ScriptedResponse(status: 503), configure: { $0.readRetries = 2 }) { remote in
-            await expectError(.server, containing: "GET /tables/todoitem failed") { _ = try await remote.readPage(Self.page, includeDeleted: false) }
+            await expectError(.server, containing: "GET /tables/todoitem failed") {
+                _ = try await remote.readPage(Self.page, includeDeleted: false)
+            }
         }
         #expect(requests.count == 3)
     }
@@ -171,7 +216,9 @@ struct HTTPRemoteFailureTests {
     @Test("writes are never retried")
     func writesNotRetried() async throws {
         let requests = try await against(ScriptedResponse(status: 503), configure: { $0.readRetries = 2 }) { remote in
-            await expectError(.server, containing: "PATCH") { _ = try await remote.update(Item(id: "a"), in: "todoitem", ifMatch: nil) }
+            await expectError(.server, containing: "PATCH") {
+                _ = try await remote.update(Item(id: "a"), in: "todoitem", ifMatch: nil)
+            }
         }
         #expect(requests.count == 1)
     }
@@ -187,7 +234,9 @@ struct HTTPRemoteFailureTests {
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
         configuration.readRetries = 0
         let remote = try HTTPRemote(configuration: configuration)
-        await expectError(.network, containing: "could not connect to http://127.0.0.1:\(port): the connection was refused") {
+        await expectError(
+            .network, containing: "could not connect to http://127.0.0.1:\(port): the connection was refused"
+        ) {
             _ = try await remote.readPage(Self.page, includeDeleted: false)
         }
         try await remote.shutdown()
@@ -208,13 +257,23 @@ struct HTTPRemoteFailureTests {
             _ = try await remote.insert(Item(id: "a"), into: "todoitem")
         }
         try await remote.shutdown()
-        #expect(warnings.messages.filter { $0.hasPrefix("retrying POST /tables/todoitem") }.count == 2, "\(warnings.messages)")
+        #expect(
+            warnings.messages.filter { $0.hasPrefix("retrying POST /tables/todoitem") }.count == 2,
+            "\(warnings.messages)")
     }
 
     @Test("a request that outlives its timeout is a network failure")
     func timeout() async throws {
-        try await against(ScriptedResponse(status: 200, delay: .seconds(2)), configure: { $0.requestTimeout = .milliseconds(200); $0.readRetries = 0 }) { remote in
-            await expectError(.network, containing: "timed out") { _ = try await remote.insert(Item(id: "slow"), into: "todoitem") }
+        try await against(
+            ScriptedResponse(status: 200, delay: .seconds(2)),
+            configure: {
+                $0.requestTimeout = .milliseconds(200)
+                $0.readRetries = 0
+            }
+        ) { remote in
+            await expectError(.network, containing: "timed out") {
+                _ = try await remote.insert(Item(id: "slow"), into: "todoitem")
+            }
         }
     }
 

@@ -19,28 +19,39 @@ struct MalformedServerTests {
         var contentType = "application/json"
 
         func response(forPage: Bool) -> ScriptedResponse {
-            ScriptedResponse(status: 200, headers: [("Content-Type", contentType)], body: Array((forPage ? page : item).utf8))
+            ScriptedResponse(
+                status: 200, headers: [("Content-Type", contentType)], body: Array((forPage ? page : item).utf8))
         }
     }
 
     static let answers = [
-        Garbage(name: "truncated JSON", page: #"[{"id":"a","text":"x"},{"id":"#, item: #"{"id":"a","text":"#, says: "truncated"),
-        Garbage(name: "wrong types", page: #"[{"id":"a","updatedAt":42}]"#, item: #"{"id":"a","deleted":"no"}"#, says: "must be"),
+        Garbage(
+            name: "truncated JSON", page: #"[{"id":"a","text":"x"},{"id":"#, item: #"{"id":"a","text":"#,
+            says: "truncated"),
+        Garbage(
+            name: "wrong types", page: #"[{"id":"a","updatedAt":42}]"#, item: #"{"id":"a","deleted":"no"}"#,
+            says: "must be"),
         Garbage(name: "missing id", page: #"[{"text":"no id"}]"#, item: #"{"text":"no id"}"#, says: "'id'"),
-        Garbage(name: "HTML error page", page: "<html><title>Service Unavailable</title></html>",
-                item: "<html><title>Service Unavailable</title></html>", says: "HTML page", contentType: "text/html"),
+        Garbage(
+            name: "HTML error page", page: "<html><title>Service Unavailable</title></html>",
+            item: "<html><title>Service Unavailable</title></html>", says: "HTML page", contentType: "text/html"),
     ]
 
-    @Test("a push answered with garbage records an error, keeps the queue and the item, and succeeds later", arguments: answers.indices)
+    @Test(
+        "a push answered with garbage records an error, keeps the queue and the item, and succeeds later",
+        arguments: answers.indices)
     func pushKeepsEverything(_ index: Int) async throws {
-        let garbage = Self.answers[index], name = garbage.name
+        let garbage = Self.answers[index]
+        let name = garbage.name
         let store = InMemoryStore()
         try await withLoopbackServer({ _ in garbage.response(forPage: false) }) { port in
             let device = try Device.make("device", store: store, port: port)
             _ = try device.todo.insert(Device.todo("a", "keep me"))
             let result = try await device.context.push()
             #expect(result.errors.count == 1, "\(name)")
-            #expect(result.errors.first?.message.contains(garbage.says) == true, "\(name): \(result.errors.first?.message ?? "no error")")
+            #expect(
+                result.errors.first?.message.contains(garbage.says) == true,
+                "\(name): \(result.errors.first?.message ?? "no error")")
             #expect(try device.context.pendingOperationCount() == 1, "\(name): the insert stays queued")
             #expect(try device.todo.lookup(id: "a")?["text"] == "keep me", "\(name): the local item is intact")
             try await device.close()
@@ -56,10 +67,13 @@ struct MalformedServerTests {
 
     @Test("a pull answered with garbage throws a clear error and changes nothing", arguments: answers.indices)
     func pullChangesNothing(_ index: Int) async throws {
-        let garbage = Self.answers[index], name = garbage.name
+        let garbage = Self.answers[index]
+        let name = garbage.name
         let store = InMemoryStore()
         let token = try await withTableServer { port in
-            _ = try await send("POST", "/tables/todoitem", port: port, headers: Self.json, body: Array(#"{"id":"s","text":"server"}"#.utf8))
+            _ = try await send(
+                "POST", "/tables/todoitem", port: port, headers: Self.json,
+                body: Array(#"{"id":"s","text":"server"}"#.utf8))
             let device = try Device.make("device", store: store, port: port)
             try await device.pullAll()
             let token = try device.context.deltaToken(table: "todoitem", queryId: "allTodoItems")
@@ -76,7 +90,9 @@ struct MalformedServerTests {
                 #expect("\(error)".contains(garbage.says), "\(name): \(error)")
             }
             #expect(try device.items() == before, "\(name): local items unchanged")
-            #expect(try device.context.deltaToken(table: "todoitem", queryId: "allTodoItems") == token, "\(name): token unchanged")
+            #expect(
+                try device.context.deltaToken(table: "todoitem", queryId: "allTodoItems") == token,
+                "\(name): token unchanged")
             try await device.close()
         }
     }

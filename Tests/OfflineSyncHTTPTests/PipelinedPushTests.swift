@@ -17,7 +17,10 @@ struct PipelinedPushTests {
         var most: Int { counts.withLock { $0.most } }
 
         func push(_ operation: PushOperation) async throws -> PushOutcome {
-            counts.withLock { $0.current += 1; $0.most = max($0.most, $0.current) }
+            counts.withLock {
+                $0.current += 1
+                $0.most = max($0.most, $0.current)
+            }
             defer { counts.withLock { $0.current -= 1 } }
             return .pushed(try await operation.execute())
         }
@@ -29,7 +32,8 @@ struct PipelinedPushTests {
         if request.method == "DELETE" { return ScriptedResponse(status: 204) }
         var body = request.body
         body.insert(contentsOf: Array(#""version":"v1","#.utf8), at: 1)
-        return ScriptedResponse(status: request.method == "POST" ? 201 : 200, headers: [("Content-Type", "application/json")], body: body)
+        return ScriptedResponse(
+            status: request.method == "POST" ? 201 : 200, headers: [("Content-Type", "application/json")], body: body)
     }
 
     /// The id a write request is about: the last path segment, or the body's `id` for a POST.
@@ -49,7 +53,8 @@ struct PipelinedPushTests {
             answer.delay = .milliseconds(1)
             return answer
         }) { port in
-            let device = try Device.make("device", store: InMemoryStore(), port: port, handler: counter, pipelineDepth: 8)
+            let device = try Device.make(
+                "device", store: InMemoryStore(), port: port, handler: counter, pipelineDepth: 8)
             _ = try device.todo.insert((0..<150).map { Device.todo(String(format: "o%03d", $0), "first \($0)") })
             var result = try await device.context.push()
             #expect(result.completedCount == 150 && result.errors.isEmpty)
@@ -61,13 +66,19 @@ struct PipelinedPushTests {
                     try device.todo.update(Device.todo(String(format: "o%03d", index), "second \(index)"))
                 }
             }
-            let queued = try device.context.pendingOperations().map { "\($0.kind == .delete ? "DELETE" : "PATCH") \($0.itemId)" }
+            let queued = try device.context.pendingOperations().map {
+                "\($0.kind == .delete ? "DELETE" : "PATCH") \($0.itemId)"
+            }
             result = try await device.context.push()
             #expect(result.completedCount == queued.count && result.errors.isEmpty)
             let sent = log.all.map { "\($0.method) \(Self.itemId($0))" }
-            #expect(Array(sent.prefix(150)) == (0..<150).map { String(format: "POST o%03d", $0) }, "inserts in queue order")
+            #expect(
+                Array(sent.prefix(150)) == (0..<150).map { String(format: "POST o%03d", $0) }, "inserts in queue order")
             #expect(Array(sent.dropFirst(150)) == queued, "updates and deletes in queue order")
-            #expect(log.all.filter { $0.method == "PATCH" || $0.method == "DELETE" }.allSatisfy { $0.header("If-Match") == "\"v1\"" })
+            #expect(
+                log.all.filter { $0.method == "PATCH" || $0.method == "DELETE" }.allSatisfy {
+                    $0.header("If-Match") == "\"v1\""
+                })
             #expect(try device.context.pendingOperationCount() == 0)
             try await device.close()
         }
@@ -85,12 +96,14 @@ struct PipelinedPushTests {
             try await Task.sleep(for: .milliseconds(1))
             return request.header("X-ZUMO-AUTH") == "fresh" ? Self.answer(request) : ScriptedResponse(status: 401)
         }) { port in
-            let authentication = HTTPAuthentication.zumo(token: { token.withLock { $0 } }, refresh: {
-                renewals.withLock { $0 += 1 }
-                try await Task.sleep(for: .milliseconds(20))
-                token.withLock { $0 = "fresh" }
-                return "fresh"
-            })
+            let authentication = HTTPAuthentication.zumo(
+                token: { token.withLock { $0 } },
+                refresh: {
+                    renewals.withLock { $0 += 1 }
+                    try await Task.sleep(for: .milliseconds(20))
+                    token.withLock { $0 = "fresh" }
+                    return "fresh"
+                })
             let device = try Device.make("device", store: InMemoryStore(), port: port, pipelineDepth: 16) {
                 $0.authentication = authentication
             }
@@ -104,8 +117,9 @@ struct PipelinedPushTests {
         #expect(applied.sorted() == (0..<40).map { String(format: "a%02d", $0) }, "each write went through once")
     }
 
-    @Test("a refused connection is tried again with the writes waiting, then aborts the push with the queue intact",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "a refused connection is tried again with the writes waiting, then aborts the push with the queue intact",
+        .timeLimit(.minutes(1)))
     func refused() async throws {
         let port = try await withLoopbackServer({ _ in ScriptedResponse(status: 200) }) { $0 }
         let warnings = LogCapture()
@@ -118,7 +132,9 @@ struct PipelinedPushTests {
         _ = try device.todo.insert((0..<20).map { Device.todo("r\($0)", "text") })
         let failure = await #expect(throws: PushFailure.self) { try await device.context.push() }
         #expect(failure?.status == .abortedByNetwork)
-        #expect(failure?.message.contains("could not connect to http://127.0.0.1:\(port)") == true, "\(String(describing: failure))")
+        #expect(
+            failure?.message.contains("could not connect to http://127.0.0.1:\(port)") == true,
+            "\(String(describing: failure))")
         #expect(try device.context.pendingOperationCount() == 20)
         #expect(try device.context.operationErrors().isEmpty)
         // Each round of connecting is tried 3 times; writes handed over before the push saw the
@@ -152,7 +168,8 @@ struct PipelinedPushTests {
         let directory = try TemporaryDirectory()
         let service = try EndToEndTests.service(EndToEndTests.sqliteStore("server", in: directory))
         let server = try await RunningServer.start(service)
-        let alice = try Device.make("alice", store: EndToEndTests.sqliteStore("alice", in: directory), port: server.port, pipelineDepth: 16)
+        let alice = try Device.make(
+            "alice", store: EndToEndTests.sqliteStore("alice", in: directory), port: server.port, pipelineDepth: 16)
         let bob = try Device.make("bob", store: InMemoryStore(), port: server.port, pipelineDepth: 16)
         _ = try alice.todo.insert((0..<300).map { Device.todo(String(format: "t%03d", $0), "alice \($0)") })
         #expect(try await alice.context.push().completedCount == 300)

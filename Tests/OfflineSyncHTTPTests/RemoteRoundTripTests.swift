@@ -8,18 +8,36 @@ import Testing
 /// every kind of query survive the wire exactly.
 @Suite("HTTPRemote against the reference server, compared with InMemoryRemote")
 struct RemoteRoundTripTests {
-    static let schema = TableSchema("things", columns: [
-        Column("text", .string), Column("n", .integer), Column("x", .double), Column("when", .date),
-        Column("flag", .bool), Column("meta", .json),
-    ])
+    static let schema = TableSchema(
+        "things",
+        columns: [
+            Column("text", .string), Column("n", .integer), Column("x", .double), Column("when", .date),
+            Column("flag", .bool), Column("meta", .json),
+        ])
 
     static let items: [Item] = [
-        Item(id: "plain", values: ["text": "hello", "n": 1, "x": 1.5, "flag": true,
-                                   "when": .date(Timestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5, millisecond: 678)!)]),
-        Item(id: "a b/c?d#e&f=g+h%41", values: ["text": "O'Brien & co = 100% #1 + more?", "n": .int(Int64.max), "x": -0.0]),
-        Item(id: "ünïcødé-🚀", values: ["text": "línea\nnueva\t\"quoted\" \\ back\u{1}", "n": .int(Int64.min), "x": .double(.leastNonzeroMagnitude)]),
-        Item(id: "'quoted'", values: ["text": "", "x": 1e300, "flag": false, "meta": .json(#"{"a":[1,2.5,"x"],"b":null}"#),
-                                      "when": .date(Timestamp(year: 1969, month: 7, day: 20, hour: 20, minute: 17)!)]),
+        Item(
+            id: "plain",
+            values: [
+                "text": "hello", "n": 1, "x": 1.5, "flag": true,
+                "when": .date(
+                    Timestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5, millisecond: 678)!),
+            ]),
+        Item(
+            id: "a b/c?d#e&f=g+h%41",
+            values: ["text": "O'Brien & co = 100% #1 + more?", "n": .int(Int64.max), "x": -0.0]),
+        Item(
+            id: "ünïcødé-🚀",
+            values: [
+                "text": "línea\nnueva\t\"quoted\" \\ back\u{1}", "n": .int(Int64.min),
+                "x": .double(.leastNonzeroMagnitude),
+            ]),
+        Item(
+            id: "'quoted'",
+            values: [
+                "text": "", "x": 1e300, "flag": false, "meta": .json(#"{"a":[1,2.5,"x"],"b":null}"#),
+                "when": .date(Timestamp(year: 1969, month: 7, day: 20, hour: 20, minute: 17)!),
+            ]),
         Item(id: "nulls", values: ["meta": .json("[]"), "when": .date(Timestamp(year: 9999, month: 12, day: 31)!)]),
     ]
 
@@ -28,12 +46,17 @@ struct RemoteRoundTripTests {
         Query(table: "things", filter: .comparison(.column("text"), .eq, .literal("O'Brien & co = 100% #1 + more?"))),
         Query(table: "things", filter: .function(.contains, [.column("text"), .literal("& co")])),
         Query(table: "things", filter: .function(.startsWith, [.column("text"), .literal("lí")])),
-        Query(table: "things", filter: .comparison(.column("when"), .lt, .literal(.date(Timestamp(year: 1970, month: 1, day: 1)!)))),
+        Query(
+            table: "things",
+            filter: .comparison(.column("when"), .lt, .literal(.date(Timestamp(year: 1970, month: 1, day: 1)!)))),
         Query(table: "things", filter: .comparison(.column("n"), .eq, .literal(.int(Int64.min)))),
         Query(table: "things", filter: .comparison(.column("x"), .eq, .literal(0.0))),
         Query(table: "things", filter: .isIn(.column("id"), ["plain", "'quoted'", "ünïcødé-🚀"])),
         Query(table: "things", filter: .not(.comparison(.column("flag"), .eq, .literal(true)))),
-        Query(table: "things", filter: .or(.comparison(.column("text"), .eq, .literal(.null)), .comparison(.column("n"), .gt, .literal(0)))),
+        Query(
+            table: "things",
+            filter: .or(.comparison(.column("text"), .eq, .literal(.null)), .comparison(.column("n"), .gt, .literal(0)))
+        ),
         Query(table: "things", filter: .comparison(.function(.year, [.column("when")]), .eq, .literal(2026))),
         Query(table: "things", orderBy: [SortKey("x", descending: true)], skip: 1, top: 2, includeTotalCount: true),
         Query(table: "things", orderBy: [SortKey("text")], selection: ["text", "flag"]),
@@ -50,7 +73,9 @@ struct RemoteRoundTripTests {
                 let inProcess = try await local.insert(item, into: "things")
                 #expect(Self.content(viaHTTP) == Self.content(inProcess), "insert '\(item.id)'")
                 let found = try await remote.lookup(id: item.id, in: "things")
-                #expect(found.map(Self.content) == Self.content(viaHTTP), "lookup '\(item.id)' returns what the insert returned")
+                #expect(
+                    found.map(Self.content) == Self.content(viaHTTP),
+                    "lookup '\(item.id)' returns what the insert returned")
             }
             for query in Self.queries {
                 let viaHTTP = try await remote.readPage(query, includeDeleted: false)

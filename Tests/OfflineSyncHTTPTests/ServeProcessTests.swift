@@ -28,7 +28,8 @@ struct ServeProcessTests {
             self.process = process
             let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
             guard let range = line.range(of: "127.0.0.1:"),
-                  let bound = Int(line[range.upperBound...].prefix { $0.isNumber }) else {
+                let bound = Int(line[range.upperBound...].prefix { $0.isNumber })
+            else {
                 process.terminate()
                 throw OfflineSyncError(.configuration, "offline-sync serve did not report its port: '\(line)'")
             }
@@ -41,8 +42,9 @@ struct ServeProcessTests {
         }
     }
 
-    @Test("killed mid-push and restarted: the client resumes, nothing lost, nothing applied twice",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    @Test(
+        "killed mid-push and restarted: the client resumes, nothing lost, nothing applied twice",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
     func killedMidPush() async throws {
         let directory = try TemporaryDirectory()
         let serverStore = "sqlite:" + directory.path("server.sqlite")
@@ -65,20 +67,24 @@ struct ServeProcessTests {
         server = try ServeProcess(store: serverStore, port: port)
         var result = try await device.context.push()
         for error in result.errors {
-            #expect(error.serverItem?["text"] == (try device.todo.lookup(id: error.itemId))?["text"],
-                    "only an insert whose answer was lost meets its own copy on the server")
+            #expect(
+                error.serverItem?["text"] == (try device.todo.lookup(id: error.itemId))?["text"],
+                "only an insert whose answer was lost meets its own copy on the server")
             try device.context.resolve(error, .cancelAndTakeServerItem(nil))
         }
         #expect(result.errors.count <= 1)
         result = try await device.context.push()
         #expect(try device.context.pendingOperationCount() == 0)
 
-        let answer = try await send("GET", "/tables/todoitem?$top=1000&$inlinecount=allpages&__includeDeleted=true", port: port,
-                                    headers: [("ZUMO-API-VERSION", "2.0.0")])
+        let answer = try await send(
+            "GET", "/tables/todoitem?$top=1000&$inlinecount=allpages&__includeDeleted=true", port: port,
+            headers: [("ZUMO-API-VERSION", "2.0.0")])
         let page = answer.json as? [String: Any]
         #expect(page?["count"] as? Int == count, "each item exactly once on the server")
         let served = (page?["results"] as? [[String: Any]]) ?? []
-        #expect(served.allSatisfy { ($0["createdAt"] as? String) == ($0["updatedAt"] as? String) }, "every item written once")
+        #expect(
+            served.allSatisfy { ($0["createdAt"] as? String) == ($0["updatedAt"] as? String) },
+            "every item written once")
         let local = try device.items()
         #expect(local.count == count)
         for item in served {

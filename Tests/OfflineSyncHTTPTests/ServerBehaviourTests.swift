@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import OfflineSync
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What the reference server accepts and how it refuses, beyond the recorded sessions.
 @Suite("TableServer behaviour")
@@ -31,7 +32,8 @@ struct ServerBehaviourTests {
     @Test("a filter on an unknown column is a 400 naming it")
     func unknownColumnFilter() async throws {
         try await withTableServer { port in
-            let answer = try await send("GET", "/tables/todoitem?$filter=colour%20eq%20%27red%27", port: port, headers: Self.api)
+            let answer = try await send(
+                "GET", "/tables/todoitem?$filter=colour%20eq%20%27red%27", port: port, headers: Self.api)
             #expect(answer.status == 400)
             #expect(errorText(answer).contains("colour"))
         }
@@ -67,8 +69,12 @@ struct ServerBehaviourTests {
     func dateLiterals() async throws {
         try await withTableServer { port in
             _ = try await post(port, #"{"id": "a", "text": "x"}"#)
-            for literal in ["datetimeoffset%272000-01-01T00:00:00.000Z%27", "datetime%272000-01-01T00:00:00%27", "datetime'2000-01-01T00:00:00.000Z'"] {
-                let answer = try await send("GET", "/tables/todoitem?$filter=updatedAt%20gt%20\(literal)", port: port, headers: Self.api)
+            for literal in [
+                "datetimeoffset%272000-01-01T00:00:00.000Z%27", "datetime%272000-01-01T00:00:00%27",
+                "datetime'2000-01-01T00:00:00.000Z'",
+            ] {
+                let answer = try await send(
+                    "GET", "/tables/todoitem?$filter=updatedAt%20gt%20\(literal)", port: port, headers: Self.api)
                 #expect(answer.status == 200, "\(literal): \(errorText(answer))")
                 #expect((answer.json as? [Any])?.count == 1, "\(literal)")
             }
@@ -87,7 +93,8 @@ struct ServerBehaviourTests {
                 let items = answer.json as? [[String: Any]]
                 #expect(items?.count == 1 && items?.first?["deleted"] as? Bool == true, "\(name)")
             }
-            let lookup = try await send("GET", "/tables/todoitem/a?__includeDeleted=true", port: port, headers: Self.api)
+            let lookup = try await send(
+                "GET", "/tables/todoitem/a?__includeDeleted=true", port: port, headers: Self.api)
             #expect(lookup.status == 200)
         }
     }
@@ -96,7 +103,8 @@ struct ServerBehaviourTests {
     func inlineCount() async throws {
         try await withTableServer { port in
             for id in ["a", "b", "c"] { _ = try await post(port, #"{"id": "\#(id)"}"#) }
-            let answer = try await send("GET", "/tables/todoitem?$top=1&$inlinecount=allpages", port: port, headers: Self.api)
+            let answer = try await send(
+                "GET", "/tables/todoitem?$top=1&$inlinecount=allpages", port: port, headers: Self.api)
             let page = answer.json as? [String: Any]
             #expect((page?["results"] as? [Any])?.count == 1)
             #expect(page?["count"] as? Int == 3)
@@ -117,8 +125,9 @@ struct ServerBehaviourTests {
     @Test("repeated and unknown X-ZUMO-FEATURES headers are accepted")
     func featuresHeaders() async throws {
         try await withTableServer { port in
-            let answer = try await send("GET", "/tables/todoitem", port: port,
-                                        headers: Self.api + [("X-ZUMO-FEATURES", "OL,IP,TR,QS,TR,QS"), ("X-ZUMO-FEATURES", "ZZ")])
+            let answer = try await send(
+                "GET", "/tables/todoitem", port: port,
+                headers: Self.api + [("X-ZUMO-FEATURES", "OL,IP,TR,QS,TR,QS"), ("X-ZUMO-FEATURES", "ZZ")])
             #expect(answer.status == 200)
         }
     }
@@ -127,7 +136,8 @@ struct ServerBehaviourTests {
     func patchMerges() async throws {
         try await withTableServer { port in
             _ = try await post(port, #"{"id": "a", "text": "x", "complete": true}"#)
-            let answer = try await send("PATCH", "/tables/todoitem/a", port: port, headers: Self.json, body: Array(#"{"text": "y"}"#.utf8))
+            let answer = try await send(
+                "PATCH", "/tables/todoitem/a", port: port, headers: Self.json, body: Array(#"{"text": "y"}"#.utf8))
             let item = answer.json as? [String: Any]
             #expect(answer.status == 200 && item?["text"] as? String == "y" && item?["complete"] as? Bool == true)
         }
@@ -139,14 +149,18 @@ struct ServerBehaviourTests {
             let created = try await post(port, #"{"id": "a", "text": "x"}"#)
             let version = try #require((created.json as? [String: Any])?["version"] as? String)
             #expect(created.header("ETag") == "\"\(version)\"")
-            for (header, body) in [("W/\"\(version)\"", #"{"text": "w"}"#), (nil, #"{"text": "b", "version": "\#(version)"}"#)] {
+            for (header, body) in [
+                ("W/\"\(version)\"", #"{"text": "w"}"#), (nil, #"{"text": "b", "version": "\#(version)"}"#),
+            ] {
                 let current = try await send("GET", "/tables/todoitem/a", port: port, headers: Self.api)
                 let now = try #require((current.json as? [String: Any])?["version"] as? String)
-                let ok = try await send("PATCH", "/tables/todoitem/a", port: port,
-                                        headers: Self.json + [("If-Match", "\"\(now)\"")], body: Array(#"{"text": "fresh"}"#.utf8))
+                let ok = try await send(
+                    "PATCH", "/tables/todoitem/a", port: port,
+                    headers: Self.json + [("If-Match", "\"\(now)\"")], body: Array(#"{"text": "fresh"}"#.utf8))
                 #expect(ok.status == 200)
-                let stale = try await send("PATCH", "/tables/todoitem/a", port: port,
-                                           headers: Self.json + (header.map { [("If-Match", $0)] } ?? []), body: Array(body.utf8))
+                let stale = try await send(
+                    "PATCH", "/tables/todoitem/a", port: port,
+                    headers: Self.json + (header.map { [("If-Match", $0)] } ?? []), body: Array(body.utf8))
                 #expect(stale.status == 412, "\(header ?? "body version")")
                 #expect((stale.json as? [String: Any])?["text"] as? String == "fresh")
                 #expect(stale.header("ETag") != nil)
@@ -183,7 +197,8 @@ struct ServerBehaviourTests {
         try await withTableServer { port in
             let otherRoute = try await send("GET", "/api/other", port: port)
             #expect(otherRoute.status == 404)
-            let put = try await send("PUT", "/tables/todoitem/a", port: port, headers: Self.json, body: Array("{}".utf8))
+            let put = try await send(
+                "PUT", "/tables/todoitem/a", port: port, headers: Self.json, body: Array("{}".utf8))
             #expect(put.status == 405)
             let tableDelete = try await send("DELETE", "/tables/todoitem", port: port)
             #expect(tableDelete.status == 405)
@@ -213,7 +228,9 @@ struct ServerBehaviourTests {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         #expect(connected == 0)
         var written = 0
@@ -240,8 +257,10 @@ struct ServerBehaviourTests {
                 if let body { text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
                 return text + "\r\n" + (body ?? "")
             }
-            let sent = request("POST", "/tables/todoitem", #"{"id": "a", "text": "first"}"#)
-                + request("POST", "/tables/todoitem", #"{"id": "b", "text": "\#(String(repeating: "x", count: 4096))"}"#)
+            let sent =
+                request("POST", "/tables/todoitem", #"{"id": "a", "text": "first"}"#)
+                + request(
+                    "POST", "/tables/todoitem", #"{"id": "b", "text": "\#(String(repeating: "x", count: 4096))"}"#)
                 + request("PATCH", "/tables/todoitem/a", #"{"text": "second"}"#)
                 + request("POST", "/tables/todoitem", #"{"id": "a", "text": "again"}"#)
                 + request("GET", "/tables/todoitem/a", close: true)
@@ -249,8 +268,12 @@ struct ServerBehaviourTests {
             #expect(closed, "the server closes the connection after the answer to 'Connection: close'")
             let statuses = answers.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
             #expect(statuses == ["201", "413", "200", "409", "200"], "\(answers)")
-            #expect(answers.hasSuffix(#""text":"second","updatedAt""#) || answers.contains(#""text":"second""#), "the read sees the update")
-            #expect(answers.components(separatedBy: "\r\nServer: offline-sync\r\n").count == 6, "every answer names the server")
+            #expect(
+                answers.hasSuffix(#""text":"second","updatedAt""#) || answers.contains(#""text":"second""#),
+                "the read sees the update")
+            #expect(
+                answers.components(separatedBy: "\r\nServer: offline-sync\r\n").count == 6,
+                "every answer names the server")
             #expect(answers.components(separatedBy: "\r\nDate: ").count == 6, "every answer is dated")
         }
     }

@@ -45,7 +45,8 @@ struct ServerFixtureTests {
         try await withTableServer { port in
             var renames = Renames()
             for (index, exchange) in exchanges.enumerated() {
-                let recordedId = exchange.target.split(separator: "?")[0].split(separator: "/").dropFirst(2).first.map(String.init)
+                let recordedId = exchange.target.split(separator: "?")[0].split(separator: "/").dropFirst(2).first.map(
+                    String.init)
                 var headers: [(String, String)] = []
                 for (name, value) in exchange.requestHeaders {
                     if name == "If-Match", let id = recordedId {
@@ -61,8 +62,11 @@ struct ServerFixtureTests {
                     if let id = object["id"] as? String { rewritten["id"] = renames.ids[id] ?? id }
                     body = Array(try JSONSerialization.data(withJSONObject: rewritten))
                 }
-                let answer = try await send(exchange.method, renames.target(exchange.target), port: port, headers: headers, body: body)
-                #expect(answer.status == exchange.status, "exchange \(index): status of \(exchange.method) \(exchange.target)")
+                let answer = try await send(
+                    exchange.method, renames.target(exchange.target), port: port, headers: headers, body: body)
+                #expect(
+                    answer.status == exchange.status,
+                    "exchange \(index): status of \(exchange.method) \(exchange.target)")
                 check(answer, against: exchange, index, &renames)
             }
         }
@@ -73,24 +77,35 @@ struct ServerFixtureTests {
         let ours = answer.json
         switch recorded {
         case let items as [Any]:
-            guard let list = ours as? [Any] else { Issue.record("exchange \(index): expected a JSON array, got \(String(describing: ours))"); return }
+            guard let list = ours as? [Any] else {
+                Issue.record("exchange \(index): expected a JSON array, got \(String(describing: ours))")
+                return
+            }
             compare(items, list, ordered: exchange.target.contains("$orderby"), index, &renames)
         case let object as [String: Any] where object["results"] != nil:
             guard let page = ours as? [String: Any], let list = page["results"] as? [Any] else {
-                Issue.record("exchange \(index): expected {results, count}, got \(String(describing: ours))"); return
+                Issue.record("exchange \(index): expected {results, count}, got \(String(describing: ours))")
+                return
             }
             #expect((page["count"] as? Int) == (object["count"] as? Int), "exchange \(index): count")
             compare(object["results"] as? [Any] ?? [], list, ordered: true, index, &renames)
         case let object as [String: Any] where object["error"] != nil:
             #expect((ours as? [String: Any])?["error"] is String, "exchange \(index): an {\"error\": …} body")
         case let object as [String: Any]:
-            guard let item = ours as? [String: Any] else { Issue.record("exchange \(index): expected an item, got \(String(describing: ours))"); return }
-            if let recordedId = object["id"] as? String, let id = item["id"] as? String, recordedId != id, renames.ids[recordedId] == nil {
+            guard let item = ours as? [String: Any] else {
+                Issue.record("exchange \(index): expected an item, got \(String(describing: ours))")
+                return
+            }
+            if let recordedId = object["id"] as? String, let id = item["id"] as? String, recordedId != id,
+                renames.ids[recordedId] == nil
+            {
                 renames.ids[recordedId] = id
             }
             compare([object], [item], ordered: true, index, &renames)
             if let tag = exchange.responseHeaders["ETag"], !tag.hasPrefix("W/") {
-                #expect(answer.header("ETag") == "\"\(item["version"] as? String ?? "")\"", "exchange \(index): ETag is the quoted version")
+                #expect(
+                    answer.header("ETag") == "\"\(item["version"] as? String ?? "")\"",
+                    "exchange \(index): ETag is the quoted version")
             }
         default:
             Issue.record("exchange \(index): unexpected recorded body")
@@ -106,7 +121,8 @@ struct ServerFixtureTests {
         if ordered {
             #expect(actualIds == expectedIds, "exchange \(index): items in order")
         } else {
-            #expect(Set(actualIds) == Set(expectedIds) && actualIds.count == expectedIds.count, "exchange \(index): items")
+            #expect(
+                Set(actualIds) == Set(expectedIds) && actualIds.count == expectedIds.count, "exchange \(index): items")
         }
         for (position, item) in expected.enumerated() {
             guard let mine = actual.first(where: { ($0["id"] as? String) == expectedIds[position] }) else { continue }

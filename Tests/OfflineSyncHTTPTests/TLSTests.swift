@@ -18,18 +18,24 @@ struct TLSTests {
         init(in directory: TemporaryDirectory) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                                 "-keyout", directory.path("key.pem"), "-out", directory.path("certificate.pem"),
-                                 "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
+            process.arguments = [
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                "-keyout", directory.path("key.pem"), "-out", directory.path("certificate.pem"),
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            ]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else {
-                throw OfflineSyncError(.configuration, "openssl could not make a test certificate (status \(process.terminationStatus)); install the openssl package")
+                throw OfflineSyncError(
+                    .configuration,
+                    "openssl could not make a test certificate (status \(process.terminationStatus)); install the openssl package"
+                )
             }
             guard let certificate = try NIOSSLCertificate.fromPEMFile(directory.path("certificate.pem")).first else {
-                throw OfflineSyncError(.configuration, "openssl wrote no certificate to \(directory.path("certificate.pem"))")
+                throw OfflineSyncError(
+                    .configuration, "openssl wrote no certificate to \(directory.path("certificate.pem"))")
             }
             self.certificate = certificate
             key = try NIOSSLPrivateKey(file: directory.path("key.pem"), format: .pem)
@@ -38,16 +44,21 @@ struct TLSTests {
 
     /// Runs a TLS server answering writes as a table server does and reads with `[]`, calls
     /// `body` with its port, and returns the requests it received.
-    func withTLSServer(_ credentials: Credentials, _ body: @Sendable (Int) async throws -> Void) async throws -> [ReceivedRequest] {
+    func withTLSServer(_ credentials: Credentials, _ body: @Sendable (Int) async throws -> Void) async throws
+        -> [ReceivedRequest]
+    {
         let log = RequestLog()
-        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(credentials.certificate)],
-                                                           privateKey: .privateKey(credentials.key))
-        try await withLoopbackServer({ request in
-            log.append(request)
-            return request.method == "GET"
-                ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
-                : PipelinedPushTests.answer(request)
-        }, server: try .tls(tlsConfiguration: tls), body)
+        let tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(credentials.certificate)],
+            privateKey: .privateKey(credentials.key))
+        try await withLoopbackServer(
+            { request in
+                log.append(request)
+                return request.method == "GET"
+                    ? ScriptedResponse(
+                        status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+                    : PipelinedPushTests.answer(request)
+            }, server: try .tls(tlsConfiguration: tls), body)
         return log.all
     }
 
@@ -90,7 +101,9 @@ struct TLSTests {
             #expect(failure?.status == .abortedByNetwork)
             #expect(failure?.message.contains("TLS") == true, "\(String(describing: failure))")
             #expect(try context.pendingOperationCount() == 5)
-            await #expect(throws: RemoteError.self) { _ = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false) }
+            await #expect(throws: RemoteError.self) {
+                _ = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false)
+            }
             try context.close()
             try await remote.shutdown()
         }

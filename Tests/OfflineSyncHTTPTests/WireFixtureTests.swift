@@ -27,8 +27,9 @@ struct WireFixtureTests {
 
     static func pull(since token: String, skip: Int = 0) -> Operation {
         let date = Timestamp(iso8601: token) ?? .epoch
-        let query = Query(table: table, filter: .comparison(.column("updatedAt"), .ge, .literal(.date(date))),
-                          orderBy: [SortKey("updatedAt")], skip: skip, top: 50)
+        let query = Query(
+            table: table, filter: .comparison(.column("updatedAt"), .ge, .literal(.date(date))),
+            orderBy: [SortKey("updatedAt")], skip: skip, top: 50)
         return read(query, includeDeleted: true)
     }
 
@@ -47,7 +48,10 @@ struct WireFixtureTests {
     }
 
     static func delete(_ id: String, ifMatch version: String?) -> Operation {
-        { try await $0.delete(id: id, from: table, ifMatch: version); return .deleted }
+        {
+            try await $0.delete(id: id, from: table, ifMatch: version)
+            return .deleted
+        }
     }
 
     static func lookup(_ id: String) -> Operation {
@@ -62,7 +66,10 @@ struct WireFixtureTests {
         insert("", ["text": "first", "complete": false]),
         insert("fixed-id", ["text": "second", "complete": true]),
         read(),
-        read(Query(table: table, filter: .comparison(.column("complete"), .eq, .literal(false)), orderBy: [SortKey("text")], top: 10)),
+        read(
+            Query(
+                table: table, filter: .comparison(.column("complete"), .eq, .literal(false)),
+                orderBy: [SortKey("text")], top: 10)),
         read(Query(table: table, filter: .comparison(.column("text"), .eq, .literal("second")))),
         read(Query(table: table, top: 1, includeTotalCount: true)),
         lookup("fixed-id"),
@@ -110,7 +117,8 @@ struct WireFixtureTests {
     /// client (always a sync engine's remote) never sends.
     static func offlineFeatures(_ exchange: WireExchange) -> String? {
         guard let recorded = exchange.requestHeaders.first(where: { $0.key.lowercased() == "x-zumo-features" })?.value,
-              recorded.hasPrefix("OL") else { return nil }
+            recorded.hasPrefix("OL")
+        else { return nil }
         var codes: [Substring] = []
         for code in recorded.split(separator: ",") where !codes.contains(code) { codes.append(code) }
         return codes.joined(separator: ",")
@@ -133,17 +141,23 @@ struct WireFixtureTests {
         let next = Mutex(0)
         try await withLoopbackServer({ received in
             log.append(received)
-            let index = next.withLock { value in defer { value += 1 }; return value }
+            let index = next.withLock { value in
+                defer { value += 1 }
+                return value
+            }
             let exchange = exchanges[min(index, exchanges.count - 1)]
-            return ScriptedResponse(status: exchange.status,
-                                    headers: exchange.responseHeaders.filter { $0.key != "Content-Length" }.map { ($0.key, $0.value) },
-                                    body: exchange.responseBytes)
+            return ScriptedResponse(
+                status: exchange.status,
+                headers: exchange.responseHeaders.filter { $0.key != "Content-Length" }.map { ($0.key, $0.value) },
+                body: exchange.responseBytes)
         }) { port in
             let remote = try HTTPRemote(configuration: .init(baseURL: "http://127.0.0.1:\(port)"))
             defer { Task { try await remote.shutdown() } }
             for (index, exchange) in exchanges.enumerated() {
                 let outcome = try await operations[index](remote)
-                let received = try #require(log.all.count == index + 1 ? log.all[index] : nil, "exchange \(index): expected exactly one request")
+                let received = try #require(
+                    log.all.count == index + 1 ? log.all[index] : nil, "exchange \(index): expected exactly one request"
+                )
                 checkRequest(received, exchange, index)
                 checkOutcome(outcome, exchange, index)
             }
@@ -165,10 +179,13 @@ struct WireFixtureTests {
         if let features = Self.offlineFeatures(exchange) {
             #expect(received.header("X-ZUMO-FEATURES") == features, "exchange \(index): X-ZUMO-FEATURES")
         } else {
-            #expect(received.header("X-ZUMO-FEATURES")?.hasPrefix("OL") == true, "exchange \(index): X-ZUMO-FEATURES marks offline sync")
+            #expect(
+                received.header("X-ZUMO-FEATURES")?.hasPrefix("OL") == true,
+                "exchange \(index): X-ZUMO-FEATURES marks offline sync")
         }
-        #expect(jsonEqual(exchange.requestBody, parseJSON(received.body)),
-                "exchange \(index): body \(String(decoding: received.body, as: UTF8.self))")
+        #expect(
+            jsonEqual(exchange.requestBody, parseJSON(received.body)),
+            "exchange \(index): body \(String(decoding: received.body, as: UTF8.self))")
     }
 
     private func checkOutcome(_ outcome: Outcome, _ exchange: WireExchange, _ index: Int) {
@@ -183,7 +200,8 @@ struct WireFixtureTests {
         case .deleted:
             #expect(exchange.status == 200, "exchange \(index): delete status")
         case .failed(let error):
-            #expect(exchange.status == 412 && error.kind == .conflict && error.status == 412, "exchange \(index): \(error)")
+            #expect(
+                exchange.status == 412 && error.kind == .conflict && error.status == 412, "exchange \(index): \(error)")
             #expect(error.serverItem == expected.first, "exchange \(index): the conflict carries the server's item")
         }
     }

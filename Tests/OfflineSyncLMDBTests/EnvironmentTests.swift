@@ -1,6 +1,7 @@
 import Foundation
 import OfflineSync
 import Testing
+
 @testable import OfflineSyncLMDB
 
 @Suite struct EnvironmentTests {
@@ -10,7 +11,8 @@ import Testing
         let store = try openStore(StoreSchema([notes]), in: directory)
         try store.upsert(ReferenceData.items(count: 120), into: "notes")
         try store.close()
-        let widened = TableSchema("notes", columns: notes.columns + [Column("extra", .integer)], indexes: [Index("byRank", on: ["rank"])])
+        let widened = TableSchema(
+            "notes", columns: notes.columns + [Column("extra", .integer)], indexes: [Index("byRank", on: ["rank"])])
         try store.open(schema: StoreSchema([widened]))
         defer { try? store.close() }
         #expect(try store.schema.table(named: "notes")?.column(named: "extra")?.type == .integer)
@@ -18,7 +20,9 @@ import Testing
         let reference = InMemoryStore()
         try reference.open(schema: StoreSchema([widened]))
         try reference.upsert(ReferenceData.items(count: 120), into: "notes")
-        let query = Query(table: "notes", filter: ReferenceData.cmp("rank", .eq, 3), orderBy: [SortKey("rank")], top: 50, includeTotalCount: true)
+        let query = Query(
+            table: "notes", filter: ReferenceData.cmp("rank", .eq, 3), orderBy: [SortKey("rank")], top: 50,
+            includeTotalCount: true)
         #expect(try store.read(query) == reference.read(query))
     }
 
@@ -44,7 +48,8 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let first = try openStore(StoreSchema([notes]), in: directory)
-        try FileManager.default.createSymbolicLink(atPath: directory.child("alias"), withDestinationPath: directory.child("store"))
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.child("alias"), withDestinationPath: directory.child("store"))
         for path in [directory.child("store"), directory.child("alias"), directory.child("store/../store")] {
             let second = try LMDBStore(path: path)
             let error = #expect(throws: LMDBError.self) { try second.open(schema: StoreSchema([notes])) }
@@ -135,7 +140,8 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         for durability in LMDBStore.Durability.allCases {
-            let store = try openStore(StoreSchema([notes]), in: directory, name: durability.rawValue, options: .init(durability: durability))
+            let store = try openStore(
+                StoreSchema([notes]), in: directory, name: durability.rawValue, options: .init(durability: durability))
             try store.upsert(ReferenceData.items(count: 10), into: "notes")
             try store.close()
             try store.open(schema: StoreSchema([notes]))

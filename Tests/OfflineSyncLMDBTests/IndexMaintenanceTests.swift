@@ -1,6 +1,7 @@
 import CLMDB
 import OfflineSync
 import Testing
+
 @testable import OfflineSyncLMDB
 
 /// Index sub-databases hold exactly one key per row after upserts and deletes: a stale key
@@ -26,7 +27,8 @@ import Testing
         let rows = try store.count("notes")
         try store.close()
 
-        let counts = try Self.entryCounts(at: directory.child("store"), of: indexedNotes.indexes.map { "index:notes:\($0.name)" })
+        let counts = try Self.entryCounts(
+            at: directory.child("store"), of: indexedNotes.indexes.map { "index:notes:\($0.name)" })
         for (name, count) in counts {
             #expect(count == rows, "\(name) holds \(count) keys for \(rows) rows")
         }

@@ -1,30 +1,39 @@
 import Foundation
 import OfflineSync
 import Testing
+
 @testable import OfflineSyncLMDB
 
 @Suite struct MapSizeTests {
     private func fiveColumnItems(_ range: Range<Int>) -> [Item] {
         range.map { number in
-            Item(id: String(format: "item-%08d", number), values: [
-                "title": .string("title \(number)"), "rank": .int(Int64(number)), "score": .double(Double(number) / 3),
-                "due": .date(Timestamp(millisecondsSince1970: Int64(number) * 1000)), "done": .bool(number % 2 == 0),
-            ])
+            Item(
+                id: String(format: "item-%08d", number),
+                values: [
+                    "title": .string("title \(number)"), "rank": .int(Int64(number)),
+                    "score": .double(Double(number) / 3),
+                    "due": .date(Timestamp(millisecondsSince1970: Int64(number) * 1000)),
+                    "done": .bool(number % 2 == 0),
+                ])
         }
     }
 
     @Test func aSixtyFourKiBMapGrowsThroughOneHundredThousandItems() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try openStore(StoreSchema([indexedNotes]), in: directory,
-                                  options: .init(initialMapSize: 64 << 10, durability: .noSync))
+        let store = try openStore(
+            StoreSchema([indexedNotes]), in: directory,
+            options: .init(initialMapSize: 64 << 10, durability: .noSync))
         defer { try? store.close() }
         for start in stride(from: 0, to: 100_000, by: 20_000) {
             try store.upsert(fiveColumnItems(start..<start + 20_000), into: "notes")
         }
         #expect(try store.count("notes") == 100_000)
         #expect(try store.lookup(table: "notes", id: "item-00099999")?["rank"] == .int(99_999))
-        let ranked = try store.read(Query(table: "notes", filter: ReferenceData.cmp("rank", .ge, 99_990), orderBy: [SortKey("rank", descending: true)]))
+        let ranked = try store.read(
+            Query(
+                table: "notes", filter: ReferenceData.cmp("rank", .ge, 99_990),
+                orderBy: [SortKey("rank", descending: true)]))
         #expect(ranked.items.map(\.id) == (99_990..<100_000).reversed().map { String(format: "item-%08d", $0) })
         let mapSize = store.info.properties.first { $0.name == "map size" }.flatMap { Int($0.value) } ?? 0
         #expect(mapSize > 64 << 10)
@@ -33,10 +42,12 @@ import Testing
     @Test func readersKeepReadingConsistentSnapshotsWhileWritesGrowTheMap() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try openStore(StoreSchema([indexedNotes]), in: directory,
-                                  options: .init(initialMapSize: 64 << 10, durability: .noSync))
+        let store = try openStore(
+            StoreSchema([indexedNotes]), in: directory,
+            options: .init(initialMapSize: 64 << 10, durability: .noSync))
         defer { try? store.close() }
-        let batches = 20, batchSize = 500
+        let batches = 20
+        let batchSize = 500
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for batch in 0..<batches {
@@ -63,12 +74,14 @@ import Testing
     @Test func theMaximumMapSizeStopsAWriteAndLeavesTheStoreIntact() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let store = try openStore(StoreSchema([notes]), in: directory,
-                                  options: .init(initialMapSize: 64 << 10, maximumMapSize: 256 << 10))
+        let store = try openStore(
+            StoreSchema([notes]), in: directory,
+            options: .init(initialMapSize: 64 << 10, maximumMapSize: 256 << 10))
         defer { try? store.close() }
         try store.upsert(fiveColumnItems(0..<10), into: "notes")
         let error = #expect(throws: LMDBError.self) {
-            try store.upsert([Item(id: "huge", values: ["title": .string(String(repeating: "z", count: 1 << 20))])], into: "notes")
+            try store.upsert(
+                [Item(id: "huge", values: ["title": .string(String(repeating: "z", count: 1 << 20))])], into: "notes")
         }
         #expect(error?.kind == .mapSizeLimit)
         #expect(error?.description.contains("maximumMapSize") == true)
@@ -86,7 +99,9 @@ import Testing
         var dump = "VERSION=3\nformat=bytevalue\ndatabase=foreign\ntype=btree\nmapsize=16777216\nHEADER=END\n"
         let value = String(repeating: "61", count: 1000)
         for number in 0..<2000 {
-            dump += " " + Array(String(format: "k%06d", number).utf8).map { String(format: "%02x", $0) }.joined() + "\n " + value + "\n"
+            dump +=
+                " " + Array(String(format: "k%06d", number).utf8).map { String(format: "%02x", $0) }.joined() + "\n "
+                + value + "\n"
         }
         dump += "DATA=END\n"
         let input = directory.child("foreign.dump")

@@ -1,14 +1,16 @@
 import OfflineSync
 import Testing
+
 @testable import OfflineSyncLMDB
 
 /// Which rows a query reaches first: the planner's choices, checked without an environment.
 @Suite struct QueryPlanTests {
     private let layout: TableLayout = {
         let indexes = indexedNotes.indexes.enumerated().map { position, index in
-            IndexLayout(index: index, dbi: UInt32(position + 2),
-                        columns: index.columns.map { (name: $0, type: indexedNotes.column(named: $0)?.type ?? .string) },
-                        schema: indexedNotes)
+            IndexLayout(
+                index: index, dbi: UInt32(position + 2),
+                columns: index.columns.map { (name: $0, type: indexedNotes.column(named: $0)?.type ?? .string) },
+                schema: indexedNotes)
         }
         return TableLayout(schema: indexedNotes, items: 1, indexes: indexes)
     }()
@@ -23,7 +25,9 @@ import Testing
     }
 
     @Test func idEqualityIsAPointLookup() {
-        guard case .ids(let ids) = plan(.and(ReferenceData.cmp("id", .eq, "a"), ReferenceData.cmp("rank", .eq, 1))).access else {
+        guard
+            case .ids(let ids) = plan(.and(ReferenceData.cmp("id", .eq, "a"), ReferenceData.cmp("rank", .eq, 1))).access
+        else {
             Issue.record("expected point lookups")
             return
         }
@@ -35,7 +39,9 @@ import Testing
     }
 
     @Test func theIndexPinnedDownFurthestWins() {
-        #expect(indexName(plan(.and(ReferenceData.cmp("done", .eq, true), ReferenceData.cmp("title", .eq, "x")))) == "byDoneTitle")
+        #expect(
+            indexName(plan(.and(ReferenceData.cmp("done", .eq, true), ReferenceData.cmp("title", .eq, "x"))))
+                == "byDoneTitle")
     }
 
     @Test func aRangeOnAnIndexedColumnIsOrderedWhenSortedByIt() {
@@ -60,7 +66,10 @@ import Testing
     }
 
     @Test func anIdRangeWalksPartOfTheTable() {
-        guard case .primary(let range) = plan(.and(ReferenceData.cmp("id", .ge, "b"), ReferenceData.cmp("id", .lt, "d"))).access else {
+        guard
+            case .primary(let range) = plan(.and(ReferenceData.cmp("id", .ge, "b"), ReferenceData.cmp("id", .lt, "d")))
+                .access
+        else {
             Issue.record("expected an id range")
             return
         }

@@ -1,5 +1,6 @@
 import OfflineSync
 import Testing
+
 @testable import OfflineSyncLMDB
 
 /// LMDB answers every query exactly as the reference `InMemoryStore` does, whether it uses the
@@ -7,8 +8,10 @@ import Testing
 @Suite struct ReferenceComparisonTests {
     /// An LMDB store and the reference store, both declared with `table` and holding `count`
     /// reference rows; the closure runs with both and the store is closed and removed afterwards.
-    private func withStores(_ table: TableSchema, count: Int,
-                            _ body: (LMDBStore, InMemoryStore) throws -> Void) throws {
+    private func withStores(
+        _ table: TableSchema, count: Int,
+        _ body: (LMDBStore, InMemoryStore) throws -> Void
+    ) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try openStore(StoreSchema([table]), in: directory)
@@ -27,8 +30,9 @@ import Testing
         for filter in ReferenceData.filters {
             for orderBy in ReferenceData.orderings {
                 for page in ReferenceData.pages {
-                    let query = Query(table: "notes", filter: filter, orderBy: orderBy, skip: page.skip, top: page.top,
-                                      includeTotalCount: page.count)
+                    let query = Query(
+                        table: "notes", filter: filter, orderBy: orderBy, skip: page.skip, top: page.top,
+                        includeTotalCount: page.count)
                     let expected = try reference.read(query)
                     let actual = try store.read(query)
                     #expect(actual == expected, "\(label): \(query)")
@@ -62,19 +66,26 @@ import Testing
 
     @Test func selectionKeepsOnlyTheNamedColumns() throws {
         try withStores(indexedNotes, count: 50) { store, reference in
-            let query = Query(table: "notes", filter: ReferenceData.cmp("rank", .gt, 0), orderBy: [SortKey("rank")], selection: ["title", "id"])
-            let actual = try store.read(query), expected = try reference.read(query)
+            let query = Query(
+                table: "notes", filter: ReferenceData.cmp("rank", .gt, 0), orderBy: [SortKey("rank")],
+                selection: ["title", "id"])
+            let actual = try store.read(query)
+            let expected = try reference.read(query)
             #expect(actual == expected)
         }
     }
 
     @Test func deleteMatchingHonoursOrderSkipAndTop() throws {
         try withStores(indexedNotes, count: 80) { store, reference in
-            let query = Query(table: "notes", filter: ReferenceData.cmp("rank", .ge, 0), orderBy: [SortKey("score", descending: true)], skip: 2, top: 9)
-            let deleted = try store.delete(matching: query), expectedDeleted = try reference.delete(matching: query)
+            let query = Query(
+                table: "notes", filter: ReferenceData.cmp("rank", .ge, 0),
+                orderBy: [SortKey("score", descending: true)], skip: 2, top: 9)
+            let deleted = try store.delete(matching: query)
+            let expectedDeleted = try reference.delete(matching: query)
             #expect(deleted == expectedDeleted)
             let all = Query(table: "notes", includeTotalCount: true)
-            let remaining = try store.read(all), expectedRemaining = try reference.read(all)
+            let remaining = try store.read(all)
+            let expectedRemaining = try reference.read(all)
             #expect(remaining == expectedRemaining)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+
 @testable import OfflineSyncLMDB
 
 /// A fresh directory under the system's temporary directory, removed by ``remove()``.
@@ -23,20 +24,27 @@ struct TemporaryDirectory {
 }
 
 /// A table of five app columns of every type plus the synced system columns.
-let notes = TableSchema("notes", columns: [
-    Column("title", .string), Column("rank", .integer), Column("score", .double),
-    Column("due", .date), Column("done", .bool), Column("tags", .json),
-])
+let notes = TableSchema(
+    "notes",
+    columns: [
+        Column("title", .string), Column("rank", .integer), Column("score", .double),
+        Column("due", .date), Column("done", .bool), Column("tags", .json),
+    ])
 
 /// `notes` with indexes on rank, title and (due, rank).
-let indexedNotes = TableSchema("notes", columns: notes.columns, indexes: [
-    Index("byRank", on: ["rank"]), Index("byTitle", on: ["title"]), Index("byDueRank", on: ["due", "rank"]),
-    Index("byScore", on: ["score"]), Index("byDone", on: ["done"]), Index("byDoneTitle", on: ["done", "title", "rank"]),
-], synced: true)
+let indexedNotes = TableSchema(
+    "notes", columns: notes.columns,
+    indexes: [
+        Index("byRank", on: ["rank"]), Index("byTitle", on: ["title"]), Index("byDueRank", on: ["due", "rank"]),
+        Index("byScore", on: ["score"]), Index("byDone", on: ["done"]),
+        Index("byDoneTitle", on: ["done", "title", "rank"]),
+    ], synced: true)
 
 /// Opens an LMDB store in a new directory of `directory`.
-func openStore(_ schema: StoreSchema, in directory: TemporaryDirectory, name: String = "store",
-               options: LMDBStore.Options = .init()) throws -> LMDBStore {
+func openStore(
+    _ schema: StoreSchema, in directory: TemporaryDirectory, name: String = "store",
+    options: LMDBStore.Options = .init()
+) throws -> LMDBStore {
     let store = try LMDBStore(path: directory.child(name), options: options)
     try store.open(schema: schema)
     return store

@@ -2,10 +2,13 @@ import Foundation
 import OfflineSync
 import Synchronization
 import Testing
+
 @testable import OfflineSyncLMDB
 
 @Suite struct TransactionTests {
-    static let schema = StoreSchema([indexedNotes, TableSchema("log", columns: [Column("entry", .string)], synced: false)])
+    static let schema = StoreSchema([
+        indexedNotes, TableSchema("log", columns: [Column("entry", .string)], synced: false),
+    ])
 
     @Test func aThrowingWriteLeavesNothingInAnyTable() throws {
         let directory = try TemporaryDirectory()
@@ -35,7 +38,8 @@ import Testing
         defer { try? store.close() }
         let seen = try store.write { transaction in
             try transaction.upsert([Item(id: "a", values: ["rank": 7])], into: "notes", origin: .local)
-            return try transaction.read(Query(table: "notes", filter: ReferenceData.cmp("rank", .eq, 7))).items.map(\.id)
+            return try transaction.read(Query(table: "notes", filter: ReferenceData.cmp("rank", .eq, 7))).items.map(
+                \.id)
         }
         #expect(seen == ["a"])
     }
@@ -61,7 +65,9 @@ import Testing
                     for _ in 0..<25 {
                         try store.write { transaction in
                             let current = try transaction.lookup(table: "notes", id: "counter")?["rank"].intValue ?? 0
-                            try transaction.upsert([Item(id: "counter", values: ["rank": .int(current + 1)])], into: "notes", origin: .local)
+                            try transaction.upsert(
+                                [Item(id: "counter", values: ["rank": .int(current + 1)])], into: "notes",
+                                origin: .local)
                         }
                     }
                 }

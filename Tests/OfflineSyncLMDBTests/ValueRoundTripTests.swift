@@ -1,5 +1,6 @@
 import OfflineSync
 import Testing
+
 @testable import OfflineSyncLMDB
 
 @Suite struct ValueRoundTripTests {
@@ -17,9 +18,13 @@ import Testing
         defer { directory.remove() }
         let items = [
             Item(id: "low", values: Self.extremes),
-            Item(id: "high", values: ["rank": .int(.max), "score": .double(.greatestFiniteMagnitude),
-                                      "due": .date(Timestamp(millisecondsSince1970: 253_402_300_799_999)), "done": true,
-                                      "title": .string(String(repeating: "a", count: 1 << 20))]),
+            Item(
+                id: "high",
+                values: [
+                    "rank": .int(.max), "score": .double(.greatestFiniteMagnitude),
+                    "due": .date(Timestamp(millisecondsSince1970: 253_402_300_799_999)), "done": true,
+                    "title": .string(String(repeating: "a", count: 1 << 20)),
+                ]),
             Item(id: "tiny", values: ["score": .double(.leastNonzeroMagnitude), "rank": 0, "title": ""]),
             Item(id: "empty"),
         ]
@@ -50,14 +55,19 @@ import Testing
 
     @Test func recordCodecRejectsTruncatedAndForeignBytes() {
         var buffer: [UInt8] = []
-        RecordCodec.encode(Item(id: "x", values: Self.extremes), columns: RecordCodec.ColumnOrdinals(notes.columns.map(\.name)), into: &buffer)
+        RecordCodec.encode(
+            Item(id: "x", values: Self.extremes), columns: RecordCodec.ColumnOrdinals(notes.columns.map(\.name)),
+            into: &buffer)
         let names = notes.columns.map(\.name)
         for length in 1..<buffer.count - 1 {
             let cut = Array(buffer.prefix(length))
             let decoded = cut.withUnsafeBytes { RecordCodec.decode($0, id: "x", columnNames: names) }
-            #expect(decoded != Item(id: "x", values: Self.extremes), "a record cut to \(length) bytes must not decode to the whole item")
+            #expect(
+                decoded != Item(id: "x", values: Self.extremes),
+                "a record cut to \(length) bytes must not decode to the whole item")
         }
-        #expect([UInt8]("{\"json\":1}".utf8).withUnsafeBytes { RecordCodec.decode($0, id: "x", columnNames: names) } == nil)
+        #expect(
+            [UInt8]("{\"json\":1}".utf8).withUnsafeBytes { RecordCodec.decode($0, id: "x", columnNames: names) } == nil)
         #expect([UInt8]([1, 200, 5, 1]).withUnsafeBytes { RecordCodec.decode($0, id: "x", columnNames: names) } == nil)
     }
 
@@ -66,7 +76,13 @@ import Testing
             (.integer, [nil, .int(.min), -5, -1, 0, 1, 3, .int(.max)]),
             (.double, [nil, -1e300, -2.25, -1e-300, 0.0, 1e-300, 1.0, 1e300]),
             (.string, [nil, "", "a", "a\u{0}", "a\u{0}b", "ab", "b", "é"]),
-            (.date, [nil, .date(Timestamp(millisecondsSince1970: -1)), .date(Timestamp.epoch), .date(Timestamp(millisecondsSince1970: 1))]),
+            (
+                .date,
+                [
+                    nil, .date(Timestamp(millisecondsSince1970: -1)), .date(Timestamp.epoch),
+                    .date(Timestamp(millisecondsSince1970: 1)),
+                ]
+            ),
             (.bool, [nil, false, true]),
         ]
         for (type, values) in samples {

@@ -1,16 +1,19 @@
 import OfflineSync
-@testable import OfflineSyncSQLite
 import Testing
+
+@testable import OfflineSyncSQLite
 
 /// What SQLite plans for the page query a server answers during an incremental pull.
 @Suite struct PullIndexPlanTests {
     /// A page after the token (T, "r9") as `TableService` receives it from a pull, without deleted rows.
     static func pullPage(of table: String) -> Query {
         let stamp = Expression.literal(.date(Timestamp(millisecondsSince1970: 1_700_000_000_000)))
-        let token = Expression.and(.comparison(.column("updatedAt"), .ge, stamp),
-                                   .or(.comparison(.column("updatedAt"), .gt, stamp), .comparison(.column("id"), .gt, .literal("r9"))))
-        return Query(table: table, filter: .and(token, .comparison(.column("deleted"), .ne, .literal(true))),
-                     orderBy: [SortKey("updatedAt"), SortKey("id")], top: 50)
+        let token = Expression.and(
+            .comparison(.column("updatedAt"), .ge, stamp),
+            .or(.comparison(.column("updatedAt"), .gt, stamp), .comparison(.column("id"), .gt, .literal("r9"))))
+        return Query(
+            table: table, filter: .and(token, .comparison(.column("deleted"), .ne, .literal(true))),
+            orderBy: [SortKey("updatedAt"), SortKey("id")], top: 50)
     }
 
     /// The `detail` lines of `EXPLAIN QUERY PLAN` for the engine's SQL of `query`.
@@ -23,7 +26,9 @@ import Testing
         return try store.engine.withConnection { connection in
             let select = SQLQuery.select(query, on: TableLayout(table), columns: table.columns)
             var details: [String] = []
-            try connection.forEachRow("EXPLAIN QUERY PLAN " + select.sql, select.arguments, cached: false) { details.append($0.text(3)) }
+            try connection.forEachRow("EXPLAIN QUERY PLAN " + select.sql, select.arguments, cached: false) {
+                details.append($0.text(3))
+            }
             return details
         }
     }

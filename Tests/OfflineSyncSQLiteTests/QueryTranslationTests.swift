@@ -36,14 +36,17 @@ import Testing
             for column in ["id", "b", "i", "d", "s", "dt", "j"] {
                 for descending in [false, true] {
                     for (skip, top) in [(0, nil), (2, 3), (0, 0), (9, 5), (20, nil)] as [(Int, Int?)] {
-                        let query = Query(table: "t", orderBy: [SortKey(column, descending: descending)], skip: skip, top: top)
-                        let actual = try store.read(query).items.map(\.id), expected = try reference.read(query).items.map(\.id)
+                        let query = Query(
+                            table: "t", orderBy: [SortKey(column, descending: descending)], skip: skip, top: top)
+                        let actual = try store.read(query).items.map(\.id)
+                        let expected = try reference.read(query).items.map(\.id)
                         #expect(actual == expected, "\(backend) \(query)")
                     }
                 }
             }
             let twoKeys = Query(table: "t", orderBy: [SortKey("b", descending: true), SortKey("i")])
-            let actual = try store.read(twoKeys).items.map(\.id), expected = try reference.read(twoKeys).items.map(\.id)
+            let actual = try store.read(twoKeys).items.map(\.id)
+            let expected = try reference.read(twoKeys).items.map(\.id)
             #expect(actual == expected)
         }
     }
@@ -62,8 +65,10 @@ import Testing
     @Test(arguments: SQLBackend.all)
     func selectionReturnsOnlyTheListedColumns(backend: SQLBackend) throws {
         try withStores(backend) { store, reference in
-            let query = Query(table: "t", filter: .comparison(.column("i"), .gt, .literal(0)), selection: ["id", "s", "j"])
-            let actual = try store.read(query), expected = try reference.read(query)
+            let query = Query(
+                table: "t", filter: .comparison(.column("i"), .gt, .literal(0)), selection: ["id", "s", "j"])
+            let actual = try store.read(query)
+            let expected = try reference.read(query)
             #expect(actual == expected)
         }
     }
@@ -71,10 +76,14 @@ import Testing
     @Test(arguments: SQLBackend.all)
     func deleteMatchingAppliesOrderSkipAndTop(backend: SQLBackend) throws {
         try withStores(backend) { store, reference in
-            let query = Query(table: "t", filter: .comparison(.column("i"), .ne, .literal(nil)), orderBy: [SortKey("d", descending: true)], skip: 1, top: 3)
-            let deleted = try store.delete(matching: query), expectedDeleted = try reference.delete(matching: query)
+            let query = Query(
+                table: "t", filter: .comparison(.column("i"), .ne, .literal(nil)),
+                orderBy: [SortKey("d", descending: true)], skip: 1, top: 3)
+            let deleted = try store.delete(matching: query)
+            let expectedDeleted = try reference.delete(matching: query)
             #expect(deleted == expectedDeleted)
-            let remaining = try store.read(Query(table: "t")), expectedRemaining = try reference.read(Query(table: "t"))
+            let remaining = try store.read(Query(table: "t"))
+            let expectedRemaining = try reference.read(Query(table: "t"))
             #expect(remaining == expectedRemaining)
         }
     }
@@ -82,7 +91,8 @@ import Testing
     @Test(arguments: SQLBackend.all)
     func deleteMatchingWithoutAFilterCountsEveryRow(backend: SQLBackend) throws {
         try withStores(backend) { store, _ in
-            let deleted = try store.delete(matching: Query(table: "t")), remaining = try store.count("t")
+            let deleted = try store.delete(matching: Query(table: "t"))
+            let remaining = try store.count("t")
             #expect(deleted == Corpus.items.count)
             #expect(remaining == 0)
         }
@@ -92,12 +102,17 @@ import Testing
     func inListsLongerThanTheParameterLimitMatchTheEvaluator(backend: SQLBackend) throws {
         try withStores(backend) { store, reference in
             let values = (0..<1500).map { Value.string("v\($0)") } + ["abc", "ABC", nil]
-            let query = Query(table: "t", filter: .isIn(.column("s"), values), orderBy: [SortKey("s")], top: 2, includeTotalCount: true)
-            let actual = try store.read(query), expected = try reference.read(query)
+            let query = Query(
+                table: "t", filter: .isIn(.column("s"), values), orderBy: [SortKey("s")], top: 2,
+                includeTotalCount: true)
+            let actual = try store.read(query)
+            let expected = try reference.read(query)
             #expect(actual == expected)
-            let deleted = try store.delete(matching: query), expectedDeleted = try reference.delete(matching: query)
+            let deleted = try store.delete(matching: query)
+            let expectedDeleted = try reference.delete(matching: query)
             #expect(deleted == expectedDeleted)
-            let remaining = try store.count("t"), expectedRemaining = try reference.count("t")
+            let remaining = try store.count("t")
+            let expectedRemaining = try reference.count("t")
             #expect(remaining == expectedRemaining)
         }
     }

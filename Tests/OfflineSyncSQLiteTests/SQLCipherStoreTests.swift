@@ -133,7 +133,9 @@ import Testing
 
     @Test func aMissingLibraryNamesThePathAndThePackage() throws {
         let missing = "/nonexistent/libsqlcipher.so.0"
-        let error = try #require(throws: SQLCipherError.self) { try SQLCipherStore(path: path, key: key, libraryPath: missing) }
+        let error = try #require(throws: SQLCipherError.self) {
+            try SQLCipherStore(path: path, key: key, libraryPath: missing)
+        }
         #expect(error.code == .libraryUnavailable)
         #expect(error.description.contains(missing))
         #expect(error.description.contains("libsqlcipher0"))

@@ -12,8 +12,10 @@ import Testing
         directory = try TemporaryDirectory()
     }
 
-    private func openStore(_ name: String = "store.db", options: SQLStoreOptions = SQLStoreOptions(),
-                           schema: StoreSchema = Corpus.schema) throws -> SQLiteStore {
+    private func openStore(
+        _ name: String = "store.db", options: SQLStoreOptions = SQLStoreOptions(),
+        schema: StoreSchema = Corpus.schema
+    ) throws -> SQLiteStore {
         let store = SQLiteStore(path: directory.file(name), options: options)
         try store.open(schema: schema)
         return store
@@ -28,7 +30,9 @@ import Testing
         let store = try openStore()
         try store.upsert(Corpus.items, into: "t")
         try store.close()
-        let rows = try sqlite3Tool(directory.file("store.db"), "SELECT id, i FROM t WHERE id IN ('a', 'B') ORDER BY id; PRAGMA integrity_check;")
+        let rows = try sqlite3Tool(
+            directory.file("store.db"),
+            "SELECT id, i FROM t WHERE id IN ('a', 'B') ORDER BY id; PRAGMA integrity_check;")
         #expect(rows == "B|9223372036854775807\na|0\nok\n")
     }
 
@@ -46,8 +50,9 @@ import Testing
         try store.upsert([Item(id: "n1", values: ["text": "old"])], into: "notes")
         try store.close()
 
-        let wider = TableSchema("notes", columns: [Column("text", .string), Column("rank", .double)],
-                                indexes: [Index("by_rank", on: ["rank"])])
+        let wider = TableSchema(
+            "notes", columns: [Column("text", .string), Column("rank", .double)],
+            indexes: [Index("by_rank", on: ["rank"])])
         try store.open(schema: StoreSchema([wider, TableSchema("tags", columns: [])]))
         try store.upsert([Item(id: "n2", values: ["text": "new", "rank": -0.0])], into: "notes")
         #expect(try store.lookup(table: "notes", id: "n1") == Item(id: "n1", values: ["text": "old"]))
@@ -59,7 +64,8 @@ import Testing
         #expect(tables == ["notes", "tags"])
         #expect(try store.schema.table(named: "notes")?.column(named: "rank")?.type == .double)
         try store.close()
-        let indexes = try sqlite3Tool(directory.file("store.db"), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notes';")
+        let indexes = try sqlite3Tool(
+            directory.file("store.db"), "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'notes';")
         #expect(indexes.contains("notes.by_rank"))
     }
 
@@ -118,7 +124,8 @@ import Testing
         #expect(try store.count("t") == 1)
         try store.upsert([item("after", "still writable")], into: "t")
         try store.close()
-        #expect(try sqlite3Tool(directory.file("store.db"), "PRAGMA integrity_check; SELECT count(*) FROM t;") == "ok\n2\n")
+        #expect(
+            try sqlite3Tool(directory.file("store.db"), "PRAGMA integrity_check; SELECT count(*) FROM t;") == "ok\n2\n")
     }
 
     @Test func aTransactionRolledBackBySQLiteRefusesFurtherWrites() throws {

@@ -35,10 +35,12 @@ struct SQLBackend: Sendable, CustomStringConvertible {
 
 /// A table with one column of every type, and rows that probe the edges of the value model.
 enum Corpus {
-    static let table = TableSchema("t", columns: [
-        Column("b", .bool), Column("i", .integer), Column("d", .double), Column("s", .string),
-        Column("dt", .date), Column("j", .json),
-    ], indexes: [Index("by_s", on: ["s"])], synced: false)
+    static let table = TableSchema(
+        "t",
+        columns: [
+            Column("b", .bool), Column("i", .integer), Column("d", .double), Column("s", .string),
+            Column("dt", .date), Column("j", .json),
+        ], indexes: [Index("by_s", on: ["s"])], synced: false)
 
     static let schema = StoreSchema([table])
 
@@ -46,14 +48,25 @@ enum Corpus {
 
     static let items: [Item] = [
         Item(id: "a", values: ["b": true, "i": 0, "d": -0.0, "s": "", "dt": date(-1), "j": .json("[]")]),
-        Item(id: "B", values: ["b": false, "i": .int(Int64.max), "d": 0.0, "s": "abc", "dt": date(0), "j": .json("{\"a\":1}")]),
+        Item(
+            id: "B",
+            values: ["b": false, "i": .int(Int64.max), "d": 0.0, "s": "abc", "dt": date(0), "j": .json("{\"a\":1}")]),
         Item(id: "c", values: ["i": .int(Int64.min), "d": 1.5, "s": "ABC", "dt": date(-86_400_000)]),
-        Item(id: "d", values: ["b": true, "i": 9_007_199_254_740_993, "d": 9_007_199_254_740_992.0, "s": "Äbc é", "dt": date(-62_135_596_800_000)]),
-        Item(id: "e", values: ["i": -5, "d": -2.25, "s": "a\u{0}b", "dt": date(253_402_300_799_999), "j": .json("[1,2]")]),
+        Item(
+            id: "d",
+            values: [
+                "b": true, "i": 9_007_199_254_740_993, "d": 9_007_199_254_740_992.0, "s": "Äbc é",
+                "dt": date(-62_135_596_800_000),
+            ]),
+        Item(
+            id: "e",
+            values: ["i": -5, "d": -2.25, "s": "a\u{0}b", "dt": date(253_402_300_799_999), "j": .json("[1,2]")]),
         Item(id: "é", values: ["b": false, "i": 3, "d": 3.0, "s": "xyzabc", "dt": date(951_782_400_000)]),
         Item(id: "f", values: ["i": 3, "d": 1e300, "s": "😀 smile", "dt": date(-1_000)]),
         Item(id: "g", values: [:]),
-        Item(id: "h", values: ["b": true, "i": 42, "d": -1e-300, "s": "abcabc", "dt": date(86_399_999), "j": .json("\"abc\"")]),
+        Item(
+            id: "h",
+            values: ["b": true, "i": 42, "d": -1e-300, "s": "abcabc", "dt": date(86_399_999), "j": .json("\"abc\"")]),
         Item(id: "j", values: ["s": "\u{0}é\u{0}\u{0}", "i": 7]),
         Item(id: "i", values: ["i": -1, "d": 0.1, "s": "MiXeD Case", "dt": date(-2_208_988_800_001)]),
     ]
@@ -115,7 +128,8 @@ enum Corpus {
                 result.append(.comparison(.function(function, [.column("dt")]), .eq, .literal(value)))
                 result.append(.comparison(.function(function, [.column("dt")]), .gt, .literal(value)))
             }
-            result.append(.comparison(.function(function, [.literal(date(-1))]), .eq, .function(function, [.column("dt")])))
+            result.append(
+                .comparison(.function(function, [.literal(date(-1))]), .eq, .function(function, [.column("dt")])))
         }
         result.append(.and(.column("b"), .comparison(.column("i"), .gt, .literal(0))))
         result.append(.or(.not(.column("b")), .comparison(.column("s"), .lt, .literal("b"))))

@@ -4,8 +4,10 @@ import Testing
 
 /// Upsert semantics of the shared engine (insert, or update every column of an existing id).
 @Suite struct UpsertTests {
-    private func withStore(_ backend: SQLBackend, schema: StoreSchema = Corpus.schema,
-                           _ body: (any LocalStore) throws -> Void) throws {
+    private func withStore(
+        _ backend: SQLBackend, schema: StoreSchema = Corpus.schema,
+        _ body: (any LocalStore) throws -> Void
+    ) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try backend.make(directory.file("store.db"))
@@ -27,7 +29,9 @@ import Testing
     @Test(arguments: SQLBackend.all)
     func theLastCopyOfAnIdInOneBatchWins(backend: SQLBackend) throws {
         try withStore(backend) { store in
-            try store.upsert([Item(id: "x", values: ["s": "a"]), Item(id: "y", values: [:]), Item(id: "x", values: ["s": "b"])], into: "t")
+            try store.upsert(
+                [Item(id: "x", values: ["s": "a"]), Item(id: "y", values: [:]), Item(id: "x", values: ["s": "b"])],
+                into: "t")
             #expect(try store.lookup(table: "t", id: "x")?["s"] == "b")
             #expect(try store.count("t") == 2)
         }
@@ -61,9 +65,13 @@ import Testing
                     do {
                         try store.write { transaction in
                             let current = try transaction.lookup(table: "t", id: "counter")?["i"].intValue ?? 0
-                            try transaction.upsert([Item(id: "counter", values: ["i": .int(current + 1)])], into: "t", origin: .local)
+                            try transaction.upsert(
+                                [Item(id: "counter", values: ["i": .int(current + 1)])], into: "t", origin: .local)
                         }
-                        _ = try store.read(Query(table: "t", filter: .comparison(.column("i"), .ge, .literal(.int(Int64(step)))), includeTotalCount: true))
+                        _ = try store.read(
+                            Query(
+                                table: "t", filter: .comparison(.column("i"), .ge, .literal(.int(Int64(step)))),
+                                includeTotalCount: true))
                     } catch {
                         Issue.record("worker \(worker) step \(step): \(error)")
                     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import OfflineSync
 
 @Suite struct InMemoryStoreTests {
@@ -7,7 +8,8 @@ import Testing
     @Test func precomposedAndDecomposedIdsAreDifferentRows() throws {
         let store = InMemoryStore()
         try store.open(schema: schema)
-        try store.upsert([Item(id: "caf\u{E9}", values: ["n": 1]), Item(id: "cafe\u{301}", values: ["n": 2])], into: "t")
+        try store.upsert(
+            [Item(id: "caf\u{E9}", values: ["n": 1]), Item(id: "cafe\u{301}", values: ["n": 2])], into: "t")
         #expect(try store.count("t") == 2)
         #expect(try store.lookup(table: "t", id: "cafe\u{301}")?["n"] == .int(2))
         try store.delete(ids: ["caf\u{E9}"], from: "t")
@@ -26,6 +28,9 @@ import Testing
                 throw Abort()
             }
         }
-        #expect(try store.read(Query(table: "t")).items == [Item(id: "a", values: ["n": 1]), Item(id: "b", values: ["n": 2])])
+        #expect(
+            try store.read(Query(table: "t")).items == [
+                Item(id: "a", values: ["n": 1]), Item(id: "b", values: ["n": 2]),
+            ])
     }
 }

@@ -8,8 +8,12 @@ import Testing
 
     static func seed(_ remote: InMemoryRemote, count: Int, prefix: String, at stamp: Timestamp) throws {
         let items = (0..<count).map { index in
-            Item(id: "\(prefix)\(1000 + index)", values: ["text": .string("\(index)"), "updatedAt": .date(stamp),
-                                                         "createdAt": .date(stamp), "version": "v", "deleted": false])
+            Item(
+                id: "\(prefix)\(1000 + index)",
+                values: [
+                    "text": .string("\(index)"), "updatedAt": .date(stamp),
+                    "createdAt": .date(stamp), "version": "v", "deleted": false,
+                ])
         }
         try remote.service.store.upsert(items, into: "todo")
     }
@@ -25,7 +29,9 @@ import Testing
         store.failWrite(3)
         await #expect(throws: OfflineSyncError.self) { try await table.pull(queryId: "all") }
         #expect(try store.count("todo") == 100)
-        #expect(try table.deltaToken(queryId: "all") == DeltaToken(updatedAt: Timestamp(year: 2024, month: 1, day: 1)!, itemId: "a1099"))
+        #expect(
+            try table.deltaToken(queryId: "all")
+                == DeltaToken(updatedAt: Timestamp(year: 2024, month: 1, day: 1)!, itemId: "a1099"))
 
         let retry = try await table.pull(queryId: "all")
         #expect(retry.received == 200)

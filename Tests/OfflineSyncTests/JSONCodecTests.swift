@@ -1,4 +1,5 @@
 import Testing
+
 @testable import OfflineSync
 @testable import OfflineSyncConformance
 
@@ -21,22 +22,29 @@ private func failure<T>(_ bytes: [UInt8], _ decode: ([UInt8]) throws -> T = JSON
 
 private func failure(_ json: String) -> OfflineSyncError? { failure(Array(json.utf8)) }
 
-private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.Code, offset: Int,
-                           sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectFailure(
+    _ error: OfflineSyncError?, _ code: OfflineSyncError.Code, offset: Int,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(error?.code == code, sourceLocation: sourceLocation)
-    #expect(error?.message.contains("at byte offset \(offset):") == true, "\(String(describing: error))", sourceLocation: sourceLocation)
+    #expect(
+        error?.message.contains("at byte offset \(offset):") == true, "\(String(describing: error))",
+        sourceLocation: sourceLocation)
 }
 
 @Suite struct JSONCodecRoundTripTests {
-    static let everyValue: Item = Item(id: "every-value", values: [
-        "null": .null, "yes": true, "no": false,
-        "zero": 0, "min": .int(.min), "max": .int(.max), "negative": -17,
-        "tenth": 0.1, "negativeZero": .double(-0.0), "smallest": .double(.leastNonzeroMagnitude),
-        "largest": .double(.greatestFiniteMagnitude), "integralDouble": 3.0, "big": 1e300,
-        "empty": "", "unicode": "héllo wörld 中文 👋🏽 e\u{301}", "controls": "\u{0}\u{1}\n\r\t\u{8}\u{C}\u{1F}\"\\/",
-        "array": .json(#"[1,"two",[3.5,null],{"k":true}]"#), "object": .json(#"{"a":{"b":[]},"c":"\n"}"#),
-        "createdAt": .date(Timestamp(millisecondsSince1970: -1)), "updatedAt": .date(Timestamp(millisecondsSince1970: -62_135_596_800_000)),
-    ])
+    static let everyValue: Item = Item(
+        id: "every-value",
+        values: [
+            "null": .null, "yes": true, "no": false,
+            "zero": 0, "min": .int(.min), "max": .int(.max), "negative": -17,
+            "tenth": 0.1, "negativeZero": .double(-0.0), "smallest": .double(.leastNonzeroMagnitude),
+            "largest": .double(.greatestFiniteMagnitude), "integralDouble": 3.0, "big": 1e300,
+            "empty": "", "unicode": "héllo wörld 中文 👋🏽 e\u{301}", "controls": "\u{0}\u{1}\n\r\t\u{8}\u{C}\u{1F}\"\\/",
+            "array": .json(#"[1,"two",[3.5,null],{"k":true}]"#), "object": .json(#"{"a":{"b":[]},"c":"\n"}"#),
+            "createdAt": .date(Timestamp(millisecondsSince1970: -1)),
+            "updatedAt": .date(Timestamp(millisecondsSince1970: -62_135_596_800_000)),
+        ])
 
     @Test func readsBackEveryValueTypeExactly() throws {
         let decoded = try JSONCodec.decodeItem(try JSONCodec.encode(Self.everyValue))
@@ -69,7 +77,8 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
         for special in ["\"", "\\", "\n", "\u{1F}", "\u{7F}", "é", "👋", "\u{0}"] {
             for position in 0..<20 {
                 let string = String(repeating: "a", count: position) + special + String(repeating: "b", count: 11)
-                #expect(try JSONCodec.decodeValue(try JSONCodec.encode(.string(string))) == .string(string), "\(position)")
+                #expect(
+                    try JSONCodec.decodeValue(try JSONCodec.encode(.string(string))) == .string(string), "\(position)")
             }
         }
     }
@@ -82,7 +91,8 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     @Test func readsDecimalTextAsTheCorrectlyRoundedDouble() throws {
         var random = SeededRandom(seed: 5)
         for _ in 0..<20_000 {
-            let digits = String(UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random))
+            let digits = String(
+                UInt64.random(in: 0...UInt64.max, using: &random) >> UInt64.random(in: 0...63, using: &random))
             let point = Int.random(in: 0...digits.count, using: &random)
             var decimal = digits
             if point < digits.count { decimal.insert(".", at: decimal.index(decimal.startIndex, offsetBy: point)) }
@@ -138,7 +148,8 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func readsEveryStringEscape() throws {
-        #expect(try value(#""\"\\\/\b\f\n\r\t\u0000\u00e9\u4E2D\ud83d\ude00""#) == .string("\"\\/\u{8}\u{C}\n\r\t\u{0}é中😀"))
+        #expect(
+            try value(#""\"\\\/\b\f\n\r\t\u0000\u00e9\u4E2D\ud83d\ude00""#) == .string("\"\\/\u{8}\u{C}\n\r\t\u{0}é中😀"))
     }
 
     @Test func readsRawUnicode() throws {
@@ -146,7 +157,8 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func keepsNestedArraysAndObjectsAsCompactCanonicalText() throws {
-        let item = try JSONCodec.decodeItem(Array(#"{ "id" : "a", "tags" : [ 1 , "x\u00e9\/" , { "k" : null } , 2.50e1 ] }"#.utf8))
+        let item = try JSONCodec.decodeItem(
+            Array(#"{ "id" : "a", "tags" : [ 1 , "x\u00e9\/" , { "k" : null } , 2.50e1 ] }"#.utf8))
         #expect(item["tags"] == .json(#"[1,"xé/",{"k":null},2.50e1]"#))
         #expect(try value(" [ ] ") == .json("[]"))
         #expect(try value("{\"a\":\"\\u0001\"}") == .json(#"{"a":"\u0001"}"#))
@@ -154,7 +166,10 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func readsSystemDatesAsDatesAndOtherTextAsStrings() throws {
-        let item = try JSONCodec.decodeItem(Array(#"{"id":"a","createdAt":"2026-11-22T00:04:39.354Z","updatedAt":"soon","when":"2026-11-22T00:04:39.354Z","version":"MQ=="}"#.utf8))
+        let item = try JSONCodec.decodeItem(
+            Array(
+                #"{"id":"a","createdAt":"2026-11-22T00:04:39.354Z","updatedAt":"soon","when":"2026-11-22T00:04:39.354Z","version":"MQ=="}"#
+                    .utf8))
         #expect(item.createdAt == Timestamp(iso8601: "2026-11-22T00:04:39.354Z"))
         #expect(item["updatedAt"] == "soon")
         #expect(item["when"] == "2026-11-22T00:04:39.354Z")
@@ -169,8 +184,11 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     @Test func readsItemsWhoseMembersChangeOrderAndName() throws {
         let json = #"[{"id":"a","x":1,"y":2},{"y":3,"id":"b","x":4},{"id":"c","":5,"z":6},{"x":7,"id":"d"}]"#
         let items = try JSONCodec.decodeItems(Array(json.utf8))
-        #expect(items == [Item(id: "a", values: ["x": 1, "y": 2]), Item(id: "b", values: ["x": 4, "y": 3]),
-                          Item(id: "c", values: ["": 5, "z": 6]), Item(id: "d", values: ["x": 7])])
+        #expect(
+            items == [
+                Item(id: "a", values: ["x": 1, "y": 2]), Item(id: "b", values: ["x": 4, "y": 3]),
+                Item(id: "c", values: ["": 5, "z": 6]), Item(id: "d", values: ["x": 7]),
+            ])
     }
 
     @Test func readsPagesWithMoreDistinctMemberNamesThanItRemembers() throws {
@@ -190,17 +208,25 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func readsARecordedServerPage() throws {
-        let body = #"[{"id": "c2d2c651-cace-4613-9894-2142f4320abd", "createdAt": "2026-11-22T00:04:39.354Z", "updatedAt": "2026-11-22T00:04:39.354Z", "version": "MQ==", "deleted": false, "text": "first", "complete": false}, {"id": "fixed-id", "createdAt": "2026-11-22T00:04:39.395Z", "updatedAt": "2026-11-22T00:04:39.395Z", "version": "MQ==", "deleted": false, "text": "second", "complete": true}]"#
+        let body =
+            #"[{"id": "c2d2c651-cace-4613-9894-2142f4320abd", "createdAt": "2026-11-22T00:04:39.354Z", "updatedAt": "2026-11-22T00:04:39.354Z", "version": "MQ==", "deleted": false, "text": "first", "complete": false}, {"id": "fixed-id", "createdAt": "2026-11-22T00:04:39.395Z", "updatedAt": "2026-11-22T00:04:39.395Z", "version": "MQ==", "deleted": false, "text": "second", "complete": true}]"#
         let result = try JSONCodec.decodeResult(Array(body.utf8))
         #expect(result.totalCount == nil)
         #expect(result.items.map(\.id) == ["c2d2c651-cace-4613-9894-2142f4320abd", "fixed-id"])
-        #expect(result.items[1] == Item(id: "fixed-id", values: [
-            "createdAt": .date(Timestamp(iso8601: "2026-11-22T00:04:39.395Z")!), "updatedAt": .date(Timestamp(iso8601: "2026-11-22T00:04:39.395Z")!),
-            "version": "MQ==", "deleted": false, "text": "second", "complete": true]))
+        #expect(
+            result.items[1]
+                == Item(
+                    id: "fixed-id",
+                    values: [
+                        "createdAt": .date(Timestamp(iso8601: "2026-11-22T00:04:39.395Z")!),
+                        "updatedAt": .date(Timestamp(iso8601: "2026-11-22T00:04:39.395Z")!),
+                        "version": "MQ==", "deleted": false, "text": "second", "complete": true,
+                    ]))
     }
 
     @Test func readsCountedPagesAndIgnoresOtherMembers() throws {
-        let result = try JSONCodec.decodeResult(Array(#"{"count": 12, "next": {"skip": [1]}, "results": [{"id": "a"}]}"#.utf8))
+        let result = try JSONCodec.decodeResult(
+            Array(#"{"count": 12, "next": {"skip": [1]}, "results": [{"id": "a"}]}"#.utf8))
         #expect(result == QueryResult(items: [Item(id: "a")], totalCount: 12))
     }
 
@@ -249,7 +275,10 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     @Test func rejectsInvalidUTF8() {
         let prefix = Array(#"{"id":"a"#.utf8)
         let suffix = Array(#""}"#.utf8)
-        for bad: [UInt8] in [[0xFF], [0x80], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0xE2, 0x28, 0xA1]] {
+        for bad: [UInt8] in [
+            [0xFF], [0x80], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82],
+            [0xE2, 0x28, 0xA1],
+        ] {
             expectFailure(failure(prefix + bad + suffix), .syntax, offset: 8)
         }
         expectFailure(failure(prefix + [0xE2, 0x82]), .syntax, offset: 8)
@@ -286,13 +315,16 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
 
     @Test func rejectsPagesOfTheWrongShape() {
         expectFailure(failure(Array(#"{"count":1}"#.utf8), JSONCodec.decodeResult), .invalidValue, offset: 0)
-        expectFailure(failure(Array(#"{"results":[],"count":-1}"#.utf8), JSONCodec.decodeResult), .invalidValue, offset: 22)
-        expectFailure(failure(Array(#"{"results":[],"count":1.5}"#.utf8), JSONCodec.decodeResult), .invalidValue, offset: 22)
+        expectFailure(
+            failure(Array(#"{"results":[],"count":-1}"#.utf8), JSONCodec.decodeResult), .invalidValue, offset: 22)
+        expectFailure(
+            failure(Array(#"{"results":[],"count":1.5}"#.utf8), JSONCodec.decodeResult), .invalidValue, offset: 22)
         expectFailure(failure(Array(#"{"results":{}}"#.utf8), JSONCodec.decodeResult), .invalidValue, offset: 11)
     }
 
     @Test func rejectsNestingDeeperThanTheLimitWithoutCrashing() {
-        let deep = #"{"id":"a","n":"# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
+        let deep =
+            #"{"id":"a","n":"# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
         expectFailure(failure(deep), .syntax, offset: 14 + JSONReader.maximumDepth)
         let allowed = #"{"id":"a","n":"# + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}"
         #expect(failure(allowed) == nil)
@@ -308,8 +340,12 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
             case 0: bytes = Array(valid[..<Int.random(in: 0...valid.count, using: &random)])
             case 1:
                 bytes = valid
-                for _ in 0..<3 { bytes[Int.random(in: 0..<bytes.count, using: &random)] = alphabet.randomElement(using: &random)! }
-            default: bytes = (0..<Int.random(in: 0...24, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+                for _ in 0..<3 {
+                    bytes[Int.random(in: 0..<bytes.count, using: &random)] = alphabet.randomElement(using: &random)!
+                }
+            default:
+                bytes = (0..<Int.random(in: 0...24, using: &random)).map { _ in alphabet.randomElement(using: &random)!
+                }
             }
             _ = failure(bytes, JSONCodec.decodeResult)
             _ = failure(bytes, JSONCodec.decodeValue)
@@ -332,9 +368,11 @@ private func expectFailure(_ error: OfflineSyncError?, _ code: OfflineSyncError.
     }
 
     @Test func rejectsValuesJSONCannotCarry() {
-        for bad: Value in [.double(.nan), .double(.infinity), .double(-.infinity), .date(Timestamp(millisecondsSince1970: .max)),
-                           .date(Timestamp(millisecondsSince1970: Timestamp.minimum.millisecondsSince1970 - 1)),
-                           .json("not json"), .json("5"), .json("[1,"), .json("[1] 2")] {
+        for bad: Value in [
+            .double(.nan), .double(.infinity), .double(-.infinity), .date(Timestamp(millisecondsSince1970: .max)),
+            .date(Timestamp(millisecondsSince1970: Timestamp.minimum.millisecondsSince1970 - 1)),
+            .json("not json"), .json("5"), .json("[1,"), .json("[1] 2"),
+        ] {
             #expect(throws: OfflineSyncError.self, "\(bad)") { try JSONCodec.encode(Item(id: "a", values: ["v": bad])) }
         }
     }

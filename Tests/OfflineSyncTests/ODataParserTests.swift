@@ -1,4 +1,5 @@
 import Testing
+
 @testable import OfflineSync
 
 private func parse(_ text: String) throws -> Expression { try ODataParser.filter(text) }
@@ -43,8 +44,11 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
     }
 
     @Test func comparisonBindsTighterThanAnd() throws {
-        #expect(try parse("a eq 1 and b ne 2") == .and(.comparison(column("a"), .eq, literal(1)),
-                                                       .comparison(column("b"), .ne, literal(2))))
+        #expect(
+            try parse("a eq 1 and b ne 2")
+                == .and(
+                    .comparison(column("a"), .eq, literal(1)),
+                    .comparison(column("b"), .ne, literal(2))))
     }
 
     @Test func binaryOperatorsAssociateToTheLeft() throws {
@@ -70,9 +74,12 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
     }
 
     @Test func keywordsAreCaseInsensitive() throws {
-        #expect(try parse("NOT a EQ 1 AND b Ne NULL Or c In (TRUE, False)")
-            == .or(.and(.not(.comparison(column("a"), .eq, literal(1))), .comparison(column("b"), .ne, literal(.null))),
-                   .isIn(column("c"), [true, false])))
+        #expect(
+            try parse("NOT a EQ 1 AND b Ne NULL Or c In (TRUE, False)")
+                == .or(
+                    .and(
+                        .not(.comparison(column("a"), .eq, literal(1))), .comparison(column("b"), .ne, literal(.null))),
+                    .isIn(column("c"), [true, false])))
     }
 
     @Test func columnNamesAreCaseSensitive() throws {
@@ -92,8 +99,9 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
 
     @Test(arguments: [Function.toLower, .toUpper, .length, .year, .month, .day])
     func parsesOneArgumentFunctions(_ function: Function) throws {
-        #expect(try parse("\(function.rawValue)(value) eq 1")
-            == .comparison(.function(function, [column("value")]), .eq, literal(1)))
+        #expect(
+            try parse("\(function.rawValue)(value) eq 1")
+                == .comparison(.function(function, [column("value")]), .eq, literal(1)))
     }
 
     @Test func substringofReadsAsContainsWithSwappedArguments() throws {
@@ -101,14 +109,21 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
     }
 
     @Test func functionNamesAreCaseInsensitive() throws {
-        #expect(try parse("StartsWith(text, 'a') and SubStringOf('b', text) and ToLower(text) eq 'c'")
-            == .and(.and(.function(.startsWith, [column("text"), literal("a")]), .function(.contains, [column("text"), literal("b")])),
+        #expect(
+            try parse("StartsWith(text, 'a') and SubStringOf('b', text) and ToLower(text) eq 'c'")
+                == .and(
+                    .and(
+                        .function(.startsWith, [column("text"), literal("a")]),
+                        .function(.contains, [column("text"), literal("b")])),
                     .comparison(.function(.toLower, [column("text")]), .eq, literal("c"))))
     }
 
     @Test func functionsNest() throws {
-        #expect(try parse("length(tolower(toupper(text))) gt 2")
-            == .comparison(.function(.length, [.function(.toLower, [.function(.toUpper, [column("text")])])]), .gt, literal(2)))
+        #expect(
+            try parse("length(tolower(toupper(text))) gt 2")
+                == .comparison(
+                    .function(.length, [.function(.toLower, [.function(.toUpper, [column("text")])])]), .gt, literal(2))
+        )
     }
 
     @Test func allowsSpaceBeforeTheArgumentList() throws {
@@ -207,7 +222,9 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
 
     @Test func parsesDatetimeoffsetLiterals() throws {
         let date = Timestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5, millisecond: 678)!
-        #expect(try parse("updatedAt ge datetimeoffset'2026-01-02T03:04:05.678Z'") == .comparison(column("updatedAt"), .ge, literal(.date(date))))
+        #expect(
+            try parse("updatedAt ge datetimeoffset'2026-01-02T03:04:05.678Z'")
+                == .comparison(column("updatedAt"), .ge, literal(.date(date))))
         #expect(try parse("DateTimeOffset'2026-01-02T05:04:05.678+02:00'") == literal(.date(date)))
     }
 
@@ -219,13 +236,17 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
 
     @Test func parsesBareISO8601DatesAsV4Literals() throws {
         let date = Timestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5, millisecond: 678)!
-        #expect(try parse("updatedAt lt 2026-01-02T03:04:05.678Z") == .comparison(column("updatedAt"), .lt, literal(.date(date))))
+        #expect(
+            try parse("updatedAt lt 2026-01-02T03:04:05.678Z")
+                == .comparison(column("updatedAt"), .lt, literal(.date(date))))
         #expect(try parse("(2026-01-02T04:04:05.678+01:00)") == literal(.date(date)))
         #expect(try parse("2026-01-02") == literal(.date(Timestamp(year: 2026, month: 1, day: 2)!)))
     }
 
     @Test func parsesDatesBefore1970() throws {
-        #expect(try parse("datetimeoffset'1969-12-31T23:59:59.999Z'") == literal(.date(Timestamp(millisecondsSince1970: -1))))
+        #expect(
+            try parse("datetimeoffset'1969-12-31T23:59:59.999Z'")
+                == literal(.date(Timestamp(millisecondsSince1970: -1))))
     }
 
     @Test func rejectsInvalidDates() {
@@ -314,7 +335,8 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
         let parentheses = String(repeating: "(", count: depth) + "a" + String(repeating: ")", count: depth)
         #expect(syntaxError(parentheses)?.position == ODataParser.maximumDepth + 1)
         #expect(syntaxError(String(repeating: "not ", count: depth) + "a")?.message.contains("nested deeper") == true)
-        #expect(syntaxError(String(repeating: "tolower(", count: depth) + "a")?.message.contains("nested deeper") == true)
+        #expect(
+            syntaxError(String(repeating: "tolower(", count: depth) + "a")?.message.contains("nested deeper") == true)
         let chain = (0..<depth).map { "a eq \($0)" }.joined(separator: " or ")
         #expect(syntaxError(chain)?.message.contains("nested deeper") == true)
     }
@@ -328,8 +350,9 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
 
 @Suite struct ODataOrderBySelectTests {
     @Test func parsesOrderByKeys() throws {
-        #expect(try ODataParser.orderBy("priority desc, text,updatedAt ASC")
-            == [SortKey("priority", descending: true), SortKey("text"), SortKey("updatedAt")])
+        #expect(
+            try ODataParser.orderBy("priority desc, text,updatedAt ASC")
+                == [SortKey("priority", descending: true), SortKey("text"), SortKey("updatedAt")])
     }
 
     @Test func blankOrderByHasNoKeys() throws {
@@ -357,10 +380,14 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
     }
 
     @Test func buildsAQueryFromRequestOptions() throws {
-        let query = try ODataParser.query(table: "todoitem", filter: "(complete eq false)", orderBy: "text", skip: "5",
-                                          top: "10", select: "text", inlineCount: "allpages")
-        #expect(query == Query(table: "todoitem", filter: .comparison(column("complete"), .eq, literal(false)),
-                               orderBy: [SortKey("text")], skip: 5, top: 10, includeTotalCount: true, selection: ["text"]))
+        let query = try ODataParser.query(
+            table: "todoitem", filter: "(complete eq false)", orderBy: "text", skip: "5",
+            top: "10", select: "text", inlineCount: "allpages")
+        #expect(
+            query
+                == Query(
+                    table: "todoitem", filter: .comparison(column("complete"), .eq, literal(false)),
+                    orderBy: [SortKey("text")], skip: 5, top: 10, includeTotalCount: true, selection: ["text"]))
         #expect(try ODataParser.query(table: "t", filter: " ") == Query(table: "t"))
     }
 
@@ -372,7 +399,9 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
 
     @Test func readsTheFiltersOfRecordedWireRequests() throws {
         let date = Timestamp(iso8601: "2026-11-22T00:04:43.885Z")!
-        #expect(try parse("(updatedAt ge datetimeoffset'2026-11-22T00:04:43.885Z')") == .comparison(column("updatedAt"), .ge, literal(.date(date))))
+        #expect(
+            try parse("(updatedAt ge datetimeoffset'2026-11-22T00:04:43.885Z')")
+                == .comparison(column("updatedAt"), .ge, literal(.date(date))))
         #expect(try parse("(text eq 'second')") == .comparison(column("text"), .eq, literal("second")))
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import OfflineSync
 @testable import OfflineSyncConformance
 
@@ -7,8 +8,10 @@ struct ExpressionGenerator {
     var random: SeededRandom
 
     static let columns = ["id", "text", "Text", "complete", "priority", "_score", "updatedAt", "year", "x1", "a_b_c"]
-    static let characters: [String] = ["a", "Z", "0", " ", "'", "''", "'\u{301}", "é", "e\u{301}", "👋🏽", "中", "\u{0}",
-                                       "\n", "(", ")", ",", "eq", "\\", "%", "\u{FFFF}", "\u{10FFFF}"]
+    static let characters: [String] = [
+        "a", "Z", "0", " ", "'", "''", "'\u{301}", "é", "e\u{301}", "👋🏽", "中", "\u{0}",
+        "\n", "(", ")", ",", "eq", "\\", "%", "\u{FFFF}", "\u{10FFFF}",
+    ]
 
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &random) }
 
@@ -19,7 +22,11 @@ struct ExpressionGenerator {
         case 2: return .int([Int64.min, .max, 0, -1].randomElement(using: &random)!)
         case 3: return .int(Int64.random(in: .min ... .max, using: &random))
         case 4:
-            return .double([0.1, -0.0, 0.0, Double.leastNonzeroMagnitude, -1.7976931348623157e308, 1e16, 1e-5, 123456789.125, .nan, .infinity, -.infinity]
+            return .double(
+                [
+                    0.1, -0.0, 0.0, Double.leastNonzeroMagnitude, -1.7976931348623157e308, 1e16, 1e-5, 123456789.125,
+                    .nan, .infinity, -.infinity,
+                ]
                 .randomElement(using: &random)!)
         case 5:
             var double = Double(bitPattern: random.next())
@@ -42,8 +49,9 @@ struct ExpressionGenerator {
         case 1: return .and(expression(depth: depth - 1), expression(depth: depth - 1))
         case 2: return .or(expression(depth: depth - 1), expression(depth: depth - 1))
         case 3, 4:
-            return .comparison(expression(depth: depth - 1), ComparisonOperator.allCases.randomElement(using: &random)!,
-                               expression(depth: depth - 1))
+            return .comparison(
+                expression(depth: depth - 1), ComparisonOperator.allCases.randomElement(using: &random)!,
+                expression(depth: depth - 1))
         case 5: return .isIn(expression(depth: depth - 1), (0..<int(0...4)).map { _ in value() })
         default:
             let function = Function.allCases.randomElement(using: &random)!
@@ -88,10 +96,12 @@ struct ExpressionGenerator {
     }
 
     @Test func printedQueriesOfTheWireReadBackAsQueries() throws {
-        let query = Query(table: "todoitem", filter: .comparison(.column("updatedAt"), .ge, .literal(.date(.epoch))),
-                          orderBy: [SortKey("updatedAt")], skip: 50, top: 50, includeTotalCount: true)
-        let parsed = try ODataParser.query(table: query.table, filter: ODataPrinter.filter(query.filter!),
-                                           orderBy: ODataPrinter.orderBy(query.orderBy), skip: "50", top: "50", inlineCount: "allpages")
+        let query = Query(
+            table: "todoitem", filter: .comparison(.column("updatedAt"), .ge, .literal(.date(.epoch))),
+            orderBy: [SortKey("updatedAt")], skip: 50, top: 50, includeTotalCount: true)
+        let parsed = try ODataParser.query(
+            table: query.table, filter: ODataPrinter.filter(query.filter!),
+            orderBy: ODataPrinter.orderBy(query.orderBy), skip: "50", top: "50", inlineCount: "allpages")
         #expect(parsed == query)
     }
 }
@@ -113,11 +123,15 @@ struct ExpressionGenerator {
 
     @Test func randomTokenSoupOnlyParsesOrFailsWithSyntaxErrors() {
         var random = SeededRandom(seed: 7)
-        let pieces = ["(", ")", ",", " ", "'", "''", "a", "eq", "and", "or", "not", "in", "null", "true", "1", "-", "1.5", "e",
-                      "1e", ".", "startswith", "substringof", "year", "datetime", "datetimeoffset", "'2026-01-02T03:04:05Z'",
-                      "2026-01-02", "T", "Z", ":", "+", "INF", "NaN", "é", "👋", "\u{0}", "\t", "L", "d", "9223372036854775808", "/", "\""]
+        let pieces = [
+            "(", ")", ",", " ", "'", "''", "a", "eq", "and", "or", "not", "in", "null", "true", "1", "-", "1.5", "e",
+            "1e", ".", "startswith", "substringof", "year", "datetime", "datetimeoffset", "'2026-01-02T03:04:05Z'",
+            "2026-01-02", "T", "Z", ":", "+", "INF", "NaN", "é", "👋", "\u{0}", "\t", "L", "d", "9223372036854775808",
+            "/", "\"",
+        ]
         for _ in 0..<5_000 {
-            let text = (0..<Int.random(in: 0...12, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            let text = (0..<Int.random(in: 0...12, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+                .joined()
             parseAnything(text)
         }
     }

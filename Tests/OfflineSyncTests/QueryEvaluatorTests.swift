@@ -1,9 +1,14 @@
 import Testing
+
 @testable import OfflineSync
 
 @Suite struct QueryEvaluatorTests {
-    let table = TableSchema("t", columns: [Column("s", .string), Column("n", .integer), Column("d", .double),
-                                           Column("b", .bool), Column("at", .date)])
+    let table = TableSchema(
+        "t",
+        columns: [
+            Column("s", .string), Column("n", .integer), Column("d", .double),
+            Column("b", .bool), Column("at", .date),
+        ])
     let rows = [
         Item(id: "1", values: ["s": "apple", "n": 3, "d": -0.0, "b": true]),
         Item(id: "2", values: ["s": "Banana", "n": 1]),
@@ -22,7 +27,8 @@ import Testing
 
     @Test func equalityIsNullSafe() throws {
         #expect(try ids(Query(table: "t", filter: .comparison(.column("s"), .eq, .literal(.null)))) == ["3"])
-        #expect(try ids(Query(table: "t", filter: .comparison(.column("s"), .ne, .literal("apple")))) == ["2", "3", "4"])
+        #expect(
+            try ids(Query(table: "t", filter: .comparison(.column("s"), .ne, .literal("apple")))) == ["2", "3", "4"])
     }
 
     @Test func orderingComparisonsWithNullAreFalse() throws {
@@ -36,16 +42,24 @@ import Testing
 
     @Test func stringsCompareByBytes() throws {
         #expect(try ids(Query(table: "t", filter: .comparison(.column("s"), .lt, .literal("a")))) == ["2"])
-        #expect(try ids(Query(table: "t", filter: .comparison(.function(.toLower, [.column("s")]), .eq, .literal("banana")))) == ["2", "4"])
+        #expect(
+            try ids(
+                Query(table: "t", filter: .comparison(.function(.toLower, [.column("s")]), .eq, .literal("banana"))))
+                == ["2", "4"])
     }
 
     @Test func datePartsUseUTCBefore1970() throws {
-        #expect(try ids(Query(table: "t", filter: .comparison(.function(.year, [.column("at")]), .eq, .literal(1969)))) == ["3"])
+        #expect(
+            try ids(Query(table: "t", filter: .comparison(.function(.year, [.column("at")]), .eq, .literal(1969)))) == [
+                "3"
+            ])
     }
 
     @Test func pagingAppliesAfterOrderingAndCountIgnoresIt() throws {
-        let result = try QueryEvaluator(query: Query(table: "t", orderBy: [SortKey("n")], skip: 1, top: 2, includeTotalCount: true),
-                                        schema: table).run(over: rows)
+        let result = try QueryEvaluator(
+            query: Query(table: "t", orderBy: [SortKey("n")], skip: 1, top: 2, includeTotalCount: true),
+            schema: table
+        ).run(over: rows)
         #expect(result.items.map(\.id) == ["2", "3"])
         #expect(result.totalCount == 4)
     }
@@ -56,8 +70,15 @@ import Testing
     }
 
     @Test func illTypedFiltersAreRejected() {
-        #expect(throws: OfflineSyncError.self) { try QueryEvaluator(query: Query(table: "t", filter: .comparison(.column("s"), .eq, .literal(1))), schema: table) }
-        #expect(throws: OfflineSyncError.self) { try QueryEvaluator(query: Query(table: "t", filter: .column("n")), schema: table) }
-        #expect(throws: OfflineSyncError.self) { try QueryEvaluator(query: Query(table: "t", orderBy: [SortKey("missing")]), schema: table) }
+        #expect(throws: OfflineSyncError.self) {
+            try QueryEvaluator(
+                query: Query(table: "t", filter: .comparison(.column("s"), .eq, .literal(1))), schema: table)
+        }
+        #expect(throws: OfflineSyncError.self) {
+            try QueryEvaluator(query: Query(table: "t", filter: .column("n")), schema: table)
+        }
+        #expect(throws: OfflineSyncError.self) {
+            try QueryEvaluator(query: Query(table: "t", orderBy: [SortKey("missing")]), schema: table)
+        }
     }
 }

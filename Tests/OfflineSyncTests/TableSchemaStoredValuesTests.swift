@@ -1,18 +1,27 @@
 import Testing
+
 @testable import OfflineSync
 
 @Suite struct TableSchemaStoredValuesTests {
-    let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("priority", .integer),
-                                                 Column("score", .double), Column("due", .date),
-                                                 Column("done", .bool), Column("tags", .json)])
+    let todo = TableSchema(
+        "todoitem",
+        columns: [
+            Column("text", .string), Column("priority", .integer),
+            Column("score", .double), Column("due", .date),
+            Column("done", .bool), Column("tags", .json),
+        ])
 
     /// Items covering every rule of `normalize`: kept values, conversions, nulls, `id` among the
     /// values, undeclared columns, rejected values and rejected ids.
     var corpus: [Item] {
         let date = Timestamp(millisecondsSince1970: 1_700_000_000_123)
         return [
-            Item(id: "kept", values: ["text": "a", "priority": 3, "score": .double(-0.0), "due": .date(date),
-                                      "done": true, "tags": .json("[1]"), "updatedAt": .date(date), "version": "v1"]),
+            Item(
+                id: "kept",
+                values: [
+                    "text": "a", "priority": 3, "score": .double(-0.0), "due": .date(date),
+                    "done": true, "tags": .json("[1]"), "updatedAt": .date(date), "version": "v1",
+                ]),
             Item(id: "converted", values: ["priority": .double(4), "score": 2, "due": "2026-01-02T03:04:05.678Z"]),
             Item(id: "nulls", values: ["text": .null, "colour": .null, "priority": 1]),
             Item(id: "id-in-values", values: ["id": "other", "text": "b"]),
@@ -20,7 +29,9 @@ import Testing
             Item(id: "fraction", values: ["priority": .double(1.5)]),
             Item(id: "nan", values: ["score": .double(.nan)]),
             Item(id: "bad-date", values: ["due": "tomorrow"]),
-            Item(id: "far-date", values: ["due": .date(Timestamp(millisecondsSince1970: Timestamp.maximum.millisecondsSince1970 + 1))]),
+            Item(
+                id: "far-date",
+                values: ["due": .date(Timestamp(millisecondsSince1970: Timestamp.maximum.millisecondsSince1970 + 1))]),
             Item(id: "mismatch", values: ["done": "yes"]),
             Item(id: "", values: ["text": "d"]),
             Item(id: "nul\u{0}id", values: [:]),

@@ -1,14 +1,22 @@
 import Testing
+
 @testable import OfflineSync
 
 @Suite struct TableSchemaTests {
-    let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("priority", .integer),
-                                                 Column("score", .double), Column("due", .date)])
+    let todo = TableSchema(
+        "todoitem",
+        columns: [
+            Column("text", .string), Column("priority", .integer),
+            Column("score", .double), Column("due", .date),
+        ])
 
     @Test func normalizedRowsAcceptAndRejectWhatNormalizeDoes() throws {
         let items: [(Item, WriteOrigin)] = [
             (Item(id: "a", values: ["text": "x", "priority": .int(2)]), .local),
-            (Item(id: "a", values: ["priority": .double(3), "score": .int(2), "due": "2026-01-02T03:04:05.678Z"]), .server),
+            (
+                Item(id: "a", values: ["priority": .double(3), "score": .int(2), "due": "2026-01-02T03:04:05.678Z"]),
+                .server
+            ),
             (Item(id: "a", values: ["colour": "red", "text": "x", "score": .null]), .server),
             (Item(id: "a", values: ["colour": "red"]), .local),
             (Item(id: "a", values: ["priority": .string("3")]), .local),
@@ -51,8 +59,13 @@ import Testing
     }
 
     @Test func valuesAreConvertedToTheColumnType() throws {
-        let item = try todo.normalize(Item(id: "a", values: ["priority": .double(3), "score": .int(2),
-                                                              "due": "2026-01-02T03:04:05.678Z"]), origin: .server)
+        let item = try todo.normalize(
+            Item(
+                id: "a",
+                values: [
+                    "priority": .double(3), "score": .int(2),
+                    "due": "2026-01-02T03:04:05.678Z",
+                ]), origin: .server)
         #expect(item["priority"] == .int(3))
         #expect(item["score"] == .double(2))
         #expect(item["due"] == .date(Timestamp(iso8601: "2026-01-02T03:04:05.678Z")!))
@@ -60,20 +73,30 @@ import Testing
 
     @Test func mismatchedValuesAreRejected() {
         for value: Value in [.string("3"), .double(3.5), .bool(true)] {
-            #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a", values: ["priority": value]), origin: .local) }
+            #expect(throws: OfflineSyncError.self) {
+                try todo.normalize(Item(id: "a", values: ["priority": value]), origin: .local)
+            }
         }
-        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a", values: ["score": .double(.nan)]), origin: .local) }
-        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a", values: ["due": "tomorrow"]), origin: .local) }
+        #expect(throws: OfflineSyncError.self) {
+            try todo.normalize(Item(id: "a", values: ["score": .double(.nan)]), origin: .local)
+        }
+        #expect(throws: OfflineSyncError.self) {
+            try todo.normalize(Item(id: "a", values: ["due": "tomorrow"]), origin: .local)
+        }
     }
 
     @Test func datesOutsideYears1To9999AreRejected() throws {
-        for outside in [Timestamp.minimum.millisecondsSince1970 - 1, Timestamp.maximum.millisecondsSince1970 + 1, .min, .max] {
+        for outside in [
+            Timestamp.minimum.millisecondsSince1970 - 1, Timestamp.maximum.millisecondsSince1970 + 1, .min, .max,
+        ] {
             #expect(throws: OfflineSyncError.self) {
-                try todo.normalize(Item(id: "a", values: ["due": .date(Timestamp(millisecondsSince1970: outside))]), origin: .local)
+                try todo.normalize(
+                    Item(id: "a", values: ["due": .date(Timestamp(millisecondsSince1970: outside))]), origin: .local)
             }
         }
         for edge in [Timestamp.minimum, .maximum] {
-            #expect(try todo.normalize(Item(id: "a", values: ["due": .date(edge)]), origin: .local)["due"] == .date(edge))
+            #expect(
+                try todo.normalize(Item(id: "a", values: ["due": .date(edge)]), origin: .local)["due"] == .date(edge))
         }
     }
 
@@ -83,7 +106,9 @@ import Testing
 
     @Test func idsMustBeShortAndNonEmpty() {
         #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: ""), origin: .local) }
-        #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: String(repeating: "x", count: 256)), origin: .local) }
+        #expect(throws: OfflineSyncError.self) {
+            try todo.normalize(Item(id: String(repeating: "x", count: 256)), origin: .local)
+        }
         #expect(throws: OfflineSyncError.self) { try todo.normalize(Item(id: "a\u{0}b"), origin: .local) }
     }
 

@@ -63,7 +63,9 @@ import Testing
 
     @Test func unknownColumnsAre400UnlessTheSchemaWidens() throws {
         let strict = try InMemoryRemote(tables: [Self.todo]).service
-        let error = try #require(throws: RemoteError.self) { try strict.insert(Item(id: "a", values: ["rank": 3]), into: "todo") }
+        let error = try #require(throws: RemoteError.self) {
+            try strict.insert(Item(id: "a", values: ["rank": 3]), into: "todo")
+        }
         #expect(error.status == 400)
         let dynamic = try InMemoryRemote(tables: [Self.todo], options: TableService.Options(widensSchema: true)).service
         let stored = try dynamic.insert(Item(id: "a", values: ["rank": 3]), into: "todo")
@@ -92,14 +94,17 @@ import Testing
 
     @Test func servingAStoreDeclaresThePullIndexOnItsSyncedTablesAndKeepsTheirRows() throws {
         let store = InMemoryStore()
-        let indexed = TableSchema("indexed", columns: [Column("text", .string)], indexes: [Index("byStamp", on: ["updatedAt", "id"])])
+        let indexed = TableSchema(
+            "indexed", columns: [Column("text", .string)], indexes: [Index("byStamp", on: ["updatedAt", "id"])])
         let local = TableSchema("local", columns: [Column("text", .string)], synced: false)
         try store.open(schema: StoreSchema([Self.todo, indexed, local]))
         try store.upsert([Item(id: "a", values: ["text": "kept"])], into: "todo")
         let service = try TableService(store: store)
         let schema = try store.schema
         #expect(schema.table(named: "todo")?.indexes == [TableService.pullIndex])
-        #expect(schema.table(named: "indexed")?.indexes.map(\.name) == ["byStamp"], "an index on (updatedAt, id) already serves")
+        #expect(
+            schema.table(named: "indexed")?.indexes.map(\.name) == ["byStamp"],
+            "an index on (updatedAt, id) already serves")
         #expect(schema.table(named: "local")?.indexes.isEmpty == true, "tables that are not synced are left alone")
         #expect(try service.lookup(id: "a", in: "todo")?["text"] == "kept")
     }

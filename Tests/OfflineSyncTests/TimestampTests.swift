@@ -1,9 +1,12 @@
 import Testing
+
 @testable import OfflineSync
 
 @Suite struct TimestampTests {
     @Test func formatsWithMillisecondsAndZ() {
-        #expect(Timestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5, millisecond: 678)!.iso8601 == "2026-01-02T03:04:05.678Z")
+        #expect(
+            Timestamp(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5, millisecond: 678)!.iso8601
+                == "2026-01-02T03:04:05.678Z")
     }
 
     @Test func roundTripsBefore1970() {

@@ -40,7 +40,9 @@ enum GRDBScenarios {
         }
     }
 
-    private static func withDatabase(_ workDirectory: String, indexed: Bool, _ body: (GRDBBaseline) throws -> Void) throws {
+    private static func withDatabase(_ workDirectory: String, indexed: Bool, _ body: (GRDBBaseline) throws -> Void)
+        throws
+    {
         let location = try StoreLocation.makeTemporary(under: workDirectory, durability: .normal, usesPassphrase: false)
         defer { location.removeDirectory() }
         try body(try GRDBBaseline(path: location.directory + "/grdb.sqlite", indexed: indexed))

@@ -14,14 +14,16 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(30),
         maxIterations: 3)
 
-    let size = ProcessInfo.processInfo.environment["OFFLINE_SYNC_BENCH_RECORDS"].flatMap(Int.init)
+    let size =
+        ProcessInfo.processInfo.environment["OFFLINE_SYNC_BENCH_RECORDS"].flatMap(Int.init)
         .map(BenchmarkSize.scaled(records:)) ?? .issue
     let workDirectory = NSTemporaryDirectory()
 
     for scenario in BenchmarkScenario.all {
         for backend in BenchmarkBackend.available where scenario.applies(to: backend.name) {
             Benchmark("\(scenario.id)/\(backend.name)") { benchmark in
-                try await measure(try await scenario.storeTrial(on: backend, size: size, under: workDirectory), benchmark)
+                try await measure(
+                    try await scenario.storeTrial(on: backend, size: size, under: workDirectory), benchmark)
             }
             if backend.makeBaseline != nil, scenario.prepareBaseline != nil {
                 Benchmark("\(scenario.id)/raw \(backend.name)") { benchmark in

@@ -23,7 +23,8 @@ public enum ByteSize {
         } else if let unit = units.first(where: { $0.suffix.lowercased() == suffix.lowercased() }) {
             factor = unit.factor
         } else {
-            throw OfflineSyncError(.configuration, "is '\(trimmed.prefix(40))': unknown unit '\(suffix.prefix(10))'; \(hint)")
+            throw OfflineSyncError(
+                .configuration, "is '\(trimmed.prefix(40))': unknown unit '\(suffix.prefix(10))'; \(hint)")
         }
         let (bytes, overflow) = number.multipliedReportingOverflow(by: factor)
         guard !overflow else {

@@ -14,7 +14,10 @@ public enum KeySource: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .environment(let variable):
             guard let value = getenv(variable) else {
-                throw OfflineSyncError(.configuration, "the environment variable \(variable) holding the store key is not set; export it (64 hex digits for a raw key, or a passphrase)")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the environment variable \(variable) holding the store key is not set; export it (64 hex digits for a raw key, or a passphrase)"
+                )
             }
             text = Array(String(cString: value).utf8)
         case .file(let path):
@@ -23,7 +26,9 @@ public enum KeySource: Sendable, Hashable, CustomStringConvertible {
         let isSpace: (UInt8) -> Bool = { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
         let trimmed = Array(text.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
         guard !trimmed.isEmpty else {
-            throw OfflineSyncError(.configuration, "the store key in \(self) is empty; put 64 hex digits (a raw 256-bit key) or a passphrase there")
+            throw OfflineSyncError(
+                .configuration,
+                "the store key in \(self) is empty; put 64 hex digits (a raw 256-bit key) or a passphrase there")
         }
         return StoreKey(material: trimmed)
     }
@@ -40,7 +45,9 @@ public enum KeySource: Sendable, Hashable, CustomStringConvertible {
     /// not starting with a digit.
     public static func isVariableName(_ name: String) -> Bool {
         guard let first = name.utf8.first, !(first >= 48 && first <= 57) else { return false }
-        return name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 95 }
+        return name.utf8.allSatisfy {
+            ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 95
+        }
     }
 
     private static func readFile(_ path: String) throws -> [UInt8] {
@@ -61,7 +68,9 @@ public enum KeySource: Sendable, Hashable, CustomStringConvertible {
             if count == 0 { break }
             bytes += buffer[0..<count]
             guard bytes.count <= 65_536 else {
-                throw OfflineSyncError(.configuration, "the store key file \(path) is larger than 64 KiB; it should hold 64 hex digits or a passphrase")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the store key file \(path) is larger than 64 KiB; it should hold 64 hex digits or a passphrase")
             }
         }
         return bytes
@@ -126,7 +135,8 @@ public struct StoreKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
         var index = 0
         while index < text.count {
             guard let high = StoreConfiguration.hexValue(text[index]),
-                  let low = StoreConfiguration.hexValue(text[index + 1]) else { return nil }
+                let low = StoreConfiguration.hexValue(text[index + 1])
+            else { return nil }
             result.append(high << 4 | low)
             index += 2
         }
@@ -135,7 +145,7 @@ public struct StoreKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

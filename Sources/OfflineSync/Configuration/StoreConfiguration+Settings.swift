@@ -18,12 +18,16 @@ extension StoreConfiguration {
         /// Reads the settings of an `sqlite:` (or `sqlcipher:`) configuration.
         public init(_ configuration: StoreConfiguration) throws {
             path = try configuration.requirePath()
-            durability = try configuration.option("sync").map { _ in try configuration.choice("sync", default: Durability.full) }
+            durability = try configuration.option("sync").map { _ in
+                try configuration.choice("sync", default: Durability.full)
+            }
         }
 
         static let syncOption = StoreOption(
             "sync", values: Durability.allCases.map(\.rawValue),
-            summary: "full: every commit is synced to disk; normal: a commit survives a crash of the process, not a power loss")
+            summary:
+                "full: every commit is synced to disk; normal: a commit survives a crash of the process, not a power loss"
+        )
     }
 
     /// The typed settings of an `sqlcipher:` configuration: those of SQLite plus where the key is.
@@ -44,21 +48,34 @@ extension StoreConfiguration {
             switch (configuration.option("key-env"), configuration.option("key-file")) {
             case (let variable?, nil):
                 guard !variable.isEmpty else {
-                    throw OfflineSyncError(.configuration, "the sqlcipher: option key-env is empty; name the environment variable that holds the key, e.g. key-env=STORE_KEY")
+                    throw OfflineSyncError(
+                        .configuration,
+                        "the sqlcipher: option key-env is empty; name the environment variable that holds the key, e.g. key-env=STORE_KEY"
+                    )
                 }
                 guard KeySource.isVariableName(variable) else {
-                    throw OfflineSyncError(.configuration, "the sqlcipher: option key-env must name an environment variable (letters, digits and '_', not starting with a digit), not hold the key itself; the value is not shown because it may be a key")
+                    throw OfflineSyncError(
+                        .configuration,
+                        "the sqlcipher: option key-env must name an environment variable (letters, digits and '_', not starting with a digit), not hold the key itself; the value is not shown because it may be a key"
+                    )
                 }
                 keySource = .environment(variable)
             case (nil, let file?):
                 guard !file.isEmpty else {
-                    throw OfflineSyncError(.configuration, "the sqlcipher: option key-file is empty; name the file that holds the key, e.g. key-file=./store.key")
+                    throw OfflineSyncError(
+                        .configuration,
+                        "the sqlcipher: option key-file is empty; name the file that holds the key, e.g. key-file=./store.key"
+                    )
                 }
                 keySource = .file(file)
             case (.some, .some):
-                throw OfflineSyncError(.configuration, "the sqlcipher: store has both key-env and key-file; give one of them")
+                throw OfflineSyncError(
+                    .configuration, "the sqlcipher: store has both key-env and key-file; give one of them")
             case (nil, nil):
-                throw OfflineSyncError(.configuration, "the sqlcipher: store needs a key: add key-env=VAR (an environment variable holding it) or key-file=PATH (a file holding it); 64 hex digits are a raw 256-bit key, anything else is a passphrase")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the sqlcipher: store needs a key: add key-env=VAR (an environment variable holding it) or key-file=PATH (a file holding it); 64 hex digits are a raw 256-bit key, anything else is a passphrase"
+                )
             }
         }
     }
@@ -92,17 +109,24 @@ extension StoreConfiguration {
             maxMapSize = try configuration.size("max-map-size")
             durability = try configuration.choice("sync", default: .full)
             if let mapSize, let maxMapSize, maxMapSize < mapSize {
-                throw OfflineSyncError(.configuration, "the lmdb: option max-map-size (\(ByteSize.format(maxMapSize))) is smaller than map-size (\(ByteSize.format(mapSize))); raise max-map-size or lower map-size")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the lmdb: option max-map-size (\(ByteSize.format(maxMapSize))) is smaller than map-size (\(ByteSize.format(mapSize))); raise max-map-size or lower map-size"
+                )
             }
         }
     }
 
     /// The value of an option whose values are an enumeration, or `fallback` when it is absent.
-    public func choice<Choice: RawRepresentable & CaseIterable>(_ name: String, default fallback: Choice) throws -> Choice
+    public func choice<Choice: RawRepresentable & CaseIterable>(_ name: String, default fallback: Choice) throws
+        -> Choice
     where Choice.RawValue == String {
         guard let text = option(name) else { return fallback }
         guard let value = Choice(rawValue: text.lowercased()) else {
-            throw OfflineSyncError(.configuration, "the \(scheme): store option '\(name)' is '\(text.prefix(40))'; it must be one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw OfflineSyncError(
+                .configuration,
+                "the \(scheme): store option '\(name)' is '\(text.prefix(40))'; it must be one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         return value
     }

@@ -75,9 +75,11 @@ public struct StoreConfiguration: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var text = scheme + ":" + StoreConfiguration.escape(path ?? "", reserved: ["%", "?"])
         if !options.isEmpty {
-            text += "?" + options.map {
-                $0.name + "=" + StoreConfiguration.escape($0.value, reserved: ["%", "&", "="])
-            }.joined(separator: "&")
+            text +=
+                "?"
+                + options.map {
+                    $0.name + "=" + StoreConfiguration.escape($0.value, reserved: ["%", "&", "="])
+                }.joined(separator: "&")
         }
         return text
     }
@@ -93,17 +95,27 @@ extension StoreConfiguration {
     static func split(_ text: String) throws -> (scheme: String, path: String, options: [Option]) {
         let trimmed = text.trimmingASCIIWhitespace
         guard !trimmed.isEmpty else {
-            throw OfflineSyncError(.configuration, "the store is empty; name one like memory:, sqlite:PATH, sqlcipher:PATH?key-env=VAR or lmdb:PATH")
+            throw OfflineSyncError(
+                .configuration,
+                "the store is empty; name one like memory:, sqlite:PATH, sqlcipher:PATH?key-env=VAR or lmdb:PATH")
         }
         guard let colon = trimmed.firstIndex(of: ":") else {
-            throw OfflineSyncError(.configuration, "the store '\(trimmed.prefix(200))' has no scheme; write SCHEME:PATH, e.g. sqlite:./data/store.sqlite")
+            throw OfflineSyncError(
+                .configuration,
+                "the store '\(trimmed.prefix(200))' has no scheme; write SCHEME:PATH, e.g. sqlite:./data/store.sqlite")
         }
         let scheme = trimmed[..<colon].lowercased()
-        let schemeIsValid = !scheme.isEmpty && scheme.unicodeScalars.allSatisfy { scalar in
-            (scalar >= "a" && scalar <= "z") || (scalar >= "0" && scalar <= "9") || scalar == "-" || scalar == "+" || scalar == "."
-        }
+        let schemeIsValid =
+            !scheme.isEmpty
+            && scheme.unicodeScalars.allSatisfy { scalar in
+                (scalar >= "a" && scalar <= "z") || (scalar >= "0" && scalar <= "9") || scalar == "-" || scalar == "+"
+                    || scalar == "."
+            }
         guard schemeIsValid else {
-            throw OfflineSyncError(.configuration, "the store scheme '\(scheme.prefix(40))' is malformed; a scheme is letters, digits, '-', '+' or '.', followed by ':'")
+            throw OfflineSyncError(
+                .configuration,
+                "the store scheme '\(scheme.prefix(40))' is malformed; a scheme is letters, digits, '-', '+' or '.', followed by ':'"
+            )
         }
         var rest = trimmed[trimmed.index(after: colon)...]
         if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
@@ -119,11 +131,15 @@ extension StoreConfiguration {
         var options: [Option] = []
         for pair in (rawQuery ?? "").split(separator: "&", omittingEmptySubsequences: true) {
             guard let equals = pair.firstIndex(of: "=") else {
-                throw OfflineSyncError(.configuration, "the store option '\(pair.prefix(40))' has no value; write NAME=VALUE")
+                throw OfflineSyncError(
+                    .configuration, "the store option '\(pair.prefix(40))' has no value; write NAME=VALUE")
             }
             let name = try unescape(pair[..<equals], what: "an option name").lowercased()
             if inlineKeyOptions.contains(name) {
-                throw OfflineSyncError(.configuration, "the store option '\(name)=' would put key material into the store URL, which ends up in logs and shell history; put the key into an environment variable and write key-env=VAR, or into a file readable only by you and write key-file=PATH (64 hex digits are a raw 256-bit key, anything else is a passphrase)")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the store option '\(name)=' would put key material into the store URL, which ends up in logs and shell history; put the key into an environment variable and write key-env=VAR, or into a file readable only by you and write key-file=PATH (64 hex digits are a raw 256-bit key, anything else is a passphrase)"
+                )
             }
             let value = try unescape(pair[pair.index(after: equals)...], what: "the value of option '\(name)'")
             guard !options.contains(where: { $0.name == name }) else {
@@ -144,8 +160,13 @@ extension StoreConfiguration {
                 bytes.append(byte)
                 continue
             }
-            guard iterator.count >= 2, let high = hexValue(iterator.removeFirst()), let low = hexValue(iterator.removeFirst()) else {
-                throw OfflineSyncError(.configuration, "\(what) of the store has a '%' that is not followed by two hex digits; write %25 for a literal '%'")
+            guard iterator.count >= 2, let high = hexValue(iterator.removeFirst()),
+                let low = hexValue(iterator.removeFirst())
+            else {
+                throw OfflineSyncError(
+                    .configuration,
+                    "\(what) of the store has a '%' that is not followed by two hex digits; write %25 for a literal '%'"
+                )
             }
             bytes.append(high << 4 | low)
         }
@@ -180,7 +201,8 @@ extension StringProtocol {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
         let slice = self[...]
         guard let first = slice.firstIndex(where: { !isSpace($0) }),
-              let last = slice.lastIndex(where: { !isSpace($0) }) else { return Substring() }
+            let last = slice.lastIndex(where: { !isSpace($0) })
+        else { return Substring() }
         return Substring(slice[first...last])
     }
 }

@@ -82,8 +82,9 @@ public final class StoreRegistry: Sendable {
     public func configuration(parsing text: String) throws -> StoreConfiguration {
         let (schemeName, path, options) = try StoreConfiguration.split(text)
         let scheme = try self.scheme(named: schemeName)
-        let configuration = StoreConfiguration(scheme: schemeName, path: scheme.path == .none && path.isEmpty ? nil : path,
-                                               options: options)
+        let configuration = StoreConfiguration(
+            scheme: schemeName, path: scheme.path == .none && path.isEmpty ? nil : path,
+            options: options)
         try scheme.validate(configuration)
         return configuration
     }
@@ -108,8 +109,14 @@ public final class StoreRegistry: Sendable {
         let entry = entries.withLock { entries in entries.first { $0.scheme.name == name.lowercased() } }
         guard let entry else { throw unknownScheme(name) }
         guard let factory = entry.factory else {
-            let module = entry.provider.map { " (module \($0); import OfflineSyncStores and call BuiltInStores.register() to register every built-in backend)" } ?? ""
-            throw OfflineSyncError(.unsupported, "the \(entry.scheme.name): store is not available in this build: no backend is registered for it\(module); available: \(availableSchemes.map { $0 + ":" }.joined(separator: ", "))")
+            let module =
+                entry.provider.map {
+                    " (module \($0); import OfflineSyncStores and call BuiltInStores.register() to register every built-in backend)"
+                } ?? ""
+            throw OfflineSyncError(
+                .unsupported,
+                "the \(entry.scheme.name): store is not available in this build: no backend is registered for it\(module); available: \(availableSchemes.map { $0 + ":" }.joined(separator: ", "))"
+            )
         }
         return (entry.scheme, factory)
     }
@@ -127,6 +134,9 @@ public final class StoreRegistry: Sendable {
     }
 
     private func unknownScheme(_ name: String) -> OfflineSyncError {
-        OfflineSyncError(.configuration, "unknown store scheme '\(name.prefix(40))'; known schemes: \(schemes.map { $0.name + ":" }.joined(separator: ", "))")
+        OfflineSyncError(
+            .configuration,
+            "unknown store scheme '\(name.prefix(40))'; known schemes: \(schemes.map { $0.name + ":" }.joined(separator: ", "))"
+        )
     }
 }

@@ -33,8 +33,9 @@ extension StoreScheme {
         options: [
             StoreOption("map-size", summary: "the initial map size, e.g. 64MiB"),
             StoreOption("max-map-size", summary: "the largest the map may grow to, e.g. 16GiB"),
-            StoreOption("sync", values: StoreConfiguration.LMDBSettings.Durability.allCases.map(\.rawValue),
-                        summary: "full: sync data and meta pages on commit; meta: skip the meta-page sync; none: no sync"),
+            StoreOption(
+                "sync", values: StoreConfiguration.LMDBSettings.Durability.allCases.map(\.rawValue),
+                summary: "full: sync data and meta pages on commit; meta: skip the meta-page sync; none: no sync"),
         ],
         example: "lmdb:./data/store.lmdb?map-size=1GiB&sync=full",
         validate: { _ = try StoreConfiguration.LMDBSettings($0) })

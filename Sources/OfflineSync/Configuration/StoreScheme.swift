@@ -42,8 +42,10 @@ public struct StoreScheme: Sendable {
     ///   - example: a complete example.
     ///   - validate: checks that need more than the option lists (sizes, combinations); throw an
     ///     ``OfflineSyncError`` with code ``OfflineSyncError/Code-swift.struct/configuration``.
-    public init(_ name: String, summary: String, path: PathRule, options: [StoreOption] = [],
-                example: String, validate: @escaping @Sendable (StoreConfiguration) throws -> Void = { _ in }) {
+    public init(
+        _ name: String, summary: String, path: PathRule, options: [StoreOption] = [],
+        example: String, validate: @escaping @Sendable (StoreConfiguration) throws -> Void = { _ in }
+    ) {
         self.name = name.lowercased()
         self.summary = summary
         self.path = path
@@ -60,18 +62,25 @@ public struct StoreScheme: Sendable {
             _ = try configuration.requirePath()
         case .none:
             if let given = configuration.path, !given.isEmpty {
-                throw OfflineSyncError(.configuration, "the \(name): store takes no path, but '\(given.prefix(200))' was given; write \(example)")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the \(name): store takes no path, but '\(given.prefix(200))' was given; write \(example)")
             }
         case .optional:
             break
         }
         for option in configuration.options {
             guard let known = options.first(where: { $0.name == option.name }) else {
-                let valid = options.isEmpty ? "it takes no options" : "valid options: " + options.map(\.name).joined(separator: ", ")
+                let valid =
+                    options.isEmpty
+                    ? "it takes no options" : "valid options: " + options.map(\.name).joined(separator: ", ")
                 throw OfflineSyncError(.configuration, "the \(name): store has no option '\(option.name)'; \(valid)")
             }
             if let values = known.values, !values.contains(option.value.lowercased()) {
-                throw OfflineSyncError(.configuration, "the \(name): store option '\(option.name)' is '\(option.value.prefix(40))'; it must be one of \(values.joined(separator: ", "))")
+                throw OfflineSyncError(
+                    .configuration,
+                    "the \(name): store option '\(option.name)' is '\(option.value.prefix(40))'; it must be one of \(values.joined(separator: ", "))"
+                )
             }
         }
         try check(configuration)

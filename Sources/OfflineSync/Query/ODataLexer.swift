@@ -55,15 +55,22 @@ struct ODataLexer {
         let start = offset
         guard let first = byte(at: offset) else { return ODataToken(kind: .end, start: start, end: start) }
         switch first {
-        case UInt8(ascii: "("): offset += 1; return ODataToken(kind: .leftParen, start: start, end: offset)
-        case UInt8(ascii: ")"): offset += 1; return ODataToken(kind: .rightParen, start: start, end: offset)
-        case UInt8(ascii: ","): offset += 1; return ODataToken(kind: .comma, start: start, end: offset)
+        case UInt8(ascii: "("):
+            offset += 1
+            return ODataToken(kind: .leftParen, start: start, end: offset)
+        case UInt8(ascii: ")"):
+            offset += 1
+            return ODataToken(kind: .rightParen, start: start, end: offset)
+        case UInt8(ascii: ","):
+            offset += 1
+            return ODataToken(kind: .comma, start: start, end: offset)
         case UInt8(ascii: "'"): return ODataToken(kind: .literal(.string(try quoted())), start: start, end: offset)
         case UInt8(ascii: "-"), 48...57: return try number()
         default:
             guard ODataLexer.isWordStart(first) else {
-                throw source.error("unexpected character '\(scalar(at: start))'", at: start,
-                                   hint: "names use letters, digits and '_', strings are quoted with '")
+                throw source.error(
+                    "unexpected character '\(scalar(at: start))'", at: start,
+                    hint: "names use letters, digits and '_', strings are quoted with '")
             }
             return try word()
         }
@@ -86,10 +93,12 @@ struct ODataLexer {
         switch source.keyword(of: token) {
         case "datetimeoffset":
             let text = try quoted()
-            return ODataToken(kind: .literal(.date(try date(text, at: start, zoneRequired: true))), start: start, end: offset)
+            return ODataToken(
+                kind: .literal(.date(try date(text, at: start, zoneRequired: true))), start: start, end: offset)
         case "datetime":
             let text = try quoted()
-            return ODataToken(kind: .literal(.date(try date(text, at: start, zoneRequired: false))), start: start, end: offset)
+            return ODataToken(
+                kind: .literal(.date(try date(text, at: start, zoneRequired: false))), start: start, end: offset)
         default:
             return token
         }
@@ -103,7 +112,8 @@ struct ODataLexer {
         var runStart = offset
         while true {
             guard let byte = byte(at: offset) else {
-                throw source.error("unterminated string", at: start, hint: "close it with ' (write a quote inside a string as '')")
+                throw source.error(
+                    "unterminated string", at: start, hint: "close it with ' (write a quote inside a string as '')")
             }
             if byte == UInt8(ascii: "'") {
                 content.append(contentsOf: bytes[runStart..<offset])
@@ -166,7 +176,8 @@ struct ODataLexer {
         let numberEnd = offset
         if let suffix = byte(at: offset) {
             switch suffix {
-            case UInt8(ascii: "d"), UInt8(ascii: "D"), UInt8(ascii: "f"), UInt8(ascii: "F"), UInt8(ascii: "m"), UInt8(ascii: "M"):
+            case UInt8(ascii: "d"), UInt8(ascii: "D"), UInt8(ascii: "f"), UInt8(ascii: "F"), UInt8(ascii: "m"),
+                UInt8(ascii: "M"):
                 offset += 1
                 isDouble = true
             case UInt8(ascii: "l"), UInt8(ascii: "L"):
@@ -186,28 +197,36 @@ struct ODataLexer {
             return ODataToken(kind: .literal(.double(value)), start: start, end: offset)
         }
         guard let value = Int64(text) else {
-            throw source.error("integer \(text) does not fit in 64 bits", at: start, hint: "write it as a double, e.g. \(text).0")
+            throw source.error(
+                "integer \(text) does not fit in 64 bits", at: start, hint: "write it as a double, e.g. \(text).0")
         }
         return ODataToken(kind: .literal(.int(value)), start: start, end: offset)
     }
 
     private mutating func malformedNumber(from start: Int) -> OfflineSyncError {
         while let byte = byte(at: offset), ODataLexer.isWordByte(byte) || byte == UInt8(ascii: ".") { offset += 1 }
-        return source.error("malformed number '\(String(decoding: bytes[start..<offset], as: UTF8.self))'", at: start,
-                            hint: "write numbers as 12, -3, 1.5, 1e10 or 1.5E-3")
+        return source.error(
+            "malformed number '\(String(decoding: bytes[start..<offset], as: UTF8.self))'", at: start,
+            hint: "write numbers as 12, -3, 1.5, 1e10 or 1.5E-3")
     }
 
     /// Reads an unquoted ISO 8601 date or date-time (OData v4), e.g. `2026-01-02T03:04:05.678Z`.
     private mutating func bareDate(from start: Int) throws -> ODataToken {
         while let byte = byte(at: offset),
-              ODataLexer.isDigit(byte) || [UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "+"),
-                                           UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: "Z"), UInt8(ascii: "z")].contains(byte) {
+            ODataLexer.isDigit(byte)
+                || [
+                    UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "+"),
+                    UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: "Z"), UInt8(ascii: "z"),
+                ].contains(byte)
+        {
             offset += 1
         }
         let text = String(decoding: bytes[start..<offset], as: UTF8.self)
         if let byte = byte(at: offset), ODataLexer.isWordByte(byte) {
-            throw source.error("invalid date '\(text)'", at: start, hint: "write it as ISO 8601, e.g. 2026-01-02T03:04:05.678Z")
+            throw source.error(
+                "invalid date '\(text)'", at: start, hint: "write it as ISO 8601, e.g. 2026-01-02T03:04:05.678Z")
         }
-        return ODataToken(kind: .literal(.date(try date(text, at: start, zoneRequired: true))), start: start, end: offset)
+        return ODataToken(
+            kind: .literal(.date(try date(text, at: start, zoneRequired: true))), start: start, end: offset)
     }
 }

@@ -65,8 +65,10 @@ public enum ODataParser {
     ///   - top: `$top`, a non-negative integer.
     ///   - select: `$select`.
     ///   - inlineCount: `$inlinecount`, `allpages` (count every match) or `none`.
-    public static func query(table: String, filter: String? = nil, orderBy: String? = nil, skip: String? = nil,
-                             top: String? = nil, select: String? = nil, inlineCount: String? = nil) throws -> Query {
+    public static func query(
+        table: String, filter: String? = nil, orderBy: String? = nil, skip: String? = nil,
+        top: String? = nil, select: String? = nil, inlineCount: String? = nil
+    ) throws -> Query {
         var query = Query(table: table)
         if let filter, filter.contains(where: { !$0.isWhitespace }) { query.filter = try self.filter(filter) }
         if let orderBy { query.orderBy = try self.orderBy(orderBy) }
@@ -91,8 +93,10 @@ public enum ODataParser {
 
     /// Reads a comma-separated list of column names, each possibly followed by more tokens that
     /// `entry` consumes (it receives the name, the lexer and the token after the name).
-    private static func names<T>(in source: ODataText,
-                                 _ entry: (String, inout ODataLexer, inout ODataToken) throws -> T) throws -> [T] {
+    private static func names<T>(
+        in source: ODataText,
+        _ entry: (String, inout ODataLexer, inout ODataToken) throws -> T
+    ) throws -> [T] {
         var lexer = ODataLexer(source)
         var token = try lexer.next()
         var result: [T] = []
@@ -145,7 +149,9 @@ private struct FilterParser {
     }
 
     mutating func parseFilter() throws -> Expression {
-        if token.kind == .end { throw source.error("empty filter", at: token.start, hint: "write a condition such as complete eq false") }
+        if token.kind == .end {
+            throw source.error("empty filter", at: token.start, hint: "write a condition such as complete eq false")
+        }
         let node = try parseOr()
         guard token.kind == .end else {
             throw source.unexpected(token, hint: "expected 'and', 'or', a comparison or the end of the filter")
@@ -160,8 +166,9 @@ private struct FilterParser {
     }
 
     func tooDeep(at offset: Int) -> OfflineSyncError {
-        source.error("expression nested deeper than \(ODataParser.maximumDepth) levels", at: offset,
-                     hint: "split the filter, or use 'in (…)' instead of long 'or' chains")
+        source.error(
+            "expression nested deeper than \(ODataParser.maximumDepth) levels", at: offset,
+            hint: "split the filter, or use 'in (…)' instead of long 'or' chains")
     }
 
     mutating func enter() throws {
@@ -211,7 +218,8 @@ private struct FilterParser {
             let at = token.start
             try advance()
             let right = try parseIn()
-            left = try node(.comparison(left.expression, op, right.expression), depth: max(left.depth, right.depth) + 1, at: at)
+            left = try node(
+                .comparison(left.expression, op, right.expression), depth: max(left.depth, right.depth) + 1, at: at)
         }
         return left
     }
@@ -221,14 +229,18 @@ private struct FilterParser {
         while isKeyword("in") {
             let at = token.start
             try advance()
-            guard token.kind == .leftParen else { throw source.unexpected(token, hint: "expected '(' to open the 'in' list") }
+            guard token.kind == .leftParen else {
+                throw source.unexpected(token, hint: "expected '(' to open the 'in' list")
+            }
             try advance()
             var values: [Value] = []
             if token.kind != .rightParen {
                 while true {
                     values.append(try literalValue(context: "expected a literal in the 'in' list"))
                     if token.kind == .rightParen { break }
-                    guard token.kind == .comma else { throw source.unexpected(token, hint: "expected ',' or ')' in the 'in' list") }
+                    guard token.kind == .comma else {
+                        throw source.unexpected(token, hint: "expected ',' or ')' in the 'in' list")
+                    }
                     try advance()
                 }
             }
@@ -262,7 +274,8 @@ private struct FilterParser {
             try advance()
             let inner = try parseOr()
             guard token.kind == .rightParen else {
-                throw source.unexpected(token, hint: "expected ')' to close the '(' at column \(source.column(of: start))")
+                throw source.unexpected(
+                    token, hint: "expected ')' to close the '(' at column \(source.column(of: start))")
             }
             try advance()
             nesting -= 1
@@ -273,7 +286,9 @@ private struct FilterParser {
                 return Node(expression: .literal(try literalValue(context: "")), depth: 1)
             }
             if ["and", "or", "not", "in"].contains(keyword) || ComparisonOperator(rawValue: keyword) != nil {
-                let hint = keyword == "not" ? "put 'not …' in parentheses" : "expected an operand (a column, a literal or a function call)"
+                let hint =
+                    keyword == "not"
+                    ? "put 'not …' in parentheses" : "expected an operand (a column, a literal or a function call)"
                 throw source.unexpected(token, hint: hint)
             }
             var lookahead = lexer
@@ -299,7 +314,9 @@ private struct FilterParser {
             function = known
         } else {
             let known = (Function.allCases.map(\.rawValue) + ["substringof"]).joined(separator: ", ")
-            throw source.error("unknown function '\(source.spelling(of: nameToken))'", at: nameToken.start, hint: "use one of \(known)")
+            throw source.error(
+                "unknown function '\(source.spelling(of: nameToken))'", at: nameToken.start, hint: "use one of \(known)"
+            )
         }
         try enter()
         try advance()
@@ -309,7 +326,9 @@ private struct FilterParser {
             while true {
                 arguments.append(try parseOr())
                 if token.kind == .rightParen { break }
-                guard token.kind == .comma else { throw source.unexpected(token, hint: "expected ',' or ')' after an argument of \(name)") }
+                guard token.kind == .comma else {
+                    throw source.unexpected(token, hint: "expected ',' or ')' after an argument of \(name)")
+                }
                 try advance()
             }
         }
@@ -317,11 +336,14 @@ private struct FilterParser {
         nesting -= 1
         let expected = function.parameterTypes.count
         guard arguments.count == expected else {
-            throw source.error("\(name) takes \(expected) argument\(expected == 1 ? "" : "s"), not \(arguments.count)", at: nameToken.start)
+            throw source.error(
+                "\(name) takes \(expected) argument\(expected == 1 ? "" : "s"), not \(arguments.count)",
+                at: nameToken.start)
         }
         var expressions = arguments.map(\.expression)
         if name == "substringof" { expressions.reverse() }
-        return try node(.function(function, expressions), depth: (arguments.map(\.depth).max() ?? 0) + 1, at: nameToken.start)
+        return try node(
+            .function(function, expressions), depth: (arguments.map(\.depth).max() ?? 0) + 1, at: nameToken.start)
     }
 }
 

@@ -40,7 +40,8 @@ public enum ODataPrinter {
             return "(\(filter(operand, dialect: dialect)) in (\(values.map(literal).joined(separator: ", "))))"
         case .function(let function, let arguments):
             if function == .contains, dialect == .v3, arguments.count == 2 {
-                return "substringof(\(filter(arguments[1], dialect: dialect)), \(filter(arguments[0], dialect: dialect)))"
+                return
+                    "substringof(\(filter(arguments[1], dialect: dialect)), \(filter(arguments[0], dialect: dialect)))"
             }
             return "\(function.rawValue)(\(arguments.map { filter($0, dialect: dialect) }.joined(separator: ", ")))"
         }

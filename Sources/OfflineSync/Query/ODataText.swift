@@ -24,7 +24,8 @@ struct ODataText {
     /// The ASCII-lower-cased text of a word token, for case-insensitive keywords.
     func keyword(of token: ODataToken) -> String? {
         guard token.kind == .word else { return nil }
-        return String(decoding: bytes[token.start..<token.end].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+        return String(
+            decoding: bytes[token.start..<token.end].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
     }
 
     /// How a token is named in an error message.

@@ -21,8 +21,10 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
     public var selection: [String]?
 
     /// Creates a query.
-    public init(table: String, filter: Expression? = nil, orderBy: [SortKey] = [], skip: Int = 0,
-                top: Int? = nil, includeTotalCount: Bool = false, selection: [String]? = nil) {
+    public init(
+        table: String, filter: Expression? = nil, orderBy: [SortKey] = [], skip: Int = 0,
+        top: Int? = nil, includeTotalCount: Bool = false, selection: [String]? = nil
+    ) {
         self.table = table
         self.filter = filter
         self.orderBy = orderBy
@@ -36,12 +38,19 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
     /// `skip` and `top` are not negative. Throws ``OfflineSyncError/Code-swift.struct/invalidQuery``
     /// or ``OfflineSyncError/Code-swift.struct/unknownColumn`` naming the operand at fault.
     public func validate(against schema: TableSchema) throws {
-        guard skip >= 0 else { throw OfflineSyncError(.invalidQuery, "query on '\(table)': skip is \(skip); it must be 0 or more") }
-        if let top, top < 0 { throw OfflineSyncError(.invalidQuery, "query on '\(table)': top is \(top); it must be 0 or more") }
+        guard skip >= 0 else {
+            throw OfflineSyncError(.invalidQuery, "query on '\(table)': skip is \(skip); it must be 0 or more")
+        }
+        if let top, top < 0 {
+            throw OfflineSyncError(.invalidQuery, "query on '\(table)': top is \(top); it must be 0 or more")
+        }
         if let filter {
             let type = try ExpressionTypes(schema: schema).type(of: filter)
             guard type == nil || type == .bool else {
-                throw OfflineSyncError(.invalidQuery, "query on '\(table)': the filter \(ODataPrinter.filter(filter)) is a \(type!.rawValue), not a condition")
+                throw OfflineSyncError(
+                    .invalidQuery,
+                    "query on '\(table)': the filter \(ODataPrinter.filter(filter)) is a \(type!.rawValue), not a condition"
+                )
             }
         }
         for key in orderBy {
@@ -85,7 +94,8 @@ struct ExpressionTypes {
     func columnType(_ name: String) throws -> ColumnType {
         if name == "id" { return .string }
         guard let column = schema.column(named: name) else {
-            throw OfflineSyncError(.unknownColumn, "query on '\(schema.name)' names column '\(name)', which the table does not declare")
+            throw OfflineSyncError(
+                .unknownColumn, "query on '\(schema.name)' names column '\(name)', which the table does not declare")
         }
         return column.type
     }
@@ -105,27 +115,40 @@ struct ExpressionTypes {
             try requireBool(rhs)
             return .bool
         case .comparison(let lhs, let op, let rhs):
-            let left = try type(of: lhs), right = try type(of: rhs)
+            let left = try type(of: lhs)
+            let right = try type(of: rhs)
             if let left, let right, !compatible(left, right) {
-                throw OfflineSyncError(.invalidQuery, "query on '\(schema.name)': cannot compare \(left.rawValue) \(ODataPrinter.filter(lhs)) with \(right.rawValue) \(ODataPrinter.filter(rhs)) using '\(op.rawValue)'")
+                throw OfflineSyncError(
+                    .invalidQuery,
+                    "query on '\(schema.name)': cannot compare \(left.rawValue) \(ODataPrinter.filter(lhs)) with \(right.rawValue) \(ODataPrinter.filter(rhs)) using '\(op.rawValue)'"
+                )
             }
             return .bool
         case .isIn(let operand, let values):
             let left = try type(of: operand)
             for value in values {
                 if let left, let right = value.type, !compatible(left, right) {
-                    throw OfflineSyncError(.invalidQuery, "query on '\(schema.name)': 'in' list value \(value) is a \(right.rawValue) but \(ODataPrinter.filter(operand)) is a \(left.rawValue)")
+                    throw OfflineSyncError(
+                        .invalidQuery,
+                        "query on '\(schema.name)': 'in' list value \(value) is a \(right.rawValue) but \(ODataPrinter.filter(operand)) is a \(left.rawValue)"
+                    )
                 }
             }
             return .bool
         case .function(let function, let arguments):
             let parameters = function.parameterTypes
             guard arguments.count == parameters.count else {
-                throw OfflineSyncError(.invalidQuery, "query on '\(schema.name)': \(function.rawValue) takes \(parameters.count) argument(s), got \(arguments.count)")
+                throw OfflineSyncError(
+                    .invalidQuery,
+                    "query on '\(schema.name)': \(function.rawValue) takes \(parameters.count) argument(s), got \(arguments.count)"
+                )
             }
             for (argument, parameter) in zip(arguments, parameters) {
                 if let actual = try type(of: argument), actual != parameter {
-                    throw OfflineSyncError(.invalidQuery, "query on '\(schema.name)': \(function.rawValue) needs a \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)")
+                    throw OfflineSyncError(
+                        .invalidQuery,
+                        "query on '\(schema.name)': \(function.rawValue) needs a \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)"
+                    )
                 }
             }
             return function.resultType
@@ -134,7 +157,10 @@ struct ExpressionTypes {
 
     private func requireBool(_ expression: Expression) throws {
         if let actual = try type(of: expression), actual != .bool {
-            throw OfflineSyncError(.invalidQuery, "query on '\(schema.name)': \(ODataPrinter.filter(expression)) is a \(actual.rawValue), not a condition")
+            throw OfflineSyncError(
+                .invalidQuery,
+                "query on '\(schema.name)': \(ODataPrinter.filter(expression)) is a \(actual.rawValue), not a condition"
+            )
         }
     }
 

@@ -50,7 +50,8 @@ public struct QueryEvaluator: Sendable {
         let total = query.includeTotalCount ? matching.count : nil
         let start = min(query.skip, matching.count)
         let end = query.top.map { start + min(matching.count - start, $0) } ?? matching.count
-        let ordered = end < matching.count / 2 ? firstPositions(of: matching, count: end) : sortedPositions(of: matching)
+        let ordered =
+            end < matching.count / 2 ? firstPositions(of: matching, count: end) : sortedPositions(of: matching)
         let page = ordered[start..<end].map { select(matching[$0]) }
         return QueryResult(items: page, totalCount: total)
     }
@@ -74,7 +75,8 @@ public struct QueryEvaluator: Sendable {
                 heap[0] = position
                 var parent = 0
                 while true {
-                    let left = 2 * parent + 1, right = left + 1
+                    let left = 2 * parent + 1
+                    let right = left + 1
                     var largest = parent
                     if left < heap.count, after(heap[left], heap[largest]) { largest = left }
                     if right < heap.count, after(heap[right], heap[largest]) { largest = right }

@@ -42,11 +42,12 @@ public enum ValueSemantics {
         case (.double(let a), .int(let b)): return -compare(b, a)
         case (.double(let a), .double(let b)): return a < b ? -1 : (a > b ? 1 : 0)
         case (.string(let a), .string(let b)), (.json(let a), .json(let b)),
-             (.string(let a), .json(let b)), (.json(let a), .string(let b)):
+            (.string(let a), .json(let b)), (.json(let a), .string(let b)):
             return compareBytes(a, b)
         case (.date(let a), .date(let b)): return a < b ? -1 : (a > b ? 1 : 0)
         default:
-            let a = rank(lhs), b = rank(rhs)
+            let a = rank(lhs)
+            let b = rank(rhs)
             return a < b ? -1 : (a > b ? 1 : 0)
         }
     }
@@ -64,7 +65,8 @@ public enum ValueSemantics {
 
     /// Byte-wise comparison of the UTF-8 encodings (what SQLite's BINARY collation and LMDB do).
     public static func compareBytes(_ a: String, _ b: String) -> Int {
-        var left = a, right = b
+        var left = a
+        var right = b
         return left.withUTF8 { x in
             right.withUTF8 { y in
                 let common = min(x.count, y.count)
@@ -79,7 +81,7 @@ public enum ValueSemantics {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -97,7 +97,9 @@ public final class InMemoryRemote: RemoteService {
     /// Every row of a server table in id order, soft-deleted ones included unless asked.
     public func items(in table: String, includeDeleted: Bool = true) throws -> [Item] {
         var filter: Expression?
-        if !includeDeleted { filter = .comparison(.column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true))) }
+        if !includeDeleted {
+            filter = .comparison(.column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true)))
+        }
         return try service.store.read(Query(table: table, filter: filter, orderBy: [SortKey("id")])).items
     }
 
@@ -105,7 +107,9 @@ public final class InMemoryRemote: RemoteService {
 
     /// One page, through ``TableService/readPage(_:includeDeleted:)``, after faults and latency.
     public func readPage(_ query: Query, includeDeleted: Bool) async throws -> QueryResult {
-        try await perform(RemoteCall(.read, table: query.table)) { try service.readPage(query, includeDeleted: includeDeleted) }
+        try await perform(RemoteCall(.read, table: query.table)) {
+            try service.readPage(query, includeDeleted: includeDeleted)
+        }
     }
 
     /// Inserts through ``TableService/insert(_:into:)``, after faults and latency.
@@ -115,12 +119,16 @@ public final class InMemoryRemote: RemoteService {
 
     /// Updates through ``TableService/update(_:in:ifMatch:)``, after faults and latency.
     public func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
-        try await perform(RemoteCall(.update, table: table, itemId: item.id)) { try service.update(item, in: table, ifMatch: version) }
+        try await perform(RemoteCall(.update, table: table, itemId: item.id)) {
+            try service.update(item, in: table, ifMatch: version)
+        }
     }
 
     /// Soft-deletes through ``TableService/delete(id:from:ifMatch:)``, after faults and latency.
     public func delete(id: String, from table: String, ifMatch version: String?) async throws {
-        try await perform(RemoteCall(.delete, table: table, itemId: id)) { _ = try service.delete(id: id, from: table, ifMatch: version) }
+        try await perform(RemoteCall(.delete, table: table, itemId: id)) {
+            _ = try service.delete(id: id, from: table, ifMatch: version)
+        }
     }
 
     /// How many writes a push may have in flight here (default 1); see
@@ -176,7 +184,11 @@ public final class InMemoryRemote: RemoteService {
             guard let index = state.faults.firstIndex(where: { $0.matches(call) }) else { return (state.latency, nil) }
             let fault = state.faults[index]
             if let remaining = fault.remaining {
-                if remaining <= 1 { state.faults.remove(at: index) } else { state.faults[index].remaining = remaining - 1 }
+                if remaining <= 1 {
+                    state.faults.remove(at: index)
+                } else {
+                    state.faults[index].remaining = remaining - 1
+                }
             }
             return (state.latency, fault)
         }

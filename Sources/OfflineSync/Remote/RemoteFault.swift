@@ -46,8 +46,10 @@ public enum RemoteFailure: Sendable, Hashable {
         switch self {
         case .network: return RemoteError(.network, message: "injected fault: the server is unreachable (\(call))")
         case .timeout: return RemoteError(.network, message: "injected fault: the request timed out (\(call))")
-        case .unauthorized: return RemoteError(.authentication, status: 401, message: "injected fault: unauthorized (\(call))")
-        case .status(let status): return RemoteError(.server, status: status, message: "injected fault: HTTP \(status) (\(call))")
+        case .unauthorized:
+            return RemoteError(.authentication, status: 401, message: "injected fault: unauthorized (\(call))")
+        case .status(let status):
+            return RemoteError(.server, status: status, message: "injected fault: HTTP \(status) (\(call))")
         }
     }
 }
@@ -66,8 +68,10 @@ public struct RemoteFault: Sendable {
     public var matches: @Sendable (RemoteCall) -> Bool
 
     /// Creates a rule.
-    public init(_ failure: RemoteFailure, times remaining: Int? = 1, afterApplying: Bool = false,
-                when matches: @escaping @Sendable (RemoteCall) -> Bool = { _ in true }) {
+    public init(
+        _ failure: RemoteFailure, times remaining: Int? = 1, afterApplying: Bool = false,
+        when matches: @escaping @Sendable (RemoteCall) -> Bool = { _ in true }
+    ) {
         self.failure = failure
         self.remaining = remaining
         self.afterApplying = afterApplying

@@ -51,7 +51,8 @@ public final class TableService: Sendable {
     /// `updatedAt`, `id` yet; declare a table this way before serving it.
     public static func served(_ table: TableSchema) -> TableSchema {
         guard table.synced, !table.isSystem,
-              !table.indexes.contains(where: { $0.columns.starts(with: pullIndex.columns) }) else { return table }
+            !table.indexes.contains(where: { $0.columns.starts(with: pullIndex.columns) })
+        else { return table }
         var indexed = table
         indexed.indexes.append(pullIndex)
         return indexed
@@ -71,8 +72,10 @@ public final class TableService: Sendable {
         }
         var newest = Int64.min
         for table in tables where !table.isSystem && table.synced {
-            let latest = try store.read(Query(table: table.name, orderBy: [SortKey(SystemProperty.updatedAt.rawValue, descending: true)],
-                                              top: 1, selection: [SystemProperty.updatedAt.rawValue]))
+            let latest = try store.read(
+                Query(
+                    table: table.name, orderBy: [SortKey(SystemProperty.updatedAt.rawValue, descending: true)],
+                    top: 1, selection: [SystemProperty.updatedAt.rawValue]))
             if let stamp = latest.items.first?.updatedAt?.millisecondsSince1970 { newest = max(newest, stamp) }
         }
         self.lastStamp = Mutex(newest)
@@ -87,7 +90,9 @@ public final class TableService: Sendable {
             try requireSchema(table, for: item)
             return try write { transaction in
                 if let existing = try transaction.lookup(table: table, id: item.id) {
-                    throw RemoteError(.conflict, status: 409, serverItem: existing, message: "table '\(table)' already has an item with id '\(item.id)'")
+                    throw RemoteError(
+                        .conflict, status: 409, serverItem: existing,
+                        message: "table '\(table)' already has an item with id '\(item.id)'")
                 }
                 let now = stamp()
                 return try store(item, createdAt: now, updatedAt: now, deleted: false, in: table, transaction)
@@ -104,7 +109,9 @@ public final class TableService: Sendable {
             return try write { transaction in
                 let existing = try live(item.id, in: table, transaction)
                 try check(version, against: existing, table: table)
-                return try store(item, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false, in: table, transaction)
+                return try store(
+                    item, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false, in: table,
+                    transaction)
             }
         }
     }
@@ -118,7 +125,9 @@ public final class TableService: Sendable {
             return try write { transaction in
                 let existing = try live(id, in: table, transaction)
                 try check(version, against: existing, table: table)
-                return try store(existing, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: true, in: table, transaction)
+                return try store(
+                    existing, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: true, in: table,
+                    transaction)
             }
         }
     }
@@ -171,12 +180,15 @@ public final class TableService: Sendable {
         for (name, value) in item.values where name != "id" && schema.column(named: name) == nil {
             guard let type = value.type else { continue }
             guard options.widensSchema else {
-                throw RemoteError(.server, status: 400, message: "table '\(table)' has no column '\(name)' (item '\(item.id)')")
+                throw RemoteError(
+                    .server, status: 400, message: "table '\(table)' has no column '\(name)' (item '\(item.id)')")
             }
             added.append(Column(name, type))
         }
         guard !added.isEmpty else { return }
-        let widened = TableSchema(table, columns: schema.columns + added.sorted { $0.name < $1.name }, indexes: schema.indexes, synced: schema.synced)
+        let widened = TableSchema(
+            table, columns: schema.columns + added.sorted { $0.name < $1.name }, indexes: schema.indexes,
+            synced: schema.synced)
         try mapped {
             try store.close()
             try store.open(schema: StoreSchema([widened]))
@@ -196,12 +208,17 @@ public final class TableService: Sendable {
 
     private func check(_ version: String?, against existing: Item, table: String) throws {
         if let version, version != existing.version {
-            throw RemoteError(.conflict, status: 412, serverItem: existing, message: "item '\(existing.id)' of '\(table)' is at version \(existing.version ?? "none"), not \(version)")
+            throw RemoteError(
+                .conflict, status: 412, serverItem: existing,
+                message:
+                    "item '\(existing.id)' of '\(table)' is at version \(existing.version ?? "none"), not \(version)")
         }
     }
 
-    private func store(_ item: Item, createdAt: Timestamp, updatedAt: Timestamp, deleted: Bool, in table: String,
-                       _ transaction: any StoreTransaction) throws -> Item {
+    private func store(
+        _ item: Item, createdAt: Timestamp, updatedAt: Timestamp, deleted: Bool, in table: String,
+        _ transaction: any StoreTransaction
+    ) throws -> Item {
         var stored = item
         stored.values.reserveCapacity(item.values.count + 4)
         stored[SystemProperty.createdAt.rawValue] = .date(createdAt)
@@ -219,7 +236,9 @@ public final class TableService: Sendable {
         } catch let error as RemoteError {
             throw error
         } catch let error as OfflineSyncError {
-            let input: Set<OfflineSyncError.Code> = [.invalidValue, .unknownColumn, .invalidQuery, .invalidName, .syntax]
+            let input: Set<OfflineSyncError.Code> = [
+                .invalidValue, .unknownColumn, .invalidQuery, .invalidName, .syntax,
+            ]
             throw RemoteError(.server, status: input.contains(error.code) ? 400 : 500, message: error.message)
         } catch {
             throw RemoteError(.server, status: 500, message: "\(error)")

@@ -14,10 +14,13 @@ public enum Identifier {
     public static func validate(_ name: String, kind: String) throws {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty else {
-            throw OfflineSyncError(.invalidName, "\(kind) name is empty; use letters, digits and '_', starting with a letter or '_'")
+            throw OfflineSyncError(
+                .invalidName, "\(kind) name is empty; use letters, digits and '_', starting with a letter or '_'")
         }
         guard bytes.count <= maximumLength else {
-            throw OfflineSyncError(.invalidName, "\(kind) name '\(name.prefix(40))…' is \(bytes.count) characters long; the limit is \(maximumLength)")
+            throw OfflineSyncError(
+                .invalidName,
+                "\(kind) name '\(name.prefix(40))…' is \(bytes.count) characters long; the limit is \(maximumLength)")
         }
         for (offset, scalar) in name.unicodeScalars.enumerated() {
             let value = scalar.value
@@ -25,11 +28,15 @@ public enum Identifier {
             let isDigit = value >= 48 && value <= 57
             guard isLetter || (isDigit && offset > 0) else {
                 let what = isDigit ? "starts with a digit" : "contains '\(scalar)' at position \(offset + 1)"
-                throw OfflineSyncError(.invalidName, "\(kind) name '\(name)' \(what); use letters, digits and '_', starting with a letter or '_'")
+                throw OfflineSyncError(
+                    .invalidName,
+                    "\(kind) name '\(name)' \(what); use letters, digits and '_', starting with a letter or '_'")
             }
         }
         if name.lowercased().hasPrefix("sqlite_") {
-            throw OfflineSyncError(.invalidName, "\(kind) name '\(name)' starts with 'sqlite_', which SQLite reserves; choose another name")
+            throw OfflineSyncError(
+                .invalidName, "\(kind) name '\(name)' starts with 'sqlite_', which SQLite reserves; choose another name"
+            )
         }
     }
 
@@ -37,7 +44,10 @@ public enum Identifier {
     public static func validateUserTable(_ name: String) throws {
         try validate(name, kind: "table")
         if name.hasPrefix("__") {
-            throw OfflineSyncError(.invalidName, "table name '\(name)' starts with '__', which OfflineSync reserves for its system tables; choose another name")
+            throw OfflineSyncError(
+                .invalidName,
+                "table name '\(name)' starts with '__', which OfflineSync reserves for its system tables; choose another name"
+            )
         }
     }
 

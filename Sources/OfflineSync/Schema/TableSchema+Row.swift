@@ -14,7 +14,9 @@ extension TableSchema {
         var row = [Value](repeating: .null, count: columns.count)
         for (key, value) in item.values {
             if !value.isNull, let index = columnIndex(named: key) {
-                row[index] = try TableSchema.converted(value, to: columns[index].type, table: name, column: key, id: item.id) ?? value
+                row[index] =
+                    try TableSchema.converted(value, to: columns[index].type, table: name, column: key, id: item.id)
+                    ?? value
                 continue
             }
             guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }

@@ -14,15 +14,19 @@ extension TableSchema {
     ///
     /// It is inlinable so that a backend's `body` is compiled into the walk (no call per value).
     @inlinable
-    public func forEachStoredValue(of item: Item, origin: WriteOrigin,
-                                   _ body: (_ position: Int, _ value: Value) throws -> Void) throws {
+    public func forEachStoredValue(
+        of item: Item, origin: WriteOrigin,
+        _ body: (_ position: Int, _ value: Value) throws -> Void
+    ) throws {
         try TableSchema.validateId(item.id, table: name)
         for (key, value) in item.values {
             if !value.isNull, let (position, type) = declaredColumn(key) {
                 if TableSchema.isStoredAsIs(value, in: type) {
                     try body(position, value)
                 } else {
-                    try body(position, try TableSchema.converted(value, to: type, table: name, column: key, id: item.id) ?? value)
+                    try body(
+                        position,
+                        try TableSchema.converted(value, to: type, table: name, column: key, id: item.id) ?? value)
                 }
                 continue
             }
@@ -41,7 +45,8 @@ extension TableSchema {
     func declaredColumn(_ name: String) -> (position: Int, type: ColumnType)? {
         let length = name.utf8.count
         return columns.withUnsafeBufferPointer { columns in
-            for position in columns.indices where columns[position].name.utf8.count == length && columns[position].name == name {
+            for position in columns.indices
+            where columns[position].name.utf8.count == length && columns[position].name == name {
                 return (position, columns[position].type)
             }
             return nil

@@ -98,10 +98,16 @@ public struct TableSchema: Sendable, Hashable, Codable {
         for column in columns {
             try Identifier.validate(column.name, kind: "column")
             guard seen.insert(Identifier.folded(column.name)).inserted else {
-                throw OfflineSyncError(.invalidSchema, "table '\(name)' declares column '\(column.name)' twice (names are compared case-insensitively, and 'id' is implicit)")
+                throw OfflineSyncError(
+                    .invalidSchema,
+                    "table '\(name)' declares column '\(column.name)' twice (names are compared case-insensitively, and 'id' is implicit)"
+                )
             }
             if let property = SystemProperty(rawValue: column.name), synced, column.type != property.type {
-                throw OfflineSyncError(.invalidSchema, "table '\(name)' declares system column '\(column.name)' as \(column.type.rawValue); it must be \(property.type.rawValue)")
+                throw OfflineSyncError(
+                    .invalidSchema,
+                    "table '\(name)' declares system column '\(column.name)' as \(column.type.rawValue); it must be \(property.type.rawValue)"
+                )
             }
         }
         var indexNames: Set<String> = []
@@ -114,7 +120,10 @@ public struct TableSchema: Sendable, Hashable, Codable {
                 throw OfflineSyncError(.invalidSchema, "index '\(index.name)' on table '\(name)' lists no columns")
             }
             for column in index.columns where column != "id" && self.column(named: column) == nil {
-                throw OfflineSyncError(.invalidSchema, "index '\(index.name)' on table '\(name)' names column '\(column)', which the table does not declare")
+                throw OfflineSyncError(
+                    .invalidSchema,
+                    "index '\(index.name)' on table '\(name)' names column '\(column)', which the table does not declare"
+                )
             }
         }
     }
@@ -126,10 +135,15 @@ public struct TableSchema: Sendable, Hashable, Codable {
         for column in newer.columns {
             if let existing = self.column(named: column.name) {
                 guard existing.type == column.type else {
-                    throw OfflineSyncError(.invalidSchema, "table '\(name)' column '\(column.name)' is stored as \(existing.type.rawValue) but now declared as \(column.type.rawValue); columns cannot change type (declare a new column instead)")
+                    throw OfflineSyncError(
+                        .invalidSchema,
+                        "table '\(name)' column '\(column.name)' is stored as \(existing.type.rawValue) but now declared as \(column.type.rawValue); columns cannot change type (declare a new column instead)"
+                    )
                 }
             } else if columns.contains(where: { Identifier.folded($0.name) == Identifier.folded(column.name) }) {
-                throw OfflineSyncError(.invalidSchema, "table '\(name)' column '\(column.name)' differs only in letter case from an existing column")
+                throw OfflineSyncError(
+                    .invalidSchema,
+                    "table '\(name)' column '\(column.name)' differs only in letter case from an existing column")
             } else {
                 result.columns.append(column)
             }
@@ -159,7 +173,9 @@ public struct TableSchema: Sendable, Hashable, Codable {
         var removals: [String] = []
         for (key, value) in item.values {
             if !value.isNull, let column = column(named: key) {
-                if let converted = try TableSchema.converted(value, to: column.type, table: name, column: key, id: item.id) {
+                if let converted = try TableSchema.converted(
+                    value, to: column.type, table: name, column: key, id: item.id)
+                {
                     conversions.append((key, converted))
                 }
                 continue
@@ -177,7 +193,10 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// The error for a local write of a column the table does not declare.
     @usableFromInline
     func unknownColumn(_ column: String, item id: String) -> OfflineSyncError {
-        OfflineSyncError(.unknownColumn, "table '\(name)' has no column '\(column)' (item '\(id)'); declare it in the table schema before writing it")
+        OfflineSyncError(
+            .unknownColumn,
+            "table '\(name)' has no column '\(column)' (item '\(id)'); declare it in the table schema before writing it"
+        )
     }
 
     /// The longest accepted id, in UTF-8 bytes.
@@ -187,14 +206,19 @@ public struct TableSchema: Sendable, Hashable, Codable {
     public static func validateId(_ id: String, table: String) throws {
         let length = id.utf8.count
         guard length > 0 else {
-            throw OfflineSyncError(.invalidValue, "table '\(table)': an item has an empty id; ids must be 1 to \(maximumIdLength) bytes")
+            throw OfflineSyncError(
+                .invalidValue, "table '\(table)': an item has an empty id; ids must be 1 to \(maximumIdLength) bytes")
         }
         guard length <= maximumIdLength else {
-            throw OfflineSyncError(.invalidValue, "table '\(table)': id '\(id.prefix(32))…' is \(length) bytes long; the limit is \(maximumIdLength)")
+            throw OfflineSyncError(
+                .invalidValue,
+                "table '\(table)': id '\(id.prefix(32))…' is \(length) bytes long; the limit is \(maximumIdLength)")
         }
         let hasNUL = id.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? id.utf8.contains(0)
         guard !hasNUL else {
-            throw OfflineSyncError(.invalidValue, "table '\(table)': id '\(id.replacingNUL)' contains the character U+0000, which ids may not contain")
+            throw OfflineSyncError(
+                .invalidValue,
+                "table '\(table)': id '\(id.replacingNUL)' contains the character U+0000, which ids may not contain")
         }
     }
 
@@ -218,24 +242,40 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// The value to store for `value` in a column of `type`: `nil` when it is stored as it is,
     /// the converted value otherwise; throws when it does not fit.
     @usableFromInline
-    static func converted(_ value: Value, to type: ColumnType, table: String, column: String, id: String) throws -> Value? {
+    static func converted(_ value: Value, to type: ColumnType, table: String, column: String, id: String) throws
+        -> Value?
+    {
         if isStoredAsIs(value, in: type) { return nil }
         func mismatch() -> OfflineSyncError {
-            OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has \(value.type?.rawValue ?? "null") value \(value)")
+            OfflineSyncError(
+                .invalidValue,
+                "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has \(value.type?.rawValue ?? "null") value \(value)"
+            )
         }
         switch (type, value) {
         case (.date, .date(let date)):
-            throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry")
+            throw OfflineSyncError(
+                .invalidValue,
+                "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry"
+            )
         case (.double, .double(let number)):
-            throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' of item '\(id)' holds \(number); only finite doubles can be stored")
+            throw OfflineSyncError(
+                .invalidValue,
+                "table '\(table)' column '\(column)' of item '\(id)' holds \(number); only finite doubles can be stored"
+            )
         case (.double, .int(let number)):
             return .double(Double(number))
         case (.integer, .double(let number)):
-            guard number.isFinite, number.rounded() == number, let exact = Int64(exactly: number) else { throw mismatch() }
+            guard number.isFinite, number.rounded() == number, let exact = Int64(exactly: number) else {
+                throw mismatch()
+            }
             return .int(exact)
         case (.date, .string(let text)):
             guard let date = Timestamp(iso8601: text) else {
-                throw OfflineSyncError(.invalidValue, "table '\(table)' column '\(column)' is a date but item '\(id)' has '\(text)', which is not ISO 8601 (e.g. 2026-01-02T03:04:05.678Z)")
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "table '\(table)' column '\(column)' is a date but item '\(id)' has '\(text)', which is not ISO 8601 (e.g. 2026-01-02T03:04:05.678Z)"
+                )
             }
             return .date(date)
         default:
@@ -267,7 +307,8 @@ public struct StoreSchema: Sendable, Hashable, Codable {
     public func requireTable(_ name: String) throws -> TableSchema {
         if let table = table(named: name) { return table }
         try Identifier.validate(name, kind: "table")
-        throw OfflineSyncError(.unknownTable, "table '\(name)' is not declared; declare it in the schema before opening the store")
+        throw OfflineSyncError(
+            .unknownTable, "table '\(name)' is not declared; declare it in the schema before opening the store")
     }
 
     /// Validates every table and rejects tables whose names differ only in letter case.
@@ -276,7 +317,8 @@ public struct StoreSchema: Sendable, Hashable, Codable {
         for table in tables {
             try table.validate()
             guard seen.insert(Identifier.folded(table.name)).inserted else {
-                throw OfflineSyncError(.invalidSchema, "table '\(table.name)' is declared twice (names are compared case-insensitively)")
+                throw OfflineSyncError(
+                    .invalidSchema, "table '\(table.name)' is declared twice (names are compared case-insensitively)")
             }
         }
     }
@@ -289,7 +331,8 @@ public struct StoreSchema: Sendable, Hashable, Codable {
             if let position = result.tables.firstIndex(where: { $0.name == table.name }) {
                 result.tables[position] = try result.tables[position].merged(with: table)
             } else if result.tables.contains(where: { Identifier.folded($0.name) == Identifier.folded(table.name) }) {
-                throw OfflineSyncError(.invalidSchema, "table '\(table.name)' differs only in letter case from an existing table")
+                throw OfflineSyncError(
+                    .invalidSchema, "table '\(table.name)' differs only in letter case from an existing table")
             } else {
                 result.tables.append(table)
             }

@@ -45,7 +45,8 @@ public final class InMemoryStore: LocalStore {
         try schema.validate()
         try state.withLock { state in
             guard !state.isOpen else {
-                throw OfflineSyncError(.invalidOperation, "the in-memory store is already open; close it before opening it again")
+                throw OfflineSyncError(
+                    .invalidOperation, "the in-memory store is already open; close it before opening it again")
             }
             let merged = try state.schema.merged(with: schema)
             try merged.validate()
@@ -173,8 +174,11 @@ public final class InMemoryStore: LocalStore {
         }
 
         func delete(matching query: Query) throws -> Int {
-            let ids = try InMemoryStore.read(Query(table: query.table, filter: query.filter, orderBy: query.orderBy,
-                                                   skip: query.skip, top: query.top, selection: []), in: &state).items.map(\.id)
+            let ids = try InMemoryStore.read(
+                Query(
+                    table: query.table, filter: query.filter, orderBy: query.orderBy,
+                    skip: query.skip, top: query.top, selection: []), in: &state
+            ).items.map(\.id)
             try delete(ids: ids, from: query.table)
             return ids.count
         }

@@ -47,7 +47,8 @@ struct RangeScan {
         var lower: [(ComparisonOperator, Value)] = []
         var upper: [(ComparisonOperator, Value)] = []
         for conjunct in RangeScan.conjuncts(of: filter) {
-            guard let (op, value) = RangeScan.bound(conjunct, on: first.column), RangeScan.kind(of: value, fits: kind) else { continue }
+            guard let (op, value) = RangeScan.bound(conjunct, on: first.column), RangeScan.kind(of: value, fits: kind)
+            else { continue }
             switch op {
             case .gt, .ge: lower.append((op, value))
             case .lt, .le: upper.append((op, value))
@@ -90,11 +91,16 @@ struct RangeScan {
     /// first) and satisfies every lower bound: a partition point.
     private func firstAdmitted(in sorted: [Item]) -> Int {
         if fromFirstRow { return 0 }
-        var low = 0, high = sorted.count
+        var low = 0
+        var high = sorted.count
         while low < high {
             let middle = low + (high - low) / 2
             let value = sorted[middle][column]
-            if !value.isNull && lower.allSatisfy({ QueryEvaluator.compare(value, $0.0, $0.1) }) { high = middle } else { low = middle + 1 }
+            if !value.isNull && lower.allSatisfy({ QueryEvaluator.compare(value, $0.0, $0.1) }) {
+                high = middle
+            } else {
+                low = middle + 1
+            }
         }
         return low
     }
@@ -109,7 +115,9 @@ struct RangeScan {
             let values: [Value]
             switch conjunct {
             case .isIn(.column("id"), let listed): values = listed
-            case .comparison(.column("id"), .eq, .literal(let value)), .comparison(.literal(let value), .eq, .column("id")): values = [value]
+            case .comparison(.column("id"), .eq, .literal(let value)),
+                .comparison(.literal(let value), .eq, .column("id")):
+                values = [value]
             default: continue
             }
             var seen = Set<IdKey>()
@@ -135,13 +143,14 @@ struct RangeScan {
         case (.column(let name), .literal(let value)) where name == column:
             return (op, value)
         case (.literal(let value), .column(let name)) where name == column:
-            let mirrored: ComparisonOperator = switch op {
-            case .gt: .lt
-            case .ge: .le
-            case .lt: .gt
-            case .le: .ge
-            case .eq, .ne: op
-            }
+            let mirrored: ComparisonOperator =
+                switch op {
+                case .gt: .lt
+                case .ge: .le
+                case .lt: .gt
+                case .le: .ge
+                case .eq, .ne: op
+                }
             return (mirrored, value)
         default:
             return nil
@@ -152,7 +161,7 @@ struct RangeScan {
     private static func kind(of value: Value, fits type: ColumnType) -> Bool {
         switch (value, type) {
         case (.int, .integer), (.int, .double), (.double(_), .integer), (.double(_), .double),
-             (.string, .string), (.date, .date), (.bool, .bool):
+            (.string, .string), (.date, .date), (.bool, .bool):
             if case .double(let number) = value { return number.isFinite }
             return true
         default:

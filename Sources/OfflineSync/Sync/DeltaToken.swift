@@ -30,18 +30,25 @@ public struct DeltaToken: Sendable, Hashable, CustomStringConvertible {
     static func validate(queryId: String) throws {
         let length = queryId.utf8.count
         guard length > 0 else {
-            throw OfflineSyncError(.invalidQuery, "a pull query id is empty; give a name such as 'allTodoItems', or nil for a full pull")
+            throw OfflineSyncError(
+                .invalidQuery, "a pull query id is empty; give a name such as 'allTodoItems', or nil for a full pull")
         }
         guard length <= 255 else {
-            throw OfflineSyncError(.invalidQuery, "pull query id '\(queryId.prefix(32))…' is \(length) bytes long; the limit is 255")
+            throw OfflineSyncError(
+                .invalidQuery, "pull query id '\(queryId.prefix(32))…' is \(length) bytes long; the limit is 255")
         }
         guard !queryId.contains("|") else {
-            throw OfflineSyncError(.invalidQuery, "pull query id '\(queryId)' contains '|', which separates the parts of a delta token key; use another character")
+            throw OfflineSyncError(
+                .invalidQuery,
+                "pull query id '\(queryId)' contains '|', which separates the parts of a delta token key; use another character"
+            )
         }
     }
 
     init?(row: Item) {
-        guard let text = row[SystemTables.ConfigColumn.value].stringValue, let date = Timestamp(iso8601: text) else { return nil }
+        guard let text = row[SystemTables.ConfigColumn.value].stringValue, let date = Timestamp(iso8601: text) else {
+            return nil
+        }
         self.init(updatedAt: date, itemId: row[SystemTables.ConfigColumn.itemId].stringValue)
     }
 
@@ -56,7 +63,10 @@ public struct DeltaToken: Sendable, Hashable, CustomStringConvertible {
         let updatedAt = Expression.column(SystemProperty.updatedAt.rawValue)
         let atOrAfter = Expression.comparison(updatedAt, .ge, .literal(.date(self.updatedAt)))
         guard let itemId else { return atOrAfter }
-        return .and(atOrAfter, .or(.comparison(updatedAt, .gt, .literal(.date(self.updatedAt))),
-                                   .comparison(.column("id"), .gt, .literal(.string(itemId)))))
+        return .and(
+            atOrAfter,
+            .or(
+                .comparison(updatedAt, .gt, .literal(.date(self.updatedAt))),
+                .comparison(.column("id"), .gt, .literal(.string(itemId)))))
     }
 }

@@ -30,9 +30,11 @@ public struct OperationError: Sendable, Hashable, CustomStringConvertible {
     public var createdAt: Timestamp
 
     /// Creates an error record.
-    public init(operationId: String, sequence: Int64, operationVersion: Int64, kind: OperationKind, table: String,
-                itemId: String, status: Int?, reason: String, message: String, item: Item?, serverItem: Item?,
-                createdAt: Timestamp) {
+    public init(
+        operationId: String, sequence: Int64, operationVersion: Int64, kind: OperationKind, table: String,
+        itemId: String, status: Int?, reason: String, message: String, item: Item?, serverItem: Item?,
+        createdAt: Timestamp
+    ) {
         self.operationId = operationId
         self.sequence = sequence
         self.operationVersion = operationVersion
@@ -51,20 +53,27 @@ public struct OperationError: Sendable, Hashable, CustomStringConvertible {
     public var isConflict: Bool { status == 409 || status == 412 || reason == "conflict" }
 
     public var description: String {
-        "\(kind.rawValue) of '\(itemId)' in '\(table)' failed" + (status.map { " with HTTP \($0)" } ?? "") + ": \(message)"
+        "\(kind.rawValue) of '\(itemId)' in '\(table)' failed" + (status.map { " with HTTP \($0)" } ?? "")
+            + ": \(message)"
     }
 
     init(row: Item, schema: StoreSchema) throws {
         typealias C = SystemTables.ErrorColumn
         guard let kind = row[C.kind].stringValue.flatMap(OperationKind.init(rawValue:)),
-              let table = row[C.table].stringValue, let itemId = row[C.itemId].stringValue else {
-            throw OfflineSyncError(.storage, "operation error '\(row.id)' in \(SystemTables.errors) is incomplete; the table was changed outside OfflineSync")
+            let table = row[C.table].stringValue, let itemId = row[C.itemId].stringValue
+        else {
+            throw OfflineSyncError(
+                .storage,
+                "operation error '\(row.id)' in \(SystemTables.errors) is incomplete; the table was changed outside OfflineSync"
+            )
         }
         func item(_ column: String) throws -> Item? { try ItemJSON.decode(row[column], table: table, schema: schema) }
-        self.init(operationId: row.id, sequence: row[C.sequence].intValue ?? 0, operationVersion: row[C.version].intValue ?? 0,
-                  kind: kind, table: table, itemId: itemId, status: row[C.status].intValue.map(Int.init),
-                  reason: row[C.reason].stringValue ?? "server", message: row[C.message].stringValue ?? "",
-                  item: try item(C.item), serverItem: try item(C.serverItem), createdAt: row[C.createdAt].dateValue ?? .epoch)
+        self.init(
+            operationId: row.id, sequence: row[C.sequence].intValue ?? 0,
+            operationVersion: row[C.version].intValue ?? 0,
+            kind: kind, table: table, itemId: itemId, status: row[C.status].intValue.map(Int.init),
+            reason: row[C.reason].stringValue ?? "server", message: row[C.message].stringValue ?? "",
+            item: try item(C.item), serverItem: try item(C.serverItem), createdAt: row[C.createdAt].dateValue ?? .epoch)
     }
 
     func row() throws -> Item {

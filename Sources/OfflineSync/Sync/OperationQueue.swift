@@ -65,15 +65,21 @@ final class OperationQueue: Sendable {
     /// The attempted mark stored in `store` (0 when no push ever ran).
     static func attemptedThrough(in store: any LocalStore) throws -> Int64 {
         guard try store.schema.table(named: SystemTables.config) != nil,
-              let row = try store.lookup(table: SystemTables.config, id: attemptedKey) else { return 0 }
+            let row = try store.lookup(table: SystemTables.config, id: attemptedKey)
+        else { return 0 }
         return row[SystemTables.ConfigColumn.value].stringValue.flatMap { Int64($0) } ?? 0
     }
 
     /// Raises the attempted mark to `sequence` inside the caller's transaction (never lowers it).
     func markAttempted(through sequence: Int64, in transaction: any StoreTransaction) throws {
         guard sequence > attemptedThrough.withLock({ $0 }) else { return }
-        try transaction.upsert([Item(id: OperationQueue.attemptedKey, values: [SystemTables.ConfigColumn.value: .string(String(sequence))])],
-                               into: SystemTables.config, origin: .local)
+        try transaction.upsert(
+            [
+                Item(
+                    id: OperationQueue.attemptedKey,
+                    values: [SystemTables.ConfigColumn.value: .string(String(sequence))])
+            ],
+            into: SystemTables.config, origin: .local)
         attemptedThrough.withLock { $0 = max($0, sequence) }
     }
 
@@ -104,7 +110,9 @@ final class OperationQueue: Sendable {
     }
 
     /// The operation in one slot of an item, checked to belong to that item.
-    func operation(table: String, itemId: String, slot: Slot, in transaction: any StoreTransaction) throws -> QueuedOperation? {
+    func operation(table: String, itemId: String, slot: Slot, in transaction: any StoreTransaction) throws
+        -> QueuedOperation?
+    {
         let key = OperationQueue.key(table: table, itemId: itemId, slot: slot)
         guard let row = try transaction.lookup(table: SystemTables.operations, id: key) else { return nil }
         return try checked(row, table: table, itemId: itemId)
@@ -112,7 +120,9 @@ final class OperationQueue: Sendable {
 
     /// The primary operations of many items of one table, keyed by item id bytes, read by id and
     /// checked like ``operation(table:itemId:slot:in:)``.
-    func primaryOperations(table: String, itemIds: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
+    func primaryOperations(table: String, itemIds: [String], in transaction: any StoreTransaction) throws -> [IdKey:
+        QueuedOperation]
+    {
         let keys = itemIds.map { OperationQueue.key(table: table, itemId: $0, slot: .primary) }
         let rows = try transaction.rows(withIds: keys, in: SystemTables.operations)
         var operations: [IdKey: QueuedOperation] = [:]
@@ -127,7 +137,10 @@ final class OperationQueue: Sendable {
     private func checked(_ row: Item, table: String, itemId: String) throws -> QueuedOperation {
         let operation = try decode(row)
         guard operation.table == table, operation.itemId == itemId else {
-            throw OfflineSyncError(.conflict, "item '\(itemId.prefix(40))…' of table '\(table)' hashes to the same queue key as item '\(operation.itemId.prefix(40))…' of '\(operation.table)'; use shorter ids (table name plus id up to 254 bytes never hash)")
+            throw OfflineSyncError(
+                .conflict,
+                "item '\(itemId.prefix(40))…' of table '\(table)' hashes to the same queue key as item '\(operation.itemId.prefix(40))…' of '\(operation.table)'; use shorter ids (table name plus id up to 254 bytes never hash)"
+            )
         }
         return operation
     }
@@ -145,20 +158,24 @@ final class OperationQueue: Sendable {
         typealias C = SystemTables.ConfigColumn
         let last: Int64
         if let row = try transaction.lookup(table: SystemTables.config, id: OperationQueue.sequenceKey),
-           let text = row[C.value].stringValue, let value = Int64(text) {
+            let text = row[C.value].stringValue, let value = Int64(text)
+        {
             last = value
         } else {
-            let newest = try transaction.read(Query(table: SystemTables.operations,
-                                                    orderBy: [SortKey(SystemTables.OperationColumn.sequence, descending: true)],
-                                                    top: 1, selection: [SystemTables.OperationColumn.sequence]))
+            let newest = try transaction.read(
+                Query(
+                    table: SystemTables.operations,
+                    orderBy: [SortKey(SystemTables.OperationColumn.sequence, descending: true)],
+                    top: 1, selection: [SystemTables.OperationColumn.sequence]))
             last = newest.items.first?[SystemTables.OperationColumn.sequence].intValue ?? 0
         }
         guard last <= Int64.max - Int64(count) else {
             throw OfflineSyncError(.storage, "the operation queue's sequence number is exhausted (\(last))")
         }
         let end = last + Int64(count)
-        try transaction.upsert([Item(id: OperationQueue.sequenceKey, values: [C.value: .string(String(end))])],
-                               into: SystemTables.config, origin: .local)
+        try transaction.upsert(
+            [Item(id: OperationQueue.sequenceKey, values: [C.value: .string(String(end))])],
+            into: SystemTables.config, origin: .local)
         return last + 1
     }
 
@@ -168,19 +185,28 @@ final class OperationQueue: Sendable {
     /// advanced when a row is created. The operation rows to write are appended to `rows`, which the caller upserts into
     /// ``SystemTables/operations`` in the same transaction, in one call for a whole batch (an
     /// edit of several items touches each item's rows once, so deferring them changes no read).
-    func enqueue(_ kind: OperationKind, table: String, itemId: String, deletedItem: Item?,
-                 primary: QueuedOperation?, sequence: inout Int64, now: Timestamp, rows: inout [Item],
-                 in transaction: any StoreTransaction) throws {
+    func enqueue(
+        _ kind: OperationKind, table: String, itemId: String, deletedItem: Item?,
+        primary: QueuedOperation?, sequence: inout Int64, now: Timestamp, rows: inout [Item],
+        in transaction: any StoreTransaction
+    ) throws {
         changing()
-        let followUp = primary == nil ? nil : try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
+        let followUp =
+            primary == nil ? nil : try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
         guard let latest = followUp ?? primary else {
-            rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now))
+            rows.append(
+                try create(
+                    kind, table: table, itemId: itemId, item: deletedItem, slot: .primary, sequence: &sequence, now: now
+                ))
             return
         }
         try OperationQueue.validate(existing: latest.kind, new: kind, table: table, itemId: itemId)
         if followUp == nil, inFlight.withLock({ $0.contains(latest.id) }) {
             followedUp.withLock { _ = $0.insert(latest.id) }
-            rows.append(try create(kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence, now: now))
+            rows.append(
+                try create(
+                    kind, table: table, itemId: itemId, item: deletedItem, slot: .followUp, sequence: &sequence,
+                    now: now))
             return
         }
         if let collapsed = OperationQueue.collapse(latest, kind, item: deletedItem) {
@@ -196,11 +222,14 @@ final class OperationQueue: Sendable {
     }
 
     /// The row of a new operation in `slot`, taking the next sequence number.
-    private func create(_ kind: OperationKind, table: String, itemId: String, item: Item?, slot: Slot,
-                        sequence: inout Int64, now: Timestamp) throws -> Item {
-        let operation = QueuedOperation(id: OperationQueue.key(table: table, itemId: itemId, slot: slot), sequence: sequence,
-                                        kind: kind, state: .pending, table: table, itemId: itemId,
-                                        item: kind == .delete ? item : nil, version: 1, createdAt: now)
+    private func create(
+        _ kind: OperationKind, table: String, itemId: String, item: Item?, slot: Slot,
+        sequence: inout Int64, now: Timestamp
+    ) throws -> Item {
+        let operation = QueuedOperation(
+            id: OperationQueue.key(table: table, itemId: itemId, slot: slot), sequence: sequence,
+            kind: kind, state: .pending, table: table, itemId: itemId,
+            item: kind == .delete ? item : nil, version: 1, createdAt: now)
         sequence += 1
         return try operation.row()
     }
@@ -210,9 +239,14 @@ final class OperationQueue: Sendable {
     static func validate(existing: OperationKind, new: OperationKind, table: String, itemId: String) throws {
         switch (existing, new) {
         case (.delete, _):
-            throw OfflineSyncError(.invalidOperation, "item '\(itemId)' of table '\(table)' has a pending delete; push it before writing the id again")
+            throw OfflineSyncError(
+                .invalidOperation,
+                "item '\(itemId)' of table '\(table)' has a pending delete; push it before writing the id again")
         case (.insert, .insert), (.update, .insert):
-            throw OfflineSyncError(.invalidOperation, "item '\(itemId)' of table '\(table)' already has a pending \(existing.rawValue); it cannot be inserted again")
+            throw OfflineSyncError(
+                .invalidOperation,
+                "item '\(itemId)' of table '\(table)' already has a pending \(existing.rawValue); it cannot be inserted again"
+            )
         default:
             return
         }
@@ -245,8 +279,13 @@ final class OperationQueue: Sendable {
     @discardableResult
     func settle(_ operation: QueuedOperation, in transaction: any StoreTransaction) throws -> QueuedOperation? {
         changing()
-        guard var current = try self.operation(table: operation.table, itemId: operation.itemId, slot: .primary, in: transaction) else { return nil }
-        if let followUp = try self.operation(table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction) {
+        guard
+            var current = try self.operation(
+                table: operation.table, itemId: operation.itemId, slot: .primary, in: transaction)
+        else { return nil }
+        if let followUp = try self.operation(
+            table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction)
+        {
             try transaction.delete(ids: [followUp.id], from: SystemTables.operations)
             if let merged = OperationQueue.collapse(current, followUp.kind, item: followUp.item) {
                 current = merged
@@ -267,7 +306,10 @@ final class OperationQueue: Sendable {
         changing()
         try transaction.delete(ids: [operation.id], from: SystemTables.operations)
         try transaction.delete(ids: [operation.id], from: SystemTables.errors)
-        guard var followUp = try self.operation(table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction) else { return nil }
+        guard
+            var followUp = try self.operation(
+                table: operation.table, itemId: operation.itemId, slot: .followUp, in: transaction)
+        else { return nil }
         try transaction.delete(ids: [followUp.id], from: SystemTables.operations)
         followUp.id = OperationQueue.key(table: operation.table, itemId: operation.itemId, slot: .primary)
         try transaction.upsert([followUp.row()], into: SystemTables.operations, origin: .local)
@@ -284,13 +326,17 @@ final class OperationQueue: Sendable {
         guard !followUps.isEmpty else { return }
         try store.write { transaction in
             for followUp in followUps {
-                if let primary = try operation(table: followUp.table, itemId: followUp.itemId, slot: .primary, in: transaction) {
+                if let primary = try operation(
+                    table: followUp.table, itemId: followUp.itemId, slot: .primary, in: transaction)
+                {
                     try settle(primary, in: transaction)
                 } else {
-                    try complete(QueuedOperation(id: OperationQueue.key(table: followUp.table, itemId: followUp.itemId, slot: .primary),
-                                                 sequence: followUp.sequence, kind: followUp.kind, state: followUp.state,
-                                                 table: followUp.table, itemId: followUp.itemId, item: nil, version: 0,
-                                                 createdAt: followUp.createdAt), in: transaction)
+                    try complete(
+                        QueuedOperation(
+                            id: OperationQueue.key(table: followUp.table, itemId: followUp.itemId, slot: .primary),
+                            sequence: followUp.sequence, kind: followUp.kind, state: followUp.state,
+                            table: followUp.table, itemId: followUp.itemId, item: nil, version: 0,
+                            createdAt: followUp.createdAt), in: transaction)
                 }
             }
         }

@@ -51,7 +51,9 @@ public struct PullResult: Sendable, Hashable {
     public var requests: Int
 
     /// Creates a result.
-    public init(table: String, received: Int = 0, stored: Int = 0, deleted: Int = 0, skippedPending: Int = 0, requests: Int = 0) {
+    public init(
+        table: String, received: Int = 0, stored: Int = 0, deleted: Int = 0, skippedPending: Int = 0, requests: Int = 0
+    ) {
         self.table = table
         self.received = received
         self.stored = stored

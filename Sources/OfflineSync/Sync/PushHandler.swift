@@ -17,8 +17,10 @@ public struct PushOperation: Sendable {
     /// push can hand over the next operation without waiting for this one's answer.
     let queued: @Sendable () -> Void
 
-    init(kind: OperationKind, table: String, itemId: String, item: Item?, sequence: Int64, remote: any RemoteService,
-         queued: @escaping @Sendable () -> Void = {}) {
+    init(
+        kind: OperationKind, table: String, itemId: String, item: Item?, sequence: Int64, remote: any RemoteService,
+        queued: @escaping @Sendable () -> Void = {}
+    ) {
         self.kind = kind
         self.table = table
         self.itemId = itemId
@@ -48,7 +50,9 @@ public struct PushOperation: Sendable {
         let kind = kind ?? self.kind
         return kind == .delete
             ? RemoteWrite(.delete, table: table, item: Item(id: itemId), ifMatch: sent?.version)
-            : RemoteWrite(kind, table: table, item: PushOperation.outgoing(sent, id: itemId), ifMatch: kind == .update ? sent?.version : nil)
+            : RemoteWrite(
+                kind, table: table, item: PushOperation.outgoing(sent, id: itemId),
+                ifMatch: kind == .update ? sent?.version : nil)
     }
 
     static func outgoing(_ item: Item?, id: String) -> Item {

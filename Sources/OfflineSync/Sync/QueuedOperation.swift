@@ -44,8 +44,10 @@ public struct QueuedOperation: Sendable, Hashable {
     public var createdAt: Timestamp
 
     /// Creates an operation record.
-    public init(id: String, sequence: Int64, kind: OperationKind, state: OperationState, table: String,
-                itemId: String, item: Item?, version: Int64, createdAt: Timestamp) {
+    public init(
+        id: String, sequence: Int64, kind: OperationKind, state: OperationState, table: String,
+        itemId: String, item: Item?, version: Int64, createdAt: Timestamp
+    ) {
         self.id = id
         self.sequence = sequence
         self.kind = kind
@@ -62,18 +64,24 @@ public struct QueuedOperation: Sendable, Hashable {
     init(row: Item, schema: StoreSchema, attemptedThrough: Int64) throws {
         typealias C = SystemTables.OperationColumn
         func damaged(_ column: String) -> OfflineSyncError {
-            OfflineSyncError(.storage, "operation '\(row.id)' in \(SystemTables.operations) has no valid '\(column)'; the queue was changed outside OfflineSync")
+            OfflineSyncError(
+                .storage,
+                "operation '\(row.id)' in \(SystemTables.operations) has no valid '\(column)'; the queue was changed outside OfflineSync"
+            )
         }
         guard let sequence = row[C.sequence].intValue else { throw damaged(C.sequence) }
         guard let kind = row[C.kind].stringValue.flatMap(OperationKind.init(rawValue:)) else { throw damaged(C.kind) }
-        guard let state = row[C.state].stringValue.flatMap(OperationState.init(rawValue:)) else { throw damaged(C.state) }
+        guard let state = row[C.state].stringValue.flatMap(OperationState.init(rawValue:)) else {
+            throw damaged(C.state)
+        }
         guard let table = row[C.table].stringValue else { throw damaged(C.table) }
         guard let itemId = row[C.itemId].stringValue else { throw damaged(C.itemId) }
         let item = try ItemJSON.decode(row[C.item], table: table, schema: schema)
-        self.init(id: row.id, sequence: sequence, kind: kind, state: sequence <= attemptedThrough ? .attempted : state,
-                  table: table, itemId: itemId,
-                  item: item, version: row[C.version].intValue ?? 0,
-                  createdAt: row[C.createdAt].dateValue ?? .epoch)
+        self.init(
+            id: row.id, sequence: sequence, kind: kind, state: sequence <= attemptedThrough ? .attempted : state,
+            table: table, itemId: itemId,
+            item: item, version: row[C.version].intValue ?? 0,
+            createdAt: row[C.createdAt].dateValue ?? .epoch)
     }
 
     func row() throws -> Item {

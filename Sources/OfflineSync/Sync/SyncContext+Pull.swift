@@ -22,24 +22,33 @@ extension SyncContext {
     /// The delta token of an incremental pull, or `nil` before its first page.
     public func deltaToken(table: String, queryId: String) throws -> DeltaToken? {
         try DeltaToken.validate(queryId: queryId)
-        return try store.lookup(table: SystemTables.config, id: DeltaToken.key(table: table, queryId: queryId)).flatMap(DeltaToken.init(row:))
+        return try store.lookup(table: SystemTables.config, id: DeltaToken.key(table: table, queryId: queryId)).flatMap(
+            DeltaToken.init(row:))
     }
 
     private func validate(_ request: PullRequest, options: PullOptions) throws {
         _ = try table(request.table)
         let schema = try store.schema.requireTable(request.table)
         guard options.pageSize >= 1 else {
-            throw OfflineSyncError(.configuration, "pull page size is \(options.pageSize); it must be 1 or more (default 50)")
+            throw OfflineSyncError(
+                .configuration, "pull page size is \(options.pageSize); it must be 1 or more (default 50)")
         }
         guard request.queryId == nil || schema.column(named: SystemProperty.updatedAt.rawValue) != nil else {
-            throw OfflineSyncError(.invalidSchema, "table '\(request.table)' has no 'updatedAt' column; an incremental pull needs it (declare the table synced)")
+            throw OfflineSyncError(
+                .invalidSchema,
+                "table '\(request.table)' has no 'updatedAt' column; an incremental pull needs it (declare the table synced)"
+            )
         }
         if let query = request.query {
             guard query.table == request.table else {
-                throw OfflineSyncError(.invalidQuery, "the pull of '\(request.table)' was given a query on '\(query.table)'")
+                throw OfflineSyncError(
+                    .invalidQuery, "the pull of '\(request.table)' was given a query on '\(query.table)'")
             }
             guard query.selection == nil else {
-                throw OfflineSyncError(.invalidQuery, "a pull of '\(request.table)' cannot select columns: each pulled record replaces the whole local row")
+                throw OfflineSyncError(
+                    .invalidQuery,
+                    "a pull of '\(request.table)' cannot select columns: each pulled record replaces the whole local row"
+                )
             }
             guard !query.includeTotalCount else {
                 throw OfflineSyncError(.invalidQuery, "a pull of '\(request.table)' cannot ask for a total count")
@@ -49,7 +58,10 @@ extension SyncContext {
         if let queryId = request.queryId {
             try DeltaToken.validate(queryId: queryId)
             if let query = request.query, !query.orderBy.isEmpty || query.skip != 0 || query.top != nil {
-                throw OfflineSyncError(.invalidQuery, "incremental pull '\(queryId)' of '\(request.table)' cannot use orderBy, skip or top: it orders by updatedAt and pages by itself; drop them or pull without a query id")
+                throw OfflineSyncError(
+                    .invalidQuery,
+                    "incremental pull '\(queryId)' of '\(request.table)' cannot use orderBy, skip or top: it orders by updatedAt and pages by itself; drop them or pull without a query id"
+                )
             }
         }
     }
@@ -58,7 +70,11 @@ extension SyncContext {
         if try pendingOperationCount(table: request.table) > 0 {
             let pushed = try await pushHoldingGate(handler: pushHandler, progress: options.progress)
             guard pushed.succeeded else {
-                throw PushFailure(result: pushed, message: "the pull of '\(request.table)' pushed its pending operations first and \(pushed.errors.count) failed; resolve them (operationErrors()) and pull again")
+                throw PushFailure(
+                    result: pushed,
+                    message:
+                        "the pull of '\(request.table)' pushed its pending operations first and \(pushed.errors.count) failed; resolve them (operationErrors()) and pull again"
+                )
             }
         }
         var result = PullResult(table: request.table)
@@ -74,21 +90,27 @@ extension SyncContext {
     /// token commit together. Records sharing one `updatedAt` are paged by the id tie-breaker;
     /// should a server keep finer timestamps than it sends (so the same records come back), the
     /// next request skips past them.
-    private func pullIncrementally(_ request: PullRequest, queryId: String, options: PullOptions, into result: inout PullResult) async throws {
+    private func pullIncrementally(
+        _ request: PullRequest, queryId: String, options: PullOptions, into result: inout PullResult
+    ) async throws {
         let key = DeltaToken.key(table: request.table, queryId: queryId)
         var token = try store.lookup(table: SystemTables.config, id: key).flatMap(DeltaToken.init(row:)) ?? .initial
         var skip = 0
         while true {
             try Task.checkCancellation()
             let filter = request.query?.filter.map { Expression.and($0, token.filter) } ?? token.filter
-            let query = Query(table: request.table, filter: filter,
-                              orderBy: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
-                              skip: skip, top: options.pageSize)
+            let query = Query(
+                table: request.table, filter: filter,
+                orderBy: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
+                skip: skip, top: options.pageSize)
             let page = try await remote.readPage(query, includeDeleted: options.includeDeleted).items
             result.requests += 1
             guard let last = page.last else { break }
             guard let updatedAt = last.updatedAt else {
-                throw OfflineSyncError(.invalidValue, "the server sent item '\(last.id)' of '\(request.table)' without 'updatedAt'; an incremental pull needs it")
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "the server sent item '\(last.id)' of '\(request.table)' without 'updatedAt'; an incremental pull needs it"
+                )
             }
             let next = DeltaToken(updatedAt: updatedAt, itemId: last.id)
             try commit(page, of: request.table, token: next == token ? nil : (key, next), into: &result)
@@ -128,7 +150,9 @@ extension SyncContext {
 
     /// Stores one page in one transaction: items with a queued operation are left alone, deleted
     /// records are removed, the rest upserted in bulk; then the token, when given, is written.
-    private func commit(_ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, into result: inout PullResult) throws {
+    private func commit(
+        _ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, into result: inout PullResult
+    ) throws {
         let counts = try store.write { transaction -> (stored: Int, deleted: Int, skipped: Int) in
             let pendingIds = try queuedItemIds(table: table, among: page.map(\.id), in: transaction)
             var upserts: [Item] = []
@@ -161,13 +185,18 @@ extension SyncContext {
     func queuedItemIds(table: String, among ids: [String], in transaction: any StoreTransaction) throws -> Set<IdKey> {
         typealias C = SystemTables.OperationColumn
         var queued = Set<IdKey>()
-        let any = try transaction.read(Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table), top: 1, selection: [C.itemId]))
+        let any = try transaction.read(
+            Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table), top: 1, selection: [C.itemId])
+        )
         guard !any.items.isEmpty else { return queued }
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = ids[start..<min(ids.count, start + 500)]
-            let rows = try transaction.read(Query(table: SystemTables.operations,
-                                                  filter: .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), chunk.map { .string($0) })),
-                                                  selection: [C.itemId])).items
+            let rows = try transaction.read(
+                Query(
+                    table: SystemTables.operations,
+                    filter: .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), chunk.map { .string($0) })),
+                    selection: [C.itemId])
+            ).items
             for row in rows { if let id = row[C.itemId].stringValue { queued.insert(IdKey(id)) } }
         }
         return queued

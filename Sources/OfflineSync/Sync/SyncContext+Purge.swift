@@ -12,7 +12,9 @@ extension SyncContext {
     /// - Throws: ``OfflineSyncError/Code-swift.struct/invalidOperation`` when the table has
     ///   queued operations and `force` is `false`; nothing is removed then.
     @discardableResult
-    public func purge(table: String, query: Query? = nil, queryId: String? = nil, force: Bool = false) async throws -> Int {
+    public func purge(table: String, query: Query? = nil, queryId: String? = nil, force: Bool = false) async throws
+        -> Int
+    {
         _ = try self.table(table)
         if let queryId { try DeltaToken.validate(queryId: queryId) }
         if let query, query.table != table {
@@ -22,18 +24,29 @@ extension SyncContext {
         return try await gate.run {
             try store.write { transaction in
                 queue.changing()
-                let tableOperations = Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table),
-                                            top: 0, includeTotalCount: true)
+                let tableOperations = Query(
+                    table: SystemTables.operations, filter: SyncContext.tableFilter(table),
+                    top: 0, includeTotalCount: true)
                 let pending = try transaction.read(tableOperations).totalCount ?? 0
                 if pending > 0 && !force {
-                    throw OfflineSyncError(.invalidOperation, "table '\(table)' has \(pending) queued operation(s); push them first, or purge with force: true to drop them")
+                    throw OfflineSyncError(
+                        .invalidOperation,
+                        "table '\(table)' has \(pending) queued operation(s); push them first, or purge with force: true to drop them"
+                    )
                 }
                 if pending > 0 {
-                    var operations = try transaction.read(Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table),
-                                                                selection: [C.itemId])).items
+                    var operations = try transaction.read(
+                        Query(
+                            table: SystemTables.operations, filter: SyncContext.tableFilter(table),
+                            selection: [C.itemId])
+                    ).items
                     if let query {
-                        let purged = Set(try transaction.read(Query(table: table, filter: query.filter, orderBy: query.orderBy,
-                                                                    skip: query.skip, top: query.top, selection: [])).items.map(\.id))
+                        let purged = Set(
+                            try transaction.read(
+                                Query(
+                                    table: table, filter: query.filter, orderBy: query.orderBy,
+                                    skip: query.skip, top: query.top, selection: [])
+                            ).items.map(\.id))
                         operations.removeAll { !purged.contains($0[C.itemId].stringValue ?? "") }
                     }
                     let operationIds = operations.map(\.id)
@@ -42,11 +55,15 @@ extension SyncContext {
                 }
                 let removed = try transaction.delete(matching: query ?? Query(table: table))
                 if let queryId {
-                    try transaction.delete(ids: [DeltaToken.key(table: table, queryId: queryId)], from: SystemTables.config)
+                    try transaction.delete(
+                        ids: [DeltaToken.key(table: table, queryId: queryId)], from: SystemTables.config)
                 }
                 if query == nil {
-                    try transaction.delete(matching: Query(table: SystemTables.config, filter: .function(
-                        .startsWith, [.column("id"), .literal(.string(DeltaToken.keyPrefix(table: table)))])))
+                    try transaction.delete(
+                        matching: Query(
+                            table: SystemTables.config,
+                            filter: .function(
+                                .startsWith, [.column("id"), .literal(.string(DeltaToken.keyPrefix(table: table)))])))
                 }
                 return removed
             }
@@ -80,7 +97,9 @@ extension SyncTable {
     ///     rejected.
     ///   - queryId: the incremental pull's name (1 to 255 bytes, no `|`), or `nil` for a full pull.
     @discardableResult
-    public func pull(_ query: Query? = nil, queryId: String? = nil, options: PullOptions = PullOptions()) async throws -> PullResult {
+    public func pull(_ query: Query? = nil, queryId: String? = nil, options: PullOptions = PullOptions()) async throws
+        -> PullResult
+    {
         try await context.pull(PullRequest(table: name, query: query, queryId: queryId), options: options)
     }
 

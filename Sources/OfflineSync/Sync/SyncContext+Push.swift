@@ -24,7 +24,8 @@ extension SyncContext {
     ///   stopped the push; the outcomes of the operations sent before the stop are committed,
     ///   the rest of the queue is intact (the operations of the current chunk are marked attempted).
     @discardableResult
-    public func push(handler: (any PushHandler)? = nil, progress: SyncProgressHandler? = nil) async throws -> PushResult {
+    public func push(handler: (any PushHandler)? = nil, progress: SyncProgressHandler? = nil) async throws -> PushResult
+    {
         try await gate.run { try await pushHoldingGate(handler: handler ?? pushHandler, progress: progress) }
     }
 
@@ -67,9 +68,12 @@ extension SyncContext {
                 // Read in a write transaction, so no edit is half done while the batch and the
                 // queue's generation are taken (see `OperationQueue.generation`).
                 (batch, generation) = try store.write { transaction in
-                    let rows = try transaction.read(Query(table: SystemTables.operations,
-                                                          filter: .comparison(.column(C.sequence), .gt, .literal(.int(after))),
-                                                          orderBy: [SortKey(C.sequence)], top: 2048)).items
+                    let rows = try transaction.read(
+                        Query(
+                            table: SystemTables.operations,
+                            filter: .comparison(.column(C.sequence), .gt, .literal(.int(after))),
+                            orderBy: [SortKey(C.sequence)], top: 2048)
+                    ).items
                     return (try rows.map(queue.decode), queue.generation.withLock { $0 })
                 }
             } catch {
@@ -79,10 +83,15 @@ extension SyncContext {
             after = last.sequence
             for start in stride(from: 0, to: batch.count, by: SyncContext.pushChunk) {
                 let chunk: [(operation: QueuedOperation, item: Item?)]
-                do { chunk = try begin(batch[start..<min(batch.count, start + SyncContext.pushChunk)], readAt: generation) } catch { throw abort(.abortedByStore, error) }
+                do {
+                    chunk = try begin(
+                        batch[start..<min(batch.count, start + SyncContext.pushChunk)], readAt: generation)
+                } catch { throw abort(.abortedByStore, error) }
                 let sent = await send(chunk, through: handler, depth: depth) { operation in
                     handled += 1
-                    progress?(SyncProgress(phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+                    progress?(
+                        SyncProgress(
+                            phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
                 }
                 var settlements: [Settlement] = []
                 var unsettled: [QueuedOperation] = []
@@ -99,10 +108,14 @@ extension SyncContext {
                 if let stop {
                     // What was answered is committed; the rest stays queued (attempted).
                     defer { try? release(unsettled) }
-                    do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch { throw abort(.abortedByStore, error) }
+                    do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch {
+                        throw abort(.abortedByStore, error)
+                    }
                     throw abort(stop.status, stop.error)
                 }
-                do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch { throw abort(.abortedByStore, error) }
+                do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch {
+                    throw abort(.abortedByStore, error)
+                }
             }
         }
         return result
@@ -132,8 +145,10 @@ extension SyncContext {
     /// so the remote receives them in queue order.
     /// After an operation stops the push, no further one is sent, but those already in flight
     /// are awaited: the server may have applied them, so their outcomes are committed too.
-    private func send(_ chunk: [(operation: QueuedOperation, item: Item?)], through handler: any PushHandler, depth: Int,
-                      answered: (QueuedOperation) -> Void) async -> [Sent] {
+    private func send(
+        _ chunk: [(operation: QueuedOperation, item: Item?)], through handler: any PushHandler, depth: Int,
+        answered: (QueuedOperation) -> Void
+    ) async -> [Sent] {
         var sent = [Sent](repeating: .unsent, count: chunk.count)
         var stopped = false
         func record(_ position: Int, _ outcome: Result<PushOutcome, any Error>) {
@@ -147,13 +162,18 @@ extension SyncContext {
             if Task.isCancelled { return .stopped(.cancelled, CancellationError()) }
             let (operation, item) = chunk[position]
             guard operation.kind != .delete && item == nil else { return nil }
-            let missing = RemoteError(.server, message: "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item")
+            let missing = RemoteError(
+                .server,
+                message:
+                    "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item"
+            )
             return .settled(.failed(operation, missing, reason: "localItemMissing", item: nil))
         }
         func pushOperation(_ position: Int, queued: @escaping @Sendable () -> Void = {}) -> PushOperation {
             let (operation, item) = chunk[position]
-            return PushOperation(kind: operation.kind, table: operation.table, itemId: operation.itemId, item: item,
-                                 sequence: operation.sequence, remote: remote, queued: queued)
+            return PushOperation(
+                kind: operation.kind, table: operation.table, itemId: operation.itemId, item: item,
+                sequence: operation.sequence, remote: remote, queued: queued)
         }
         if depth == 1 {
             for position in chunk.indices where !stopped {
@@ -191,7 +211,9 @@ extension SyncContext {
             var inFlight = 0
             for position in chunk.indices {
                 if stopping.isSet { stopped = true }
-                while inFlight >= depth || (stopped && inFlight > 0), let (answeredPosition, outcome) = await group.next() {
+                while inFlight >= depth || (stopped && inFlight > 0),
+                    let (answeredPosition, outcome) = await group.next()
+                {
                     inFlight -= 1
                     record(answeredPosition, outcome)
                 }
@@ -227,17 +249,20 @@ extension SyncContext {
     /// What a handler's answer means for the operation: a 404 to a delete counts as done;
     /// network, 401 and cancellation stop the push, and so does any error that is not a
     /// ``RemoteError``; every other ``RemoteError`` becomes an operation error.
-    private static func classify(_ outcome: Result<PushOutcome, any Error>, of operation: QueuedOperation, item: Item?) -> Sent {
+    private static func classify(_ outcome: Result<PushOutcome, any Error>, of operation: QueuedOperation, item: Item?)
+        -> Sent
+    {
         switch outcome {
         case .success(let outcome):
             return .settled(.finished(operation, outcome))
         case .failure(let error as RemoteError):
             if error.abortsPush {
-                let status: PushStatus = switch error.kind {
-                case .authentication: .abortedByAuthentication
-                case .cancelled: .cancelled
-                default: .abortedByNetwork
-                }
+                let status: PushStatus =
+                    switch error.kind {
+                    case .authentication: .abortedByAuthentication
+                    case .cancelled: .cancelled
+                    default: .abortedByNetwork
+                    }
                 return .stopped(status, error)
             }
             if operation.kind == .delete && error.kind == .notFound {
@@ -259,19 +284,26 @@ extension SyncContext {
     /// primary slot) are always left out. Marking early is on the safe side: an
     /// attempted insert followed by a local delete queues a delete (answered 404 if the insert
     /// never arrived) instead of vanishing. Items (and operations read again) are read by id.
-    private func begin(_ operations: ArraySlice<QueuedOperation>, readAt generation: UInt64) throws -> [(operation: QueuedOperation, item: Item?)] {
-        let primary = operations.filter { $0.id == OperationQueue.key(table: $0.table, itemId: $0.itemId, slot: .primary) }
+    private func begin(_ operations: ArraySlice<QueuedOperation>, readAt generation: UInt64) throws -> [(
+        operation: QueuedOperation, item: Item?
+    )] {
+        let primary = operations.filter {
+            $0.id == OperationQueue.key(table: $0.table, itemId: $0.itemId, slot: .primary)
+        }
         guard !primary.isEmpty else { return [] }
         do {
             return try store.write { transaction in
-                let current = queue.generation.withLock { $0 } == generation
+                let current =
+                    queue.generation.withLock { $0 } == generation
                     ? Dictionary(primary.map { (IdKey($0.id), $0) }, uniquingKeysWith: { first, _ in first })
                     : try operationsById(primary.map(\.id), in: transaction)
                 var begun: [QueuedOperation] = []
                 var itemIds: [String: [String]] = [:]
                 for queued in primary {
-                    guard var operation = current[IdKey(queued.id)], operation.table == queued.table, operation.itemId == queued.itemId,
-                          operation.sequence == queued.sequence else { continue }
+                    guard var operation = current[IdKey(queued.id)], operation.table == queued.table,
+                        operation.itemId == queued.itemId,
+                        operation.sequence == queued.sequence
+                    else { continue }
                     operation.state = .attempted
                     if operation.kind != .delete { itemIds[operation.table, default: []].append(operation.itemId) }
                     begun.append(operation)
@@ -289,7 +321,9 @@ extension SyncContext {
     }
 
     /// The operations stored at these row ids (missing ones left out), read by id.
-    private func operationsById(_ ids: [String], in transaction: any StoreTransaction) throws -> [IdKey: QueuedOperation] {
+    private func operationsById(_ ids: [String], in transaction: any StoreTransaction) throws -> [IdKey:
+        QueuedOperation]
+    {
         try transaction.rows(withIds: ids, in: SystemTables.operations).mapValues(queue.decode)
     }
 
@@ -319,7 +353,7 @@ extension SyncContext {
             result.errors += try committing(settlements, applied: &applied)
             result.completedCount += settlements.reduce(0) { $0 + count($1) }
             return
-        } catch where applied {
+        } catch  where applied {
             try? release(settlements.map(\.operation))
             throw error
         } catch {
@@ -344,14 +378,17 @@ extension SyncContext {
     /// had an error when the push began; push records errors only for operations it does not
     /// complete), one upsert per table stores the server's copies. Every other outcome goes
     /// through ``apply(_:in:)``; all of them touch only their own item's rows.
-    private func applyTogether(_ settlements: [Settlement], erroredIds: Set<String>,
-                               in transaction: any StoreTransaction) throws -> [OperationError] {
+    private func applyTogether(
+        _ settlements: [Settlement], erroredIds: Set<String>,
+        in transaction: any StoreTransaction
+    ) throws -> [OperationError] {
         let followedUp = queue.followedUp.withLock { $0 }
         var completed: [String] = []
         var copies: [String: [Item]] = [:]
         var errors: [OperationError] = []
         for settlement in settlements {
-            guard case .finished(let operation, .pushed(let server)) = settlement, !followedUp.contains(operation.id) else {
+            guard case .finished(let operation, .pushed(let server)) = settlement, !followedUp.contains(operation.id)
+            else {
                 errors += try apply(settlement, in: transaction)
                 continue
             }
@@ -381,10 +418,11 @@ extension SyncContext {
             return []
         case .failed(let operation, let error, let reason, let item):
             guard let settled = try queue.settle(operation, in: transaction) else { return [] }
-            let recorded = OperationError(operationId: settled.id, sequence: settled.sequence, operationVersion: settled.version,
-                                          kind: operation.kind, table: operation.table, itemId: operation.itemId,
-                                          status: error.status, reason: reason, message: error.message, item: item,
-                                          serverItem: error.serverItem, createdAt: .now())
+            let recorded = OperationError(
+                operationId: settled.id, sequence: settled.sequence, operationVersion: settled.version,
+                kind: operation.kind, table: operation.table, itemId: operation.itemId,
+                status: error.status, reason: reason, message: error.message, item: item,
+                serverItem: error.serverItem, createdAt: .now())
             try transaction.upsert([recorded.row()], into: SystemTables.errors, origin: .local)
             return [recorded]
         }
@@ -392,8 +430,10 @@ extension SyncContext {
 
     /// The server's copy replaces the local item, unless the item was edited during the push:
     /// then only its system properties are taken, so the next push sends the new `version`.
-    private func storeServerCopy(_ server: Item, of operation: QueuedOperation, followUp: QueuedOperation?,
-                                 in transaction: any StoreTransaction) throws {
+    private func storeServerCopy(
+        _ server: Item, of operation: QueuedOperation, followUp: QueuedOperation?,
+        in transaction: any StoreTransaction
+    ) throws {
         try requireServerCopy(server, of: operation)
         guard var followUp else {
             try transaction.upsert([server], into: operation.table, origin: .server)
@@ -417,7 +457,10 @@ extension SyncContext {
     /// Throws unless `server` is the server's copy of the operation's item.
     private func requireServerCopy(_ server: Item, of operation: QueuedOperation) throws {
         guard server.id == operation.itemId else {
-            throw OfflineSyncError(.invalidValue, "the server answered the \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' with item '\(server.id)'")
+            throw OfflineSyncError(
+                .invalidValue,
+                "the server answered the \(operation.kind.rawValue) of '\(operation.itemId)' in '\(operation.table)' with item '\(server.id)'"
+            )
         }
     }
 

@@ -32,13 +32,16 @@ public final class SyncContext: Sendable {
     /// Opens `store` with the app's `tables` plus ``SystemTables/all`` and prepares to sync
     /// them with `remote`. Declare app tables as synced (the default) so they carry the system
     /// properties.
-    public init(store: any LocalStore, remote: any RemoteService, tables: [TableSchema],
-                pushHandler: any PushHandler = DefaultPushHandler()) throws {
+    public init(
+        store: any LocalStore, remote: any RemoteService, tables: [TableSchema],
+        pushHandler: any PushHandler = DefaultPushHandler()
+    ) throws {
         for table in tables {
             try Identifier.validateUserTable(table.name)
         }
         try store.open(schema: StoreSchema(tables + SystemTables.all))
-        self.queue = OperationQueue(schema: try store.schema, attemptedThrough: try OperationQueue.attemptedThrough(in: store))
+        self.queue = OperationQueue(
+            schema: try store.schema, attemptedThrough: try OperationQueue.attemptedThrough(in: store))
         self.store = store
         self.remote = remote
         self.pushHandler = pushHandler
@@ -49,7 +52,10 @@ public final class SyncContext: Sendable {
     public func table(_ name: String) throws -> SyncTable {
         try Identifier.validateUserTable(name)
         guard try queue.schema.requireTable(name).synced else {
-            throw OfflineSyncError(.invalidOperation, "table '\(name)' is declared local-only (synced: false); read and write it through the store, or declare it synced")
+            throw OfflineSyncError(
+                .invalidOperation,
+                "table '\(name)' is declared local-only (synced: false); read and write it through the store, or declare it synced"
+            )
         }
         return SyncTable(name: name, context: self)
     }
@@ -61,17 +67,23 @@ public final class SyncContext: Sendable {
 
     /// The queued operations in push order, of one table or of all.
     public func pendingOperations(table: String? = nil) throws -> [QueuedOperation] {
-        try store.read(Query(table: SystemTables.operations, filter: table.map(SyncContext.tableFilter),
-                             orderBy: [SortKey(SystemTables.OperationColumn.sequence)]))
-            .items.map(queue.decode)
+        try store.read(
+            Query(
+                table: SystemTables.operations, filter: table.map(SyncContext.tableFilter),
+                orderBy: [SortKey(SystemTables.OperationColumn.sequence)])
+        )
+        .items.map(queue.decode)
     }
 
     /// The recorded operation errors in queue order, of one table or of all.
     public func operationErrors(table: String? = nil) throws -> [OperationError] {
-        try store.read(Query(table: SystemTables.errors,
-                             filter: table.map { .comparison(.column(SystemTables.ErrorColumn.table), .eq, .literal(.string($0))) },
-                             orderBy: [SortKey(SystemTables.ErrorColumn.sequence)]))
-            .items.map { try OperationError(row: $0, schema: queue.schema) }
+        try store.read(
+            Query(
+                table: SystemTables.errors,
+                filter: table.map { .comparison(.column(SystemTables.ErrorColumn.table), .eq, .literal(.string($0))) },
+                orderBy: [SortKey(SystemTables.ErrorColumn.sequence)])
+        )
+        .items.map { try OperationError(row: $0, schema: queue.schema) }
     }
 
     /// Settles a recorded operation error (see ``ErrorResolution``). The operation must be
@@ -79,15 +91,26 @@ public final class SyncContext: Sendable {
     /// ``OfflineSyncError/Code-swift.struct/conflict`` and nothing changes.
     public func resolve(_ error: OperationError, _ resolution: ErrorResolution) throws {
         try store.write { transaction in
-            guard let operation = try queue.operation(table: error.table, itemId: error.itemId, slot: .primary, in: transaction),
-                  operation.id == error.operationId else {
-                throw OfflineSyncError(.invalidOperation, "the operation of error '\(error.operationId)' is no longer queued; read operationErrors() again")
+            guard
+                let operation = try queue.operation(
+                    table: error.table, itemId: error.itemId, slot: .primary, in: transaction),
+                operation.id == error.operationId
+            else {
+                throw OfflineSyncError(
+                    .invalidOperation,
+                    "the operation of error '\(error.operationId)' is no longer queued; read operationErrors() again")
             }
             guard operation.version == error.operationVersion else {
-                throw OfflineSyncError(.conflict, "item '\(error.itemId)' of '\(error.table)' was edited after its push failed (operation version \(operation.version), error recorded at \(error.operationVersion)); read operationErrors() again")
+                throw OfflineSyncError(
+                    .conflict,
+                    "item '\(error.itemId)' of '\(error.table)' was edited after its push failed (operation version \(operation.version), error recorded at \(error.operationVersion)); read operationErrors() again"
+                )
             }
             guard !queue.inFlight.withLock({ $0.contains(operation.id) }) else {
-                throw OfflineSyncError(.conflict, "the operation of item '\(error.itemId)' of '\(error.table)' is being pushed; resolve it after the push")
+                throw OfflineSyncError(
+                    .conflict,
+                    "the operation of item '\(error.itemId)' of '\(error.table)' is being pushed; resolve it after the push"
+                )
             }
             try apply(resolution, to: operation, serverItem: error.serverItem, in: transaction)
         }
@@ -99,8 +122,10 @@ public final class SyncContext: Sendable {
     }
 
     /// Applies a resolution to a queued operation (and a follow-up queued while it was pushed).
-    func apply(_ resolution: ErrorResolution, to operation: QueuedOperation, serverItem: Item?,
-               in transaction: any StoreTransaction) throws {
+    func apply(
+        _ resolution: ErrorResolution, to operation: QueuedOperation, serverItem: Item?,
+        in transaction: any StoreTransaction
+    ) throws {
         queue.changing()
         let followUpKey = OperationQueue.key(table: operation.table, itemId: operation.itemId, slot: .followUp)
         switch resolution {
@@ -113,7 +138,8 @@ public final class SyncContext: Sendable {
             try transaction.delete(ids: [operation.id], from: SystemTables.errors)
             if let server = item ?? serverItem, !server.isDeleted {
                 guard server.id == operation.itemId else {
-                    throw OfflineSyncError(.invalidValue, "the server item given to resolve '\(operation.itemId)' has id '\(server.id)'")
+                    throw OfflineSyncError(
+                        .invalidValue, "the server item given to resolve '\(operation.itemId)' has id '\(server.id)'")
                 }
                 try transaction.upsert([server], into: operation.table, origin: .server)
             } else {
@@ -121,7 +147,8 @@ public final class SyncContext: Sendable {
             }
         case .keepAndRetry(let item):
             guard item.id == operation.itemId else {
-                throw OfflineSyncError(.invalidValue, "the item given to retry '\(operation.itemId)' has id '\(item.id)'")
+                throw OfflineSyncError(
+                    .invalidValue, "the item given to retry '\(operation.itemId)' has id '\(item.id)'")
             }
             var kept = operation
             kept.version += 1

@@ -96,21 +96,27 @@ public struct SyncTable: Sendable {
             operations.reserveCapacity(items.count)
             for item in items {
                 guard seen.insert(item.id).inserted else {
-                    throw OfflineSyncError(.invalidOperation, "item '\(item.id)' appears twice in one \(kind.rawValue) of table '\(table)'; write it once")
+                    throw OfflineSyncError(
+                        .invalidOperation,
+                        "item '\(item.id)' appears twice in one \(kind.rawValue) of table '\(table)'; write it once")
                 }
                 let stored = storedItems[IdKey(item.id)]
                 switch kind {
                 case .insert:
                     if stored != nil {
-                        throw OfflineSyncError(.conflict, "table '\(table)' already has an item with id '\(item.id)'; use update to change it")
+                        throw OfflineSyncError(
+                            .conflict,
+                            "table '\(table)' already has an item with id '\(item.id)'; use update to change it")
                     }
                     written.append(item)
                 case .update:
                     guard let stored else {
-                        throw OfflineSyncError(.conflict, "table '\(table)' has no item with id '\(item.id)' to update; insert it first")
+                        throw OfflineSyncError(
+                            .conflict, "table '\(table)' has no item with id '\(item.id)' to update; insert it first")
                     }
                     var merged = item
-                    for property in [SystemProperty.version, .createdAt, .updatedAt] where merged.values[property.rawValue] == nil {
+                    for property in [SystemProperty.version, .createdAt, .updatedAt]
+                    where merged.values[property.rawValue] == nil {
                         merged.values[property.rawValue] = stored.values[property.rawValue]
                     }
                     written.append(merged)
@@ -120,8 +126,10 @@ public struct SyncTable: Sendable {
                     }
                     written.append(stored)
                 }
-                try queue.enqueue(kind, table: table, itemId: item.id, deletedItem: kind == .delete ? stored : nil,
-                                  primary: primaries[IdKey(item.id)], sequence: &sequence, now: now, rows: &operations, in: transaction)
+                try queue.enqueue(
+                    kind, table: table, itemId: item.id, deletedItem: kind == .delete ? stored : nil,
+                    primary: primaries[IdKey(item.id)], sequence: &sequence, now: now, rows: &operations,
+                    in: transaction)
             }
             if !operations.isEmpty { try transaction.upsert(operations, into: SystemTables.operations, origin: .local) }
             if kind == .delete {
@@ -145,6 +153,7 @@ enum UUIDText {
             let text = String(byte, radix: 16, uppercase: true)
             return byte < 16 ? "0" + text : text
         }
-        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(
+            separator: "-")
     }
 }

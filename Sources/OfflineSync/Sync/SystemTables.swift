@@ -61,42 +61,50 @@ public enum SystemTables {
     }
 
     /// The declaration of the operation queue, with indexes on the sequence and on (table, item id).
-    public static let operationsSchema = TableSchema(operations, columns: [
-        Column(OperationColumn.sequence, .integer),
-        Column(OperationColumn.kind, .string),
-        Column(OperationColumn.state, .string),
-        Column(OperationColumn.table, .string),
-        Column(OperationColumn.itemId, .string),
-        Column(OperationColumn.item, .json),
-        Column(OperationColumn.version, .integer),
-        Column(OperationColumn.createdAt, .date),
-    ], indexes: [
-        Index("operations_sequence", on: [OperationColumn.sequence]),
-        Index("operations_item", on: [OperationColumn.table, OperationColumn.itemId]),
-    ], synced: false)
+    public static let operationsSchema = TableSchema(
+        operations,
+        columns: [
+            Column(OperationColumn.sequence, .integer),
+            Column(OperationColumn.kind, .string),
+            Column(OperationColumn.state, .string),
+            Column(OperationColumn.table, .string),
+            Column(OperationColumn.itemId, .string),
+            Column(OperationColumn.item, .json),
+            Column(OperationColumn.version, .integer),
+            Column(OperationColumn.createdAt, .date),
+        ],
+        indexes: [
+            Index("operations_sequence", on: [OperationColumn.sequence]),
+            Index("operations_item", on: [OperationColumn.table, OperationColumn.itemId]),
+        ], synced: false)
 
     /// The declaration of the operation errors.
-    public static let errorsSchema = TableSchema(errors, columns: [
-        Column(ErrorColumn.sequence, .integer),
-        Column(ErrorColumn.version, .integer),
-        Column(ErrorColumn.kind, .string),
-        Column(ErrorColumn.table, .string),
-        Column(ErrorColumn.itemId, .string),
-        Column(ErrorColumn.status, .integer),
-        Column(ErrorColumn.reason, .string),
-        Column(ErrorColumn.message, .string),
-        Column(ErrorColumn.item, .json),
-        Column(ErrorColumn.serverItem, .json),
-        Column(ErrorColumn.createdAt, .date),
-    ], indexes: [
-        Index("errors_table", on: [ErrorColumn.table]),
-    ], synced: false)
+    public static let errorsSchema = TableSchema(
+        errors,
+        columns: [
+            Column(ErrorColumn.sequence, .integer),
+            Column(ErrorColumn.version, .integer),
+            Column(ErrorColumn.kind, .string),
+            Column(ErrorColumn.table, .string),
+            Column(ErrorColumn.itemId, .string),
+            Column(ErrorColumn.status, .integer),
+            Column(ErrorColumn.reason, .string),
+            Column(ErrorColumn.message, .string),
+            Column(ErrorColumn.item, .json),
+            Column(ErrorColumn.serverItem, .json),
+            Column(ErrorColumn.createdAt, .date),
+        ],
+        indexes: [
+            Index("errors_table", on: [ErrorColumn.table])
+        ], synced: false)
 
     /// The declaration of the configuration table.
-    public static let configSchema = TableSchema(config, columns: [
-        Column(ConfigColumn.value, .string),
-        Column(ConfigColumn.itemId, .string),
-    ], synced: false)
+    public static let configSchema = TableSchema(
+        config,
+        columns: [
+            Column(ConfigColumn.value, .string),
+            Column(ConfigColumn.itemId, .string),
+        ], synced: false)
 
     /// The three system tables.
     public static let all: [TableSchema] = [operationsSchema, errorsSchema, configSchema]

@@ -101,8 +101,10 @@ public enum JSONCodec {
     }
 
     /// Calls `body` with the bytes in contiguous memory, copying them only when they are not.
-    static func withContiguousBytes<T>(_ bytes: some Collection<UInt8>,
-                                       _ body: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+    static func withContiguousBytes<T>(
+        _ bytes: some Collection<UInt8>,
+        _ body: (UnsafeBufferPointer<UInt8>) throws -> T
+    ) throws -> T {
         if let result = try bytes.withContiguousStorageIfAvailable(body) { return result }
         return try Array(bytes).withUnsafeBufferPointer(body)
     }

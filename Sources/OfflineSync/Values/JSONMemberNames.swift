@@ -43,8 +43,11 @@ struct JSONMemberNames {
         return index
     }
 
-    private static func equal(_ storage: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
-        range.count == text.count && (text.isEmpty || memcmp(storage.baseAddress! + range.lowerBound, text.baseAddress!, text.count) == 0)
+    private static func equal(
+        _ storage: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ text: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        range.count == text.count
+            && (text.isEmpty || memcmp(storage.baseAddress! + range.lowerBound, text.baseAddress!, text.count) == 0)
     }
 
     private mutating func add(_ text: UnsafeBufferPointer<UInt8>) -> Int {
@@ -70,7 +73,7 @@ struct JSONMemberNames {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -24,7 +24,8 @@ struct JSONReader {
     func describeByte(at offset: Int) -> String {
         guard offset < bytes.count else { return "the end of the input" }
         let byte = bytes[offset]
-        return byte >= 0x20 && byte < 0x7F ? "'\(Unicode.Scalar(byte))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
+        return byte >= 0x20 && byte < 0x7F
+            ? "'\(Unicode.Scalar(byte))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
     func syntaxError(_ problem: String, at offset: Int) -> OfflineSyncError {
@@ -108,9 +109,15 @@ struct JSONReader {
             var text: [UInt8] = []
             try appendCompact(to: &text, depth: 0)
             return .json(String(decoding: text, as: UTF8.self))
-        case UInt8(ascii: "t"): try readWord("true"); return .bool(true)
-        case UInt8(ascii: "f"): try readWord("false"); return .bool(false)
-        case UInt8(ascii: "n"): try readWord("null"); return .null
+        case UInt8(ascii: "t"):
+            try readWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try readWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try readWord("null")
+            return .null
         case UInt8(ascii: "-"), 48...57: return try readNumber()
         default: throw expected("a JSON value")
         }
@@ -188,13 +195,17 @@ struct JSONReader {
         let number = try scanNumber()
         if number.isInteger, !number.mantissaOverflow {
             let mantissa = number.mantissa
-            if number.negative, mantissa <= UInt64(Int64.max) + 1 { return .int(Int64(truncatingIfNeeded: 0 &- mantissa)) }
+            if number.negative, mantissa <= UInt64(Int64.max) + 1 {
+                return .int(Int64(truncatingIfNeeded: 0 &- mantissa))
+            }
             if !number.negative, mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
         }
         let exponent10 = number.exponent10
         if !number.mantissaOverflow, number.mantissa <= 1 << 53, exponent10 >= -22, exponent10 <= 22 {
-            let magnitude = exponent10 < 0 ? Double(number.mantissa) / JSONReader.powersOfTen[-exponent10]
-                                           : Double(number.mantissa) * JSONReader.powersOfTen[exponent10]
+            let magnitude =
+                exponent10 < 0
+                ? Double(number.mantissa) / JSONReader.powersOfTen[-exponent10]
+                : Double(number.mantissa) * JSONReader.powersOfTen[exponent10]
             return .double(number.negative ? -magnitude : magnitude)
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[number.start..<index]), as: UTF8.self)
@@ -215,7 +226,11 @@ struct JSONReader {
         let leadingZero = bytes[index] == UInt8(ascii: "0")
         var integerDigits = 0
         while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
-            if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa &* 10 &+ UInt64(digit) } else { mantissaOverflow = true }
+            if mantissa <= (UInt64.max - 9) / 10 {
+                mantissa = mantissa &* 10 &+ UInt64(digit)
+            } else {
+                mantissaOverflow = true
+            }
             integerDigits += 1
             index += 1
         }
@@ -227,7 +242,11 @@ struct JSONReader {
             isInteger = false
             guard index < bytes.count, bytes[index] &- 48 <= 9 else { throw expected("a digit after '.'") }
             while index < bytes.count, case let digit = bytes[index] &- 48, digit <= 9 {
-                if mantissa <= (UInt64.max - 9) / 10 { mantissa = mantissa &* 10 &+ UInt64(digit) } else { mantissaOverflow = true }
+                if mantissa <= (UInt64.max - 9) / 10 {
+                    mantissa = mantissa &* 10 &+ UInt64(digit)
+                } else {
+                    mantissaOverflow = true
+                }
                 fractionDigits += 1
                 index += 1
             }
@@ -248,8 +267,9 @@ struct JSONReader {
             }
             if exponentNegative { exponent = -exponent }
         }
-        return ScannedNumber(start: start, negative: negative, mantissa: mantissa, mantissaOverflow: mantissaOverflow,
-                             isInteger: isInteger, exponent10: exponent - fractionDigits)
+        return ScannedNumber(
+            start: start, negative: negative, mantissa: mantissa, mantissaOverflow: mantissaOverflow,
+            isInteger: isInteger, exponent10: exponent - fractionDigits)
     }
 
     // MARK: - Strings
@@ -323,7 +343,9 @@ struct JSONReader {
 
     private func controlCharacter(_ byte: UInt8) -> OfflineSyncError {
         let hex = String(byte, radix: 16, uppercase: true)
-        return syntaxError("control character U+\(String(repeating: "0", count: 4 - hex.count) + hex) inside a string; it must be escaped", at: index)
+        return syntaxError(
+            "control character U+\(String(repeating: "0", count: 4 - hex.count) + hex) inside a string; it must be escaped",
+            at: index)
     }
 
     /// Continues a string after its first backslash, appending decoded bytes to `scratch`.
@@ -368,14 +390,17 @@ struct JSONReader {
                 throw syntaxError("\\u escape of a low surrogate without a preceding high surrogate", at: start)
             }
             if (0xD800...0xDBFF).contains(scalar) {
-                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw syntaxError("\\u escape of a high surrogate not followed by a \\u escape of a low surrogate", at: start)
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                else {
+                    throw syntaxError(
+                        "\\u escape of a high surrogate not followed by a \\u escape of a low surrogate", at: start)
                 }
                 let lowStart = index
                 index += 2
                 let low = try hexQuad(escapeAt: lowStart)
                 guard (0xDC00...0xDFFF).contains(low) else {
-                    throw syntaxError("\\u escape of a high surrogate not followed by a \\u escape of a low surrogate", at: start)
+                    throw syntaxError(
+                        "\\u escape of a high surrogate not followed by a \\u escape of a low surrogate", at: start)
                 }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             }
@@ -427,16 +452,28 @@ struct JSONReader {
     private func utf8SequenceLength(at offset: Int) throws -> Int {
         let lead = bytes[offset]
         let length: Int
-        var lower: UInt8 = 0x80, upper: UInt8 = 0xBF
+        var lower: UInt8 = 0x80
+        var upper: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; lower = 0xA0
+        case 0xE0:
+            length = 3
+            lower = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; upper = 0x9F
-        case 0xF0: length = 4; lower = 0x90
+        case 0xED:
+            length = 3
+            upper = 0x9F
+        case 0xF0:
+            length = 4
+            lower = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; upper = 0x8F
-        default: throw syntaxError("invalid UTF-8 (byte 0x\(String(lead, radix: 16, uppercase: true)) cannot start a character)", at: offset)
+        case 0xF4:
+            length = 4
+            upper = 0x8F
+        default:
+            throw syntaxError(
+                "invalid UTF-8 (byte 0x\(String(lead, radix: 16, uppercase: true)) cannot start a character)",
+                at: offset)
         }
         guard offset + length <= bytes.count else { throw syntaxError("truncated UTF-8 sequence", at: offset) }
         let second = bytes[offset + 1]
@@ -482,7 +519,8 @@ struct JSONReader {
                 switch memberNames.roles[member] {
                 case .id:
                     guard peek() == UInt8(ascii: "\"") else {
-                        throw shapeError("the item's 'id' must be a string, found \(describeByte(at: index))", at: index)
+                        throw shapeError(
+                            "the item's 'id' must be a string, found \(describeByte(at: index))", at: index)
                     }
                     guard id == nil else { throw shapeError("the item has the member 'id' twice", at: nameOffset) }
                     id = try readString()

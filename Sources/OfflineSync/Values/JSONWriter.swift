@@ -12,7 +12,8 @@ struct JSONWriter {
         JSONWriter.appendString(item.id, to: &bytes)
         for (key, value) in item.values.sorted(by: { $0.key < $1.key }) {
             guard key != "id" else {
-                throw OfflineSyncError(.invalidValue, "item '\(item.id)' holds a value named 'id' besides its id; set Item.id instead")
+                throw OfflineSyncError(
+                    .invalidValue, "item '\(item.id)' holds a value named 'id' besides its id; set Item.id instead")
             }
             bytes.append(UInt8(ascii: ","))
             JSONWriter.appendString(key, to: &bytes)
@@ -44,14 +45,17 @@ struct JSONWriter {
             JSONWriter.appendInteger(number, to: &bytes)
         case .double(let number):
             guard number.isFinite else {
-                throw OfflineSyncError(.invalidValue, "\(context()) holds \(number); JSON cannot carry NaN or infinities")
+                throw OfflineSyncError(
+                    .invalidValue, "\(context()) holds \(number); JSON cannot carry NaN or infinities")
             }
             bytes.append(contentsOf: number.description.utf8)
         case .string(let text):
             JSONWriter.appendString(text, to: &bytes)
         case .date(let date):
             guard date >= Timestamp.minimum, date <= Timestamp.maximum else {
-                throw OfflineSyncError(.invalidValue, "\(context()) holds the date \(date), outside the years 1–9999 that ISO 8601 text can carry")
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "\(context()) holds the date \(date), outside the years 1–9999 that ISO 8601 text can carry")
             }
             bytes.append(UInt8(ascii: "\""))
             date.appendISO8601(to: &bytes)
@@ -67,7 +71,8 @@ struct JSONWriter {
                     try reader.finish()
                 }
             } catch let error as OfflineSyncError {
-                throw OfflineSyncError(.invalidValue, "\(context()) holds JSON text that is not a valid array or object: \(error.message)")
+                throw OfflineSyncError(
+                    .invalidValue, "\(context()) holds JSON text that is not a valid array or object: \(error.message)")
             }
         }
     }

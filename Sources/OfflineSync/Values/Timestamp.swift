@@ -21,11 +21,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     }
 
     /// Creates a timestamp from calendar fields in UTC. Returns `nil` when a field is out of range.
-    public init?(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0, millisecond: Int = 0) {
+    public init?(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0, millisecond: Int = 0)
+    {
         guard (1...9999).contains(year), (1...12).contains(month),
-              (1...Timestamp.daysIn(month: month, year: year)).contains(day),
-              (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second),
-              (0...999).contains(millisecond) else { return nil }
+            (1...Timestamp.daysIn(month: month, year: year)).contains(day),
+            (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second),
+            (0...999).contains(millisecond)
+        else { return nil }
         let days = Timestamp.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day))
         let seconds = days * 86_400 + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second)
         self.millisecondsSince1970 = seconds * 1000 + Int64(millisecond)
@@ -50,8 +52,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         let days = ms / 86_400_000 - (ms % 86_400_000 < 0 ? 1 : 0)
         let (y, m, d) = Timestamp.civilFromDays(days)
         let secondsOfDay = msOfDay / 1000
-        return (Int(y), Int(m), Int(d), Int(secondsOfDay / 3600), Int(secondsOfDay / 60 % 60),
-                Int(secondsOfDay % 60), Int(msOfDay % 1000))
+        return (
+            Int(y), Int(m), Int(d), Int(secondsOfDay / 3600), Int(secondsOfDay / 60 % 60),
+            Int(secondsOfDay % 60), Int(msOfDay % 1000)
+        )
     }
 
     /// ISO 8601 with milliseconds and `Z`, e.g. `2026-01-02T03:04:05.678Z`.
@@ -105,7 +109,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// `YYYY-MM-DD` (midnight UTC). Fractions beyond milliseconds are truncated (toward the past).
     /// Returns `nil` for anything else.
     public init?(iso8601 text: some StringProtocol) {
-        let parsed = text.utf8.withContiguousStorageIfAvailable(Timestamp.parseISO8601)
+        let parsed =
+            text.utf8.withContiguousStorageIfAvailable(Timestamp.parseISO8601)
             ?? Array(text.utf8).withUnsafeBufferPointer(Timestamp.parseISO8601)
         guard let parsed else { return nil }
         self = parsed
@@ -131,14 +136,17 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             return true
         }
         guard let year = number(4), expect(UInt8(ascii: "-")), let month = number(2),
-              expect(UInt8(ascii: "-")), let day = number(2) else { return nil }
-        var second = 0, millisecond = 0
+            expect(UInt8(ascii: "-")), let day = number(2)
+        else { return nil }
+        var second = 0
+        var millisecond = 0
         var offsetMinutes = 0
         if index == bytes.count {
             return Timestamp(year: year, month: month, day: day)
         }
         guard expect(UInt8(ascii: "T")) || expect(UInt8(ascii: "t")) || expect(UInt8(ascii: " ")),
-              let hour = number(2), expect(UInt8(ascii: ":")), let minute = number(2) else { return nil }
+            let hour = number(2), expect(UInt8(ascii: ":")), let minute = number(2)
+        else { return nil }
         if expect(UInt8(ascii: ":")) {
             guard let s = number(2) else { return nil }
             second = s
@@ -168,21 +176,27 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             return nil
         }
         guard index == bytes.count,
-              let local = Timestamp(year: year, month: month, day: day, hour: hour, minute: minute,
-                                    second: second, millisecond: millisecond) else { return nil }
+            let local = Timestamp(
+                year: year, month: month, day: day, hour: hour, minute: minute,
+                second: second, millisecond: millisecond)
+        else { return nil }
         return Timestamp(millisecondsSince1970: local.millisecondsSince1970 - Int64(offsetMinutes) * 60_000)
     }
 
     /// The fast path of ``parseISO8601(_:)`` for the wire format `YYYY-MM-DDTHH:MM:SS.mmmZ`;
     /// `nil` for any other text (which the general parser then reads).
     private static func parseCanonicalISO8601(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
-        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
-              bytes[23] == UInt8(ascii: "Z") else { return nil }
+        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[10] == UInt8(ascii: "T"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
+            bytes[23] == UInt8(ascii: "Z")
+        else { return nil }
         guard let year = digits(bytes, 0..<4), let month = digits(bytes, 5..<7), let day = digits(bytes, 8..<10),
-              let hour = digits(bytes, 11..<13), let minute = digits(bytes, 14..<16), let second = digits(bytes, 17..<19),
-              let millisecond = digits(bytes, 20..<23) else { return nil }
-        return Timestamp(year: year, month: month, day: day, hour: hour, minute: minute, second: second, millisecond: millisecond)
+            let hour = digits(bytes, 11..<13), let minute = digits(bytes, 14..<16), let second = digits(bytes, 17..<19),
+            let millisecond = digits(bytes, 20..<23)
+        else { return nil }
+        return Timestamp(
+            year: year, month: month, day: day, hour: hour, minute: minute, second: second, millisecond: millisecond)
     }
 
     private static func digits(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
@@ -199,7 +213,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         guard let value = Timestamp(iso8601: text) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not an ISO 8601 date-time")
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "'\(text)' is not an ISO 8601 date-time")
         }
         self = value
     }
@@ -241,7 +256,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -109,18 +109,31 @@ extension Value: Hashable {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .bool(let value): hasher.combine(1); hasher.combine(value)
-        case .int(let value): hasher.combine(2); hasher.combine(value)
-        case .double(let value): hasher.combine(3); hasher.combine(value.bitPattern)
-        case .string(let value): hasher.combine(4); for byte in value.utf8 { hasher.combine(byte) }
-        case .date(let value): hasher.combine(5); hasher.combine(value)
-        case .json(let value): hasher.combine(6); for byte in value.utf8 { hasher.combine(byte) }
+        case .bool(let value):
+            hasher.combine(1)
+            hasher.combine(value)
+        case .int(let value):
+            hasher.combine(2)
+            hasher.combine(value)
+        case .double(let value):
+            hasher.combine(3)
+            hasher.combine(value.bitPattern)
+        case .string(let value):
+            hasher.combine(4)
+            for byte in value.utf8 { hasher.combine(byte) }
+        case .date(let value):
+            hasher.combine(5)
+            hasher.combine(value)
+        case .json(let value):
+            hasher.combine(6)
+            for byte in value.utf8 { hasher.combine(byte) }
         }
     }
 }
 
 extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByStringLiteral {
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral
+{
     public init(nilLiteral: ()) { self = .null }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(integerLiteral value: Int64) { self = .int(value) }

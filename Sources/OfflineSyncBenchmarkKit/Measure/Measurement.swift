@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What one run of a scenario on one target cost.
@@ -31,8 +31,9 @@ public struct Measurement: Sendable, Hashable, Codable {
         let start = monotonicSeconds()
         try await body()
         let seconds = monotonicSeconds() - start
-        return Measurement(operations: operations, seconds: seconds, peakResidentBytes: ProcessMemory.peakResidentBytes,
-                           startResidentBytes: startResident)
+        return Measurement(
+            operations: operations, seconds: seconds, peakResidentBytes: ProcessMemory.peakResidentBytes,
+            startResidentBytes: startResident)
     }
 
     private static func monotonicSeconds() -> Double {

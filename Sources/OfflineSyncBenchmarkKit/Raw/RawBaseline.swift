@@ -57,9 +57,10 @@ public enum RawSQLCipherKey: Sendable, Hashable {
     /// The text of ``benchmarkPassphrase``.
     public static let benchmarkPassphraseText = "benchmark passphrase"
     /// The raw key used by the benchmarks.
-    public static let benchmarkRawKey = RawSQLCipherKey.raw(hex: benchmarkRawKeyBytes.map {
-        ($0 < 16 ? "0" : "") + String($0, radix: 16)
-    }.joined())
+    public static let benchmarkRawKey = RawSQLCipherKey.raw(
+        hex: benchmarkRawKeyBytes.map {
+            ($0 < 16 ? "0" : "") + String($0, radix: 16)
+        }.joined())
 
     /// The bytes of ``benchmarkRawKey``.
     public static let benchmarkRawKeyBytes: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }

@@ -32,12 +32,16 @@ public final class RawLMDBBaseline: RawBaseline {
     public func open() throws {
         try openEnvironment(create: false, indexed: false)
         try withTransaction(readOnly: true) { transaction in
-            var key = MDB_val(mv_size: 0, mv_data: nil), value = MDB_val(mv_size: 0, mv_data: nil)
+            var key = MDB_val(mv_size: 0, mv_data: nil)
+            var value = MDB_val(mv_size: 0, mv_data: nil)
             var cursor: OpaquePointer?
             try check(mdb_cursor_open(transaction, items, &cursor), "mdb_cursor_open")
             defer { mdb_cursor_close(cursor) }
             let code = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
-            guard code == 0 || code == MDB_NOTFOUND else { try check(code, "mdb_cursor_get") ; return }
+            guard code == 0 || code == MDB_NOTFOUND else {
+                try check(code, "mdb_cursor_get")
+                return
+            }
         }
     }
 
@@ -70,7 +74,8 @@ public final class RawLMDBBaseline: RawBaseline {
                 var cursor: OpaquePointer?
                 try check(mdb_cursor_open(transaction, queue, &cursor), "mdb_cursor_open")
                 defer { mdb_cursor_close(cursor) }
-                var key = MDB_val(mv_size: 0, mv_data: nil), value = MDB_val(mv_size: 0, mv_data: nil)
+                var key = MDB_val(mv_size: 0, mv_data: nil)
+                var value = MDB_val(mv_size: 0, mv_data: nil)
                 guard mdb_cursor_get(cursor, &key, &value, MDB_FIRST) == 0 else {
                     throw RawBaselineError("lmdb: the queue is empty before '\(record.id)' was pushed")
                 }
@@ -161,7 +166,10 @@ public final class RawLMDBBaseline: RawBaseline {
             if let previous = try get(record.id, in: transaction) {
                 try withIndexKey(previous.quantity, previous.id) { key in
                     let code = mdb_del(transaction, index, &key, nil)
-                    guard code == 0 || code == MDB_NOTFOUND else { try check(code, "mdb_del"); return }
+                    guard code == 0 || code == MDB_NOTFOUND else {
+                        try check(code, "mdb_del")
+                        return
+                    }
                 }
             }
             try withIndexKey(record.quantity, record.id) { key in
@@ -173,7 +181,8 @@ public final class RawLMDBBaseline: RawBaseline {
         var id = record.id
         try id.withUTF8 { idBytes in
             try buffer.withUnsafeMutableBytes { bytes in
-                var key = MDB_val(mv_size: idBytes.count, mv_data: UnsafeMutableRawPointer(mutating: idBytes.baseAddress))
+                var key = MDB_val(
+                    mv_size: idBytes.count, mv_data: UnsafeMutableRawPointer(mutating: idBytes.baseAddress))
                 var value = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
                 try check(mdb_put(transaction, items, &key, &value, 0), "mdb_put")
             }
@@ -187,7 +196,8 @@ public final class RawLMDBBaseline: RawBaseline {
         try idCopy.withUTF8 { idBytes in
             try withUnsafeMutableBytes(of: &sequence) { sequenceBytes in
                 var key = MDB_val(mv_size: 8, mv_data: sequenceBytes.baseAddress)
-                var value = MDB_val(mv_size: idBytes.count, mv_data: UnsafeMutableRawPointer(mutating: idBytes.baseAddress))
+                var value = MDB_val(
+                    mv_size: idBytes.count, mv_data: UnsafeMutableRawPointer(mutating: idBytes.baseAddress))
                 try check(mdb_put(transaction, queue, &key, &value, UInt32(MDB_APPEND)), "mdb_put queue")
             }
         }
@@ -209,7 +219,8 @@ public final class RawLMDBBaseline: RawBaseline {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(transaction, items, &cursor), "mdb_cursor_open")
         defer { mdb_cursor_close(cursor) }
-        var key = MDB_val(mv_size: 0, mv_data: nil), value = MDB_val(mv_size: 0, mv_data: nil)
+        var key = MDB_val(mv_size: 0, mv_data: nil)
+        var value = MDB_val(mv_size: 0, mv_data: nil)
         var top: [BenchmarkRecord] = []
         var operation = MDB_FIRST
         while mdb_cursor_get(cursor, &key, &value, operation) == 0 {
@@ -218,7 +229,9 @@ public final class RawLMDBBaseline: RawBaseline {
             let quantity = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: Int64.self))
             guard quantity >= BenchmarkData.queryThreshold, bytes[40] == 0 else { continue }
             let id = String(decoding: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size), as: UTF8.self)
-            if top.count == BenchmarkData.queryLimit, let last = top.last, !Self.precedes(quantity, id, last) { continue }
+            if top.count == BenchmarkData.queryLimit, let last = top.last, !Self.precedes(quantity, id, last) {
+                continue
+            }
             let record = decode(id: id, bytes)
             let position = top.firstIndex { Self.precedes(quantity, id, $0) } ?? top.endIndex
             top.insert(record, at: position)
@@ -244,13 +257,17 @@ public final class RawLMDBBaseline: RawBaseline {
         var key = MDB_val(mv_size: 8, mv_data: UnsafeMutableRawPointer(start))
         var code = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
         while code == 0, result.count < BenchmarkData.queryLimit {
-            let id = String(decoding: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size).dropFirst(8), as: UTF8.self)
+            let id = String(
+                decoding: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size).dropFirst(8), as: UTF8.self)
             if let record = try get(id, in: transaction), !record.done {
                 result.append(record)
             }
             code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
-        guard code == 0 || code == MDB_NOTFOUND else { try check(code, "mdb_cursor_get"); return result }
+        guard code == 0 || code == MDB_NOTFOUND else {
+            try check(code, "mdb_cursor_get")
+            return result
+        }
         return result
     }
 
@@ -282,16 +299,22 @@ public final class RawLMDBBaseline: RawBaseline {
     }
 
     private func decode(id: String, _ bytes: UnsafeRawBufferPointer) -> BenchmarkRecord {
-        func integer(_ offset: Int) -> Int64 { Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self)) }
+        func integer(_ offset: Int) -> Int64 {
+            Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+        }
         func text(_ offset: Int) -> (String, Int) {
             let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
             let start = offset + 4
-            return (String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<start + count]), as: UTF8.self), start + count)
+            return (
+                String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<start + count]), as: UTF8.self),
+                start + count
+            )
         }
         let (title, next) = text(42)
         let (version, _) = text(next)
-        return BenchmarkRecord(id: id, title: title, quantity: integer(0), price: Double(bitPattern: UInt64(bitPattern: integer(8))),
-                               done: bytes[40] != 0, due: integer(16), createdAt: integer(24), updatedAt: integer(32),
-                               version: version, deleted: bytes[41] != 0)
+        return BenchmarkRecord(
+            id: id, title: title, quantity: integer(0), price: Double(bitPattern: UInt64(bitPattern: integer(8))),
+            done: bytes[40] != 0, due: integer(16), createdAt: integer(24), updatedAt: integer(32),
+            version: version, deleted: bytes[41] != 0)
     }
 }

@@ -51,7 +51,8 @@ public final class RawSQLiteBaseline: RawBaseline {
 
     public func create(indexed: Bool) throws {
         try open()
-        try execute("""
+        try execute(
+            """
             CREATE TABLE item (id TEXT PRIMARY KEY NOT NULL, title TEXT, quantity INTEGER, price REAL,
               done INTEGER, due INTEGER, createdAt INTEGER, updatedAt INTEGER, version TEXT, deleted INTEGER) WITHOUT ROWID;
             CREATE TABLE queue (seq INTEGER PRIMARY KEY, tableName TEXT NOT NULL, itemId TEXT NOT NULL, kind INTEGER NOT NULL);
@@ -64,7 +65,7 @@ public final class RawSQLiteBaseline: RawBaseline {
     public func open() throws {
         guard connection == nil else { return }
         var handle: OpaquePointer?
-        let flags: Int32 = 0x0000_0002 | 0x0000_0004 | 0x0000_8000 // READWRITE | CREATE | NOMUTEX
+        let flags: Int32 = 0x0000_0002 | 0x0000_0004 | 0x0000_8000  // READWRITE | CREATE | NOMUTEX
         let code = api.open_v2(path, &handle, flags, nil)
         connection = handle
         guard code == 0 else {
@@ -74,13 +75,17 @@ public final class RawSQLiteBaseline: RawBaseline {
         }
         switch key {
         case .passphrase(let passphrase)?:
-            try execute("PRAGMA key = '\(passphrase.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''"))'")
+            try execute(
+                "PRAGMA key = '\(passphrase.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''"))'"
+            )
         case .raw(let hex)?:
             try execute("PRAGMA key = \"x'\(hex)'\"")
         case nil:
             break
         }
-        try execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -16384")
+        try execute(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA cache_size = -16384"
+        )
         try execute("SELECT count(*) FROM sqlite_master")
     }
 
@@ -182,7 +187,8 @@ public final class RawSQLiteBaseline: RawBaseline {
     /// `WITHOUT ROWID` table; an earlier version of this baseline used it and so made the
     /// SQLCipher store look faster than C.) Prepared once per call of the caller, not per row.
     private func itemUpsert() throws -> ItemUpsert {
-        hasUpsertClause ? ItemUpsert(write: try statement(Self.upsertItemSQL), update: nil)
+        hasUpsertClause
+            ? ItemUpsert(write: try statement(Self.upsertItemSQL), update: nil)
             : ItemUpsert(write: try statement(Self.insertItemSQL), update: try statement(Self.updateItemSQL))
     }
 
@@ -192,7 +198,9 @@ public final class RawSQLiteBaseline: RawBaseline {
         let code = api.step(statements.write)
         _ = api.reset(statements.write)
         if code == 101 { return }
-        guard code & 0xFF == 19 else { throw RawBaselineError("\(name): insert failed: \(errorMessage()) (code \(code))") }
+        guard code & 0xFF == 19 else {
+            throw RawBaselineError("\(name): insert failed: \(errorMessage()) (code \(code))")
+        }
         try bind(record, to: update)
         try run(update)
     }
@@ -203,11 +211,16 @@ public final class RawSQLiteBaseline: RawBaseline {
         return parts.count >= 2 && (parts[0], parts[1]) >= (3, 24)
     }
 
-    private static let itemColumns = ["id", "title", "quantity", "price", "done", "due", "createdAt", "updatedAt", "version", "deleted"]
-    private static let insertItemSQL = "INSERT INTO item (\(itemColumns.joined(separator: ", "))) VALUES (\((1...itemColumns.count).map { "?\($0)" }.joined(separator: ", ")))"
-    private static let upsertItemSQL = insertItemSQL + " ON CONFLICT(id) DO UPDATE SET "
+    private static let itemColumns = [
+        "id", "title", "quantity", "price", "done", "due", "createdAt", "updatedAt", "version", "deleted",
+    ]
+    private static let insertItemSQL =
+        "INSERT INTO item (\(itemColumns.joined(separator: ", "))) VALUES (\((1...itemColumns.count).map { "?\($0)" }.joined(separator: ", ")))"
+    private static let upsertItemSQL =
+        insertItemSQL + " ON CONFLICT(id) DO UPDATE SET "
         + itemColumns.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-    private static let updateItemSQL = "UPDATE item SET " + itemColumns.enumerated().dropFirst().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
+    private static let updateItemSQL =
+        "UPDATE item SET " + itemColumns.enumerated().dropFirst().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
         + " WHERE id = ?1"
     private static let insertOperationSQL = "INSERT INTO queue (seq, tableName, itemId, kind) VALUES (?, ?, ?, ?)"
 
@@ -225,11 +238,12 @@ public final class RawSQLiteBaseline: RawBaseline {
     }
 
     private func decode(_ statement: OpaquePointer) -> BenchmarkRecord {
-        BenchmarkRecord(id: text(statement, 0), title: text(statement, 1), quantity: api.column_int64(statement, 2),
-                        price: api.column_double(statement, 3), done: api.column_int64(statement, 4) != 0,
-                        due: api.column_int64(statement, 5), createdAt: api.column_int64(statement, 6),
-                        updatedAt: api.column_int64(statement, 7), version: text(statement, 8),
-                        deleted: api.column_int64(statement, 9) != 0)
+        BenchmarkRecord(
+            id: text(statement, 0), title: text(statement, 1), quantity: api.column_int64(statement, 2),
+            price: api.column_double(statement, 3), done: api.column_int64(statement, 4) != 0,
+            due: api.column_int64(statement, 5), createdAt: api.column_int64(statement, 6),
+            updatedAt: api.column_int64(statement, 7), version: text(statement, 8),
+            deleted: api.column_int64(statement, 9) != 0)
     }
 
     private func text(_ statement: OpaquePointer, _ column: Int32) -> String {

@@ -27,8 +27,10 @@ public struct BenchmarkRecord: Sendable, Hashable {
     public var deleted: Bool
 
     /// Creates a record.
-    public init(id: String, title: String, quantity: Int64, price: Double, done: Bool, due: Int64,
-                createdAt: Int64, updatedAt: Int64, version: String, deleted: Bool) {
+    public init(
+        id: String, title: String, quantity: Int64, price: Double, done: Bool, due: Int64,
+        createdAt: Int64, updatedAt: Int64, version: String, deleted: Bool
+    ) {
         self.id = id
         self.title = title
         self.quantity = quantity
@@ -53,13 +55,15 @@ public struct BenchmarkRecord: Sendable, Hashable {
 
     /// The record as a local app write: the five app columns only (the server assigns the rest).
     public var localItem: Item {
-        Item(id: id, values: [
-            "title": .string(title),
-            "quantity": .int(quantity),
-            "price": .double(price),
-            "done": .bool(done),
-            "due": .date(Timestamp(millisecondsSince1970: due)),
-        ])
+        Item(
+            id: id,
+            values: [
+                "title": .string(title),
+                "quantity": .int(quantity),
+                "price": .double(price),
+                "done": .bool(done),
+                "due": .date(Timestamp(millisecondsSince1970: due)),
+            ])
     }
 }
 
@@ -76,44 +80,51 @@ public enum BenchmarkData {
 
     /// The table declaration, with or without the index on `quantity`.
     public static func table(indexed: Bool) -> TableSchema {
-        TableSchema(tableName, columns: [
-            Column("title", .string),
-            Column("quantity", .integer),
-            Column("price", .double),
-            Column("done", .bool),
-            Column("due", .date),
-        ], indexes: indexed ? [quantityIndex] : [])
+        TableSchema(
+            tableName,
+            columns: [
+                Column("title", .string),
+                Column("quantity", .integer),
+                Column("price", .double),
+                Column("done", .bool),
+                Column("due", .date),
+            ], indexes: indexed ? [quantityIndex] : [])
     }
 
     /// The query scenario's query: filter, order by `quantity` (then `id`), top 50.
     public static var query: Query {
-        Query(table: tableName,
-              filter: .and(.comparison(.column("quantity"), .ge, .literal(.int(queryThreshold))),
-                           .comparison(.column("done"), .eq, .literal(.bool(false)))),
-              orderBy: [SortKey("quantity")],
-              top: queryLimit)
+        Query(
+            table: tableName,
+            filter: .and(
+                .comparison(.column("quantity"), .ge, .literal(.int(queryThreshold))),
+                .comparison(.column("done"), .eq, .literal(.bool(false)))),
+            orderBy: [SortKey("quantity")],
+            top: queryLimit)
     }
 
     /// `count` records with ids `item-000000…`, reproducible from `seed`. `updatedAt` increases
     /// with the index (one millisecond apart from `firstUpdate`), so records sort by index in pulls.
-    public static func records(count: Int, seed: UInt64 = 42, firstUpdate: Int64 = 1_767_225_600_000,
-                               idPrefix: String = "item-") -> [BenchmarkRecord] {
+    public static func records(
+        count: Int, seed: UInt64 = 42, firstUpdate: Int64 = 1_767_225_600_000,
+        idPrefix: String = "item-"
+    ) -> [BenchmarkRecord] {
         var generator = SplitMix64(seed: seed)
         var result: [BenchmarkRecord] = []
         result.reserveCapacity(count)
         for index in 0..<count {
             let random = generator.next()
-            result.append(BenchmarkRecord(
-                id: idPrefix + zeroPadded(index, width: 6),
-                title: "Task \(index) \(titleWords[Int(random % UInt64(titleWords.count))])",
-                quantity: Int64((random >> 8) % 1000),
-                price: Double((random >> 20) % 100_000) / 100,
-                done: (random >> 40) & 1 == 1,
-                due: firstUpdate + Int64((random >> 44) % 1_000_000) * 1000,
-                createdAt: firstUpdate + Int64(index),
-                updatedAt: firstUpdate + Int64(index),
-                version: "v" + String(random, radix: 16),
-                deleted: false))
+            result.append(
+                BenchmarkRecord(
+                    id: idPrefix + zeroPadded(index, width: 6),
+                    title: "Task \(index) \(titleWords[Int(random % UInt64(titleWords.count))])",
+                    quantity: Int64((random >> 8) % 1000),
+                    price: Double((random >> 20) % 100_000) / 100,
+                    done: (random >> 40) & 1 == 1,
+                    due: firstUpdate + Int64((random >> 44) % 1_000_000) * 1000,
+                    createdAt: firstUpdate + Int64(index),
+                    updatedAt: firstUpdate + Int64(index),
+                    version: "v" + String(random, radix: 16),
+                    deleted: false))
         }
         return result
     }

@@ -86,12 +86,14 @@ public struct BenchmarkReport: Sendable, Codable {
     private func throughputRows() -> [[String]] {
         var rows = [["scenario"] + backends]
         for scenario in scenarios {
-            rows.append([scenario.title] + backends.map { backend in
-                guard let cell = cell(scenario.id, backend) else { return "—" }
-                guard let store = cell.store else { return "failed" }
-                let ratio = cell.ratio.map { String(format: " [%.2f]", $0) } ?? ""
-                return Self.rate(store.throughput) + " \(scenario.unit)/s" + ratio
-            })
+            rows.append(
+                [scenario.title]
+                    + backends.map { backend in
+                        guard let cell = cell(scenario.id, backend) else { return "—" }
+                        guard let store = cell.store else { return "failed" }
+                        let ratio = cell.ratio.map { String(format: " [%.2f]", $0) } ?? ""
+                        return Self.rate(store.throughput) + " \(scenario.unit)/s" + ratio
+                    })
         }
         return rows
     }
@@ -99,12 +101,14 @@ public struct BenchmarkReport: Sendable, Codable {
     private func costRows() -> [[String]] {
         var rows = [["wall clock, peak memory"] + backends]
         for scenario in scenarios {
-            rows.append([scenario.title] + backends.map { backend in
-                guard let cell = cell(scenario.id, backend) else { return "—" }
-                guard let store = cell.store else { return "failed" }
-                let raw = cell.raw.map { " / " + Self.cost($0) } ?? ""
-                return Self.cost(store) + raw
-            })
+            rows.append(
+                [scenario.title]
+                    + backends.map { backend in
+                        guard let cell = cell(scenario.id, backend) else { return "—" }
+                        guard let store = cell.store else { return "failed" }
+                        let raw = cell.raw.map { " / " + Self.cost($0) } ?? ""
+                        return Self.cost(store) + raw
+                    })
         }
         return rows
     }
@@ -119,8 +123,10 @@ public struct BenchmarkReport: Sendable, Codable {
     }
 
     static func cost(_ measurement: Measurement) -> String {
-        let time = measurement.seconds >= 1 ? String(format: "%.2f s", measurement.seconds)
-                                            : String(format: "%.1f ms", measurement.seconds * 1000)
+        let time =
+            measurement.seconds >= 1
+            ? String(format: "%.2f s", measurement.seconds)
+            : String(format: "%.1f ms", measurement.seconds * 1000)
         guard let peak = measurement.peakResidentBytes, let start = measurement.startResidentBytes else { return time }
         return time + String(format: ", +%.0f MB", Double(max(peak - start, 0)) / 1_048_576)
     }
@@ -129,8 +135,9 @@ public struct BenchmarkReport: Sendable, Codable {
         let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.enumerated().map { index, row in
             let line = zip(row, widths).enumerated().map { column, pair in
-                column == 0 ? pair.0.padding(toLength: pair.1, withPad: " ", startingAt: 0)
-                            : String(repeating: " ", count: pair.1 - pair.0.count) + pair.0
+                column == 0
+                    ? pair.0.padding(toLength: pair.1, withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: pair.1 - pair.0.count) + pair.0
             }.joined(separator: "  ")
             return index == 0 ? line + "\n" + String(repeating: "-", count: line.count) : line
         }.joined(separator: "\n")
@@ -138,8 +145,11 @@ public struct BenchmarkReport: Sendable, Codable {
 
     static func markdown(_ rows: [[String]]) -> String {
         guard let header = rows.first else { return "" }
-        let lines = ["| " + header.joined(separator: " | ") + " |",
-                     "|" + header.indices.map { $0 == 0 ? " --- |" : " ---: |" }.joined()]
+        let lines =
+            [
+                "| " + header.joined(separator: " | ") + " |",
+                "|" + header.indices.map { $0 == 0 ? " --- |" : " ---: |" }.joined(),
+            ]
             + rows.dropFirst().map { "| " + $0.joined(separator: " | ") + " |" }
         return lines.joined(separator: "\n")
     }

@@ -16,8 +16,10 @@ public struct BenchmarkRunner: Sendable {
     public var repetitions: Int
 
     /// Creates a runner.
-    public init(backends: [BenchmarkBackend], scenarios: [BenchmarkScenario], size: BenchmarkSize,
-                workDirectory: String = NSTemporaryDirectory(), repetitions: Int = 1) {
+    public init(
+        backends: [BenchmarkBackend], scenarios: [BenchmarkScenario], size: BenchmarkSize,
+        workDirectory: String = NSTemporaryDirectory(), repetitions: Int = 1
+    ) {
         self.backends = backends
         self.scenarios = scenarios
         self.size = size
@@ -28,9 +30,10 @@ public struct BenchmarkRunner: Sendable {
     /// How many trials ``run(progress:)`` performs (for a progress bar).
     public var trialCount: Int {
         scenarios.reduce(0) { total, scenario in
-            total + backends.filter { scenario.applies(to: $0.name) }.reduce(0) { count, backend in
-                count + 1 + (backend.makeBaseline != nil && scenario.prepareBaseline != nil ? 1 : 0)
-            }
+            total
+                + backends.filter { scenario.applies(to: $0.name) }.reduce(0) { count, backend in
+                    count + 1 + (backend.makeBaseline != nil && scenario.prepareBaseline != nil ? 1 : 0)
+                }
         }
     }
 
@@ -38,9 +41,11 @@ public struct BenchmarkRunner: Sendable {
     /// recorded in the report with its error; the run goes on.
     /// - Parameter progress: called before each trial with the number done, the total and a label.
     public func run(progress: (Int, Int, String) -> Void = { _, _, _ in }) async -> BenchmarkReport {
-        var report = BenchmarkReport(size: size, backends: backends.map(\.name), scenarios: scenarios.map {
-            BenchmarkReport.ScenarioInfo(id: $0.id, title: $0.title, unit: $0.unit)
-        })
+        var report = BenchmarkReport(
+            size: size, backends: backends.map(\.name),
+            scenarios: scenarios.map {
+                BenchmarkReport.ScenarioInfo(id: $0.id, title: $0.title, unit: $0.unit)
+            })
         let total = trialCount
         var done = 0
         for scenario in scenarios {
@@ -75,7 +80,9 @@ public struct BenchmarkRunner: Sendable {
         }
     }
 
-    private func measureBaseline(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement? {
+    private func measureBaseline(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws
+        -> Measurement?
+    {
         try await median {
             guard let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) else {
                 throw BenchmarkError("\(scenario.id) has no raw baseline for \(backend.name)")

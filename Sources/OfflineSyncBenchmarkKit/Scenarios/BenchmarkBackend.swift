@@ -14,8 +14,10 @@ public struct BenchmarkBackend: Sendable {
     public var makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)?
 
     /// Describes a backend.
-    public init(name: String, makeStore: @escaping @Sendable (StoreLocation) throws -> any LocalStore,
-                makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)? = nil) {
+    public init(
+        name: String, makeStore: @escaping @Sendable (StoreLocation) throws -> any LocalStore,
+        makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)? = nil
+    ) {
         self.name = name
         self.makeStore = makeStore
         self.makeBaseline = makeBaseline
@@ -42,7 +44,9 @@ public struct StoreLocation: Sendable, Hashable {
     }
 
     /// A location in a new, empty directory under `parent`.
-    public static func makeTemporary(under parent: String, durability: RawDurability, usesPassphrase: Bool) throws -> StoreLocation {
+    public static func makeTemporary(under parent: String, durability: RawDurability, usesPassphrase: Bool) throws
+        -> StoreLocation
+    {
         let directory = (parent as NSString).appendingPathComponent("offline-sync-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return StoreLocation(directory: directory, durability: durability, usesPassphrase: usesPassphrase)
@@ -62,13 +66,15 @@ public struct StoreLocation: Sendable, Hashable {
 extension BenchmarkBackend {
     /// The raw libsqlite3 baseline alone, as a backend-less column (`raw sqlite`).
     public static func rawSQLiteBaseline(_ location: StoreLocation) throws -> any RawBaseline {
-        try RawSQLiteBaseline(library: .system, path: location.directory + "/raw.sqlite", durability: location.durability)
+        try RawSQLiteBaseline(
+            library: .system, path: location.directory + "/raw.sqlite", durability: location.durability)
     }
 
     /// The raw SQLCipher baseline (libsqlcipher loaded with dlopen).
     public static func rawSQLCipherBaseline(_ location: StoreLocation) throws -> any RawBaseline {
-        try RawSQLiteBaseline(library: .sqlcipher, path: location.directory + "/raw.sqlcipher",
-                              durability: location.durability, key: location.sqlCipherKey)
+        try RawSQLiteBaseline(
+            library: .sqlcipher, path: location.directory + "/raw.sqlcipher",
+            durability: location.durability, key: location.sqlCipherKey)
     }
 
     /// The raw LMDB baseline.
@@ -88,31 +94,42 @@ extension BenchmarkBackend {
         guard !names.isEmpty else { return available }
         return try names.map { name in
             guard let backend = available.first(where: { $0.name == name }) else {
-                throw BenchmarkError("unknown store '\(name)'; available: \(available.map(\.name).joined(separator: ", "))")
+                throw BenchmarkError(
+                    "unknown store '\(name)'; available: \(available.map(\.name).joined(separator: ", "))")
             }
             return backend
         }
     }
 
     /// `SQLiteStore`, next to prepared statements on libsqlite3.
-    public static let sqlite = BenchmarkBackend(name: "sqlite", makeStore: { location in
-        SQLiteStore(path: location.directory + "/store.sqlite", options: sqlOptions(location))
-    }, makeBaseline: rawSQLiteBaseline)
+    public static let sqlite = BenchmarkBackend(
+        name: "sqlite",
+        makeStore: { location in
+            SQLiteStore(path: location.directory + "/store.sqlite", options: sqlOptions(location))
+        }, makeBaseline: rawSQLiteBaseline)
 
     /// `SQLCipherStore`, next to the same prepared statements on the dlopen'ed libsqlcipher.
-    public static let sqlcipher = BenchmarkBackend(name: "sqlcipher", makeStore: { location in
-        try SQLCipherStore(path: location.directory + "/store.sqlcipher",
-                           key: location.usesPassphrase ? .passphrase(RawSQLCipherKey.benchmarkPassphraseText)
-                                                        : .raw(RawSQLCipherKey.benchmarkRawKeyBytes),
-                           options: sqlOptions(location))
-    }, makeBaseline: rawSQLCipherBaseline)
+    public static let sqlcipher = BenchmarkBackend(
+        name: "sqlcipher",
+        makeStore: { location in
+            try SQLCipherStore(
+                path: location.directory + "/store.sqlcipher",
+                key: location.usesPassphrase
+                    ? .passphrase(RawSQLCipherKey.benchmarkPassphraseText)
+                    : .raw(RawSQLCipherKey.benchmarkRawKeyBytes),
+                options: sqlOptions(location))
+        }, makeBaseline: rawSQLCipherBaseline)
 
     /// `LMDBStore`, next to `mdb_put` / `mdb_get` with a hand-written record encoding.
-    public static let lmdb = BenchmarkBackend(name: "lmdb", makeStore: { location in
-        try LMDBStore(path: location.directory + "/store.lmdb",
-                      options: LMDBStore.Options(initialMapSize: 256 << 20,
-                                                 durability: location.durability == .full ? .full : .noSync))
-    }, makeBaseline: rawLMDBBaseline)
+    public static let lmdb = BenchmarkBackend(
+        name: "lmdb",
+        makeStore: { location in
+            try LMDBStore(
+                path: location.directory + "/store.lmdb",
+                options: LMDBStore.Options(
+                    initialMapSize: 256 << 20,
+                    durability: location.durability == .full ? .full : .noSync))
+        }, makeBaseline: rawLMDBBaseline)
 
     private static func sqlOptions(_ location: StoreLocation) -> SQLStoreOptions {
         SQLStoreOptions(durability: location.durability == .full ? .full : .normal)

@@ -8,16 +8,20 @@ extension BenchmarkScenario {
         prepareStore: { store, size in
             try store.open(schema: StoreSchema([BenchmarkData.table(indexed: false)]))
             let items = BenchmarkData.records(count: size.records).map(\.item)
-            return Trial(operations: items.count, body: {
-                try upsertPages(items, into: store, pageSize: 1_000)
-            }, teardown: { try store.close() })
+            return Trial(
+                operations: items.count,
+                body: {
+                    try upsertPages(items, into: store, pageSize: 1_000)
+                }, teardown: { try store.close() })
         },
         prepareBaseline: { baseline, size in
             try baseline.create(indexed: false)
             let records = BenchmarkData.records(count: size.records)
-            return Trial(operations: records.count, body: {
-                try baseline.insert(records[...], rowsPerTransaction: 1_000, queueRows: false)
-            }, teardown: { baseline.close() })
+            return Trial(
+                operations: records.count,
+                body: {
+                    try baseline.insert(records[...], rowsPerTransaction: 1_000, queueRows: false)
+                }, teardown: { baseline.close() })
         })
 
     /// Filter + order + top 50 over every record, with or without the index on `quantity`.
@@ -29,21 +33,26 @@ extension BenchmarkScenario {
             prepareStore: { store, size in
                 try filledStore(store, records: size.records, indexed: indexed)
                 let query = BenchmarkData.query
-                return Trial(operations: size.queries, body: {
-                    for _ in 0..<size.queries {
-                        let result = try store.read(query)
-                        try expectCount(result.items.count, BenchmarkData.queryLimit, records: size.records, what: "query")
-                    }
-                }, teardown: { try store.close() })
+                return Trial(
+                    operations: size.queries,
+                    body: {
+                        for _ in 0..<size.queries {
+                            let result = try store.read(query)
+                            try expectCount(
+                                result.items.count, BenchmarkData.queryLimit, records: size.records, what: "query")
+                        }
+                    }, teardown: { try store.close() })
             },
             prepareBaseline: { baseline, size in
                 try filledBaseline(baseline, records: size.records, indexed: indexed)
-                return Trial(operations: size.queries, body: {
-                    for _ in 0..<size.queries {
-                        let rows = try baseline.queryTop()
-                        try expectCount(rows.count, BenchmarkData.queryLimit, records: size.records, what: "query")
-                    }
-                }, teardown: { baseline.close() })
+                return Trial(
+                    operations: size.queries,
+                    body: {
+                        for _ in 0..<size.queries {
+                            let rows = try baseline.queryTop()
+                            try expectCount(rows.count, BenchmarkData.queryLimit, records: size.records, what: "query")
+                        }
+                    }, teardown: { baseline.close() })
             })
     }
 
@@ -53,20 +62,24 @@ extension BenchmarkScenario {
         prepareStore: { store, size in
             try filledStore(store, records: size.records, indexed: false)
             let ids = randomIds(size)
-            return Trial(operations: ids.count, body: {
-                for id in ids where try store.lookup(table: BenchmarkData.tableName, id: id) == nil {
-                    throw BenchmarkError("lookup of '\(id)' found nothing")
-                }
-            }, teardown: { try store.close() })
+            return Trial(
+                operations: ids.count,
+                body: {
+                    for id in ids where try store.lookup(table: BenchmarkData.tableName, id: id) == nil {
+                        throw BenchmarkError("lookup of '\(id)' found nothing")
+                    }
+                }, teardown: { try store.close() })
         },
         prepareBaseline: { baseline, size in
             try filledBaseline(baseline, records: size.records, indexed: false)
             let ids = randomIds(size)
-            return Trial(operations: ids.count, body: {
-                for id in ids where try baseline.lookup(id: id) == nil {
-                    throw BenchmarkError("raw lookup of '\(id)' found nothing")
-                }
-            }, teardown: { baseline.close() })
+            return Trial(
+                operations: ids.count,
+                body: {
+                    for id in ids where try baseline.lookup(id: id) == nil {
+                        throw BenchmarkError("raw lookup of '\(id)' found nothing")
+                    }
+                }, teardown: { baseline.close() })
         })
 
     /// Opening an existing store and reading one row, repeated (for SQLCipher: with the raw key,
@@ -81,24 +94,28 @@ extension BenchmarkScenario {
                 let schema = StoreSchema([BenchmarkData.table(indexed: false)])
                 try filledStore(store, records: 1_000, indexed: false)
                 try store.close()
-                return Trial(operations: size.opens, body: {
-                    for _ in 0..<size.opens {
-                        try store.open(schema: schema)
-                        _ = try store.lookup(table: BenchmarkData.tableName, id: "item-000000")
-                        try store.close()
-                    }
-                }, teardown: { try store.close() })
+                return Trial(
+                    operations: size.opens,
+                    body: {
+                        for _ in 0..<size.opens {
+                            try store.open(schema: schema)
+                            _ = try store.lookup(table: BenchmarkData.tableName, id: "item-000000")
+                            try store.close()
+                        }
+                    }, teardown: { try store.close() })
             },
             prepareBaseline: { baseline, size in
                 try filledBaseline(baseline, records: 1_000, indexed: false)
                 baseline.close()
-                return Trial(operations: size.opens, body: {
-                    for _ in 0..<size.opens {
-                        try baseline.open()
-                        _ = try baseline.lookup(id: "item-000000")
-                        baseline.close()
-                    }
-                }, teardown: { baseline.close() })
+                return Trial(
+                    operations: size.opens,
+                    body: {
+                        for _ in 0..<size.opens {
+                            try baseline.open()
+                            _ = try baseline.lookup(id: "item-000000")
+                            baseline.close()
+                        }
+                    }, teardown: { baseline.close() })
             })
     }
 

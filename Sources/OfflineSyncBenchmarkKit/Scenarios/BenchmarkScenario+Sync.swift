@@ -9,20 +9,26 @@ extension BenchmarkScenario {
         prepareStore: { store, size in
             let (context, table) = try syncContext(store, remote: try emptyRemote())
             let items = BenchmarkData.records(count: size.batchInserts).map(\.localItem)
-            return Trial(operations: items.count, body: {
-                try table.insert(items)
-            }, teardown: {
-                // Checked after the measured part, which it would otherwise lengthen.
-                defer { try? context.close() }
-                try expectCount(try context.pendingOperationCount(), items.count, records: items.count, what: "queue")
-            })
+            return Trial(
+                operations: items.count,
+                body: {
+                    try table.insert(items)
+                },
+                teardown: {
+                    // Checked after the measured part, which it would otherwise lengthen.
+                    defer { try? context.close() }
+                    try expectCount(
+                        try context.pendingOperationCount(), items.count, records: items.count, what: "queue")
+                })
         },
         prepareBaseline: { baseline, size in
             try baseline.create(indexed: false)
             let records = BenchmarkData.records(count: size.batchInserts)
-            return Trial(operations: records.count, body: {
-                try baseline.insert(records[...], rowsPerTransaction: records.count, queueRows: true)
-            }, teardown: { baseline.close() })
+            return Trial(
+                operations: records.count,
+                body: {
+                    try baseline.insert(records[...], rowsPerTransaction: records.count, queueRows: true)
+                }, teardown: { baseline.close() })
         })
 
     /// Local inserts, each in its own transaction with full durability (flushed to disk).
@@ -31,18 +37,22 @@ extension BenchmarkScenario {
         prepareStore: { store, size in
             let (context, table) = try syncContext(store, remote: try emptyRemote())
             let items = BenchmarkData.records(count: size.durableInserts).map(\.localItem)
-            return Trial(operations: items.count, body: {
-                for item in items {
-                    try table.insert(item)
-                }
-            }, teardown: { try context.close() })
+            return Trial(
+                operations: items.count,
+                body: {
+                    for item in items {
+                        try table.insert(item)
+                    }
+                }, teardown: { try context.close() })
         },
         prepareBaseline: { baseline, size in
             try baseline.create(indexed: false)
             let records = BenchmarkData.records(count: size.durableInserts)
-            return Trial(operations: records.count, body: {
-                try baseline.insert(records[...], rowsPerTransaction: 1, queueRows: true)
-            }, teardown: { baseline.close() })
+            return Trial(
+                operations: records.count,
+                body: {
+                    try baseline.insert(records[...], rowsPerTransaction: 1, queueRows: true)
+                }, teardown: { baseline.close() })
         })
 
     /// Pushing queued inserts to the remote (each operation applied, acknowledged and dequeued).
@@ -53,22 +63,29 @@ extension BenchmarkScenario {
             let (context, table) = try syncContext(store, remote: remote)
             let items = BenchmarkData.records(count: size.pushOperations).map(\.localItem)
             try table.insert(items)
-            return Trial(operations: items.count, body: {
-                let result = try await context.push()
-                try expectCount(result.completedCount, items.count, records: items.count, what: "push")
-            }, teardown: {
-                // Checked after the measured part, which reading every server row would lengthen.
-                defer { try? context.close() }
-                try expectCount(try remote.items(in: BenchmarkData.tableName).count, items.count, records: items.count, what: "server items after the push")
-            })
+            return Trial(
+                operations: items.count,
+                body: {
+                    let result = try await context.push()
+                    try expectCount(result.completedCount, items.count, records: items.count, what: "push")
+                },
+                teardown: {
+                    // Checked after the measured part, which reading every server row would lengthen.
+                    defer { try? context.close() }
+                    try expectCount(
+                        try remote.items(in: BenchmarkData.tableName).count, items.count, records: items.count,
+                        what: "server items after the push")
+                })
         },
         prepareBaseline: { baseline, size in
             try baseline.create(indexed: false)
             let records = BenchmarkData.records(count: size.pushOperations)
             try baseline.insert(records[...], rowsPerTransaction: records.count, queueRows: true)
-            return Trial(operations: records.count, body: {
-                try baseline.drainQueue(records)
-            }, teardown: { baseline.close() })
+            return Trial(
+                operations: records.count,
+                body: {
+                    try baseline.drainQueue(records)
+                }, teardown: { baseline.close() })
         })
 
     /// A full pull of every record of the remote, with `pageSize` records per request.
@@ -78,17 +95,21 @@ extension BenchmarkScenario {
             prepareStore: { store, size in
                 let remote = try seededRemote(records: size.records)
                 let (context, table) = try syncContext(store, remote: remote)
-                return Trial(operations: size.records, body: {
-                    let result = try await table.pull(options: PullOptions(pageSize: pageSize))
-                    try expectCount(result.stored, size.records, records: size.records, what: "pull")
-                }, teardown: { try context.close() })
+                return Trial(
+                    operations: size.records,
+                    body: {
+                        let result = try await table.pull(options: PullOptions(pageSize: pageSize))
+                        try expectCount(result.stored, size.records, records: size.records, what: "pull")
+                    }, teardown: { try context.close() })
             },
             prepareBaseline: { baseline, size in
                 try baseline.create(indexed: false)
                 let records = BenchmarkData.records(count: size.records)
-                return Trial(operations: records.count, body: {
-                    try baseline.insert(records[...], rowsPerTransaction: pageSize, queueRows: false)
-                }, teardown: { baseline.close() })
+                return Trial(
+                    operations: records.count,
+                    body: {
+                        try baseline.insert(records[...], rowsPerTransaction: pageSize, queueRows: false)
+                    }, teardown: { baseline.close() })
             })
     }
 
@@ -104,20 +125,26 @@ extension BenchmarkScenario {
                     item["quantity"] = .int(record.quantity + 1)
                 }
             }
-            try prepareServerOrdering(remote, by: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
-                                      from: .date(Timestamp.minimum))
-            return Trial(operations: size.changedRecords, body: {
-                let result = try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
-                try expectCount(result.stored, size.changedRecords, records: size.changedRecords, what: "incremental pull")
-            }, teardown: { try context.close() })
+            try prepareServerOrdering(
+                remote, by: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
+                from: .date(Timestamp.minimum))
+            return Trial(
+                operations: size.changedRecords,
+                body: {
+                    let result = try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
+                    try expectCount(
+                        result.stored, size.changedRecords, records: size.changedRecords, what: "incremental pull")
+                }, teardown: { try context.close() })
         },
         prepareBaseline: { baseline, size in
             try filledBaseline(baseline, records: size.records, indexed: false)
             var changed = BenchmarkData.records(count: size.changedRecords)
             for index in changed.indices { changed[index].quantity += 1 }
-            return Trial(operations: changed.count, body: {
-                try baseline.insert(changed[...], rowsPerTransaction: 1_000, queueRows: false)
-            }, teardown: { baseline.close() })
+            return Trial(
+                operations: changed.count,
+                body: {
+                    try baseline.insert(changed[...], rowsPerTransaction: 1_000, queueRows: false)
+                }, teardown: { baseline.close() })
         })
 
     /// Purging every pulled record of the table.
@@ -126,17 +153,21 @@ extension BenchmarkScenario {
         prepareStore: { store, size in
             let (context, table) = try syncContext(store, remote: try emptyRemote())
             try upsertPages(BenchmarkData.records(count: size.records).map(\.item), into: store, pageSize: 10_000)
-            return Trial(operations: size.records, body: {
-                let purged = try await table.purge()
-                try expectCount(purged, size.records, records: size.records, what: "purge")
-            }, teardown: { try context.close() })
+            return Trial(
+                operations: size.records,
+                body: {
+                    let purged = try await table.purge()
+                    try expectCount(purged, size.records, records: size.records, what: "purge")
+                }, teardown: { try context.close() })
         },
         prepareBaseline: { baseline, size in
             try filledBaseline(baseline, records: size.records, indexed: false)
-            return Trial(operations: size.records, body: {
-                let deleted = try baseline.deleteAll()
-                try expectCount(deleted, size.records, records: size.records, what: "raw purge")
-            }, teardown: { baseline.close() })
+            return Trial(
+                operations: size.records,
+                body: {
+                    let deleted = try baseline.deleteAll()
+                    try expectCount(deleted, size.records, records: size.records, what: "raw purge")
+                }, teardown: { baseline.close() })
         })
 
     // MARK: - Helpers
@@ -149,7 +180,8 @@ extension BenchmarkScenario {
 
     /// A remote with the benchmark table and no rows, serving pages of up to 1,000.
     static func emptyRemote() throws -> InMemoryRemote {
-        try InMemoryRemote(tables: [BenchmarkData.table(indexed: false)], options: TableService.Options(maximumPageSize: 1_000))
+        try InMemoryRemote(
+            tables: [BenchmarkData.table(indexed: false)], options: TableService.Options(maximumPageSize: 1_000))
     }
 
     /// A remote holding `records` server rows, ready to page them by id.
@@ -165,9 +197,11 @@ extension BenchmarkScenario {
     /// measurement rather than during it.
     static func prepareServerOrdering(_ remote: InMemoryRemote, by orderBy: [SortKey], from lowest: Value) throws {
         guard let first = orderBy.first else { return }
-        _ = try remote.service.store.read(Query(table: BenchmarkData.tableName,
-                                                filter: .comparison(.column(first.column), .ge, .literal(lowest)),
-                                                orderBy: orderBy, top: 1))
+        _ = try remote.service.store.read(
+            Query(
+                table: BenchmarkData.tableName,
+                filter: .comparison(.column(first.column), .ge, .literal(lowest)),
+                orderBy: orderBy, top: 1))
     }
 }
 

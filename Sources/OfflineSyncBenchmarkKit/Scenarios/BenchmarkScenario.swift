@@ -21,8 +21,10 @@ public struct BenchmarkSize: Sendable, Hashable, Codable {
     public var opens: Int
 
     /// Creates a size.
-    public init(records: Int, batchInserts: Int, durableInserts: Int, pushOperations: Int, changedRecords: Int,
-                lookups: Int, queries: Int, opens: Int) {
+    public init(
+        records: Int, batchInserts: Int, durableInserts: Int, pushOperations: Int, changedRecords: Int,
+        lookups: Int, queries: Int, opens: Int
+    ) {
         self.records = records
         self.batchInserts = batchInserts
         self.durableInserts = durableInserts
@@ -35,17 +37,19 @@ public struct BenchmarkSize: Sendable, Hashable, Codable {
 
     /// The sizes the issue asks for: 100,000 records, 10,000 batched inserts, 1,000 durable
     /// inserts, 10,000 pushed operations, 1,000 changed records.
-    public static let issue = BenchmarkSize(records: 100_000, batchInserts: 10_000, durableInserts: 1_000,
-                                            pushOperations: 10_000, changedRecords: 1_000, lookups: 10_000,
-                                            queries: 20, opens: 10)
+    public static let issue = BenchmarkSize(
+        records: 100_000, batchInserts: 10_000, durableInserts: 1_000,
+        pushOperations: 10_000, changedRecords: 1_000, lookups: 10_000,
+        queries: 20, opens: 10)
 
     /// Every scenario scaled to `records` rows (the others keep their proportion to 100,000).
     public static func scaled(records: Int) -> BenchmarkSize {
         let records = max(records, 1_000)
         func part(_ fraction: Int) -> Int { max(records / fraction, 10) }
-        return BenchmarkSize(records: records, batchInserts: part(10), durableInserts: min(part(100), 1_000),
-                             pushOperations: part(10), changedRecords: part(100), lookups: part(10),
-                             queries: 20, opens: 10)
+        return BenchmarkSize(
+            records: records, batchInserts: part(10), durableInserts: min(part(100), 1_000),
+            pushOperations: part(10), changedRecords: part(100), lookups: part(10),
+            queries: 20, opens: 10)
     }
 }
 
@@ -105,10 +109,12 @@ public struct BenchmarkScenario: Sendable {
     public var prepareBaseline: (@Sendable (any RawBaseline, BenchmarkSize) throws -> Trial)?
 
     /// Creates a scenario.
-    public init(id: String, title: String, unit: String, durability: RawDurability = .normal,
-                usesPassphrase: Bool = false, backends: Set<String>? = nil,
-                prepareStore: @escaping @Sendable (any LocalStore, BenchmarkSize) async throws -> Trial,
-                prepareBaseline: (@Sendable (any RawBaseline, BenchmarkSize) throws -> Trial)?) {
+    public init(
+        id: String, title: String, unit: String, durability: RawDurability = .normal,
+        usesPassphrase: Bool = false, backends: Set<String>? = nil,
+        prepareStore: @escaping @Sendable (any LocalStore, BenchmarkSize) async throws -> Trial,
+        prepareBaseline: (@Sendable (any RawBaseline, BenchmarkSize) throws -> Trial)?
+    ) {
         self.id = id
         self.title = title
         self.unit = unit
@@ -121,7 +127,9 @@ public struct BenchmarkScenario: Sendable {
 
     /// Prepares this scenario over a new store of `backend` in a new directory under `workDirectory`;
     /// the trial's ``Trial/finish()`` removes the directory.
-    public func storeTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws -> Trial {
+    public func storeTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws
+        -> Trial
+    {
         let location = try makeLocation(under: workDirectory)
         do {
             let trial = try await prepareStore(try backend.makeStore(location), size)
@@ -134,7 +142,9 @@ public struct BenchmarkScenario: Sendable {
 
     /// Prepares this scenario over `backend`'s raw baseline in a new directory, or `nil` when the
     /// backend or the scenario has none.
-    public func baselineTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws -> Trial? {
+    public func baselineTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String)
+        async throws -> Trial?
+    {
         guard let makeBaseline = backend.makeBaseline, let prepareBaseline else { return nil }
         let location = try makeLocation(under: workDirectory)
         do {

@@ -11,11 +11,16 @@ extension Connection {
     /// (existing rows read them as null), new indexes created; nothing is dropped or retyped.
     func install(_ schema: StoreSchema) throws -> StoreSchema {
         if schema.tables.contains(where: { Identifier.folded($0.name) == Connection.schemaTable }) {
-            throw OfflineSyncError(.invalidName, "table name '\(Connection.schemaTable)' is used by the SQLite backend for its own schema record; choose another name")
+            throw OfflineSyncError(
+                .invalidName,
+                "table name '\(Connection.schemaTable)' is used by the SQLite backend for its own schema record; choose another name"
+            )
         }
         try execute("BEGIN IMMEDIATE")
         do {
-            try execute("CREATE TABLE IF NOT EXISTS \(SQL.quote(Connection.schemaTable)) (\"name\" TEXT PRIMARY KEY NOT NULL, \"declaration\" TEXT NOT NULL)")
+            try execute(
+                "CREATE TABLE IF NOT EXISTS \(SQL.quote(Connection.schemaTable)) (\"name\" TEXT PRIMARY KEY NOT NULL, \"declaration\" TEXT NOT NULL)"
+            )
             let stored = try storedSchema()
             let merged = try stored.merged(with: schema)
             try merged.validate()
@@ -35,7 +40,8 @@ extension Connection {
                 }
                 let declaration = String(decoding: try JSONEncoder().encode(table), as: UTF8.self)
                 // UPDATE keeps the rowid, which orders the tables as they were first declared.
-                let record = previous == nil
+                let record =
+                    previous == nil
                     ? "INSERT INTO \(SQL.quote(Connection.schemaTable)) (\"declaration\", \"name\") VALUES (?1, ?2)"
                     : "UPDATE \(SQL.quote(Connection.schemaTable)) SET \"declaration\" = ?1 WHERE \"name\" = ?2"
                 try execute(record, [.string(declaration), .string(table.name)])
@@ -51,11 +57,16 @@ extension Connection {
     /// The schema recorded in the database (empty for a new database).
     private func storedSchema() throws -> StoreSchema {
         var tables: [TableSchema] = []
-        try forEachRow("SELECT \"name\", \"declaration\" FROM \(SQL.quote(Connection.schemaTable)) ORDER BY rowid", cached: false) { row in
+        try forEachRow(
+            "SELECT \"name\", \"declaration\" FROM \(SQL.quote(Connection.schemaTable)) ORDER BY rowid", cached: false
+        ) { row in
             do {
                 tables.append(try JSONDecoder().decode(TableSchema.self, from: Data(row.text(1).utf8)))
             } catch {
-                throw OfflineSyncError(.storage, "the schema record of table '\(row.text(0))' in '\(path)' cannot be read (\(error)); the file was not written by this version of OfflineSync or is damaged")
+                throw OfflineSyncError(
+                    .storage,
+                    "the schema record of table '\(row.text(0))' in '\(path)' cannot be read (\(error)); the file was not written by this version of OfflineSync or is damaged"
+                )
             }
         }
         return StoreSchema(tables)

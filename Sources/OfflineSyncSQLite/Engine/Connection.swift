@@ -24,11 +24,13 @@ package final class Connection {
         var handle: OpaquePointer?
         let code = api.open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let handle else {
-            let message = handle.flatMap { api.errmsg($0) }.map { String(cString: $0) }
+            let message =
+                handle.flatMap { api.errmsg($0) }.map { String(cString: $0) }
                 ?? api.errstr(code).map { String(cString: $0) } ?? "unknown error"
             if let handle { _ = api.close_v2(handle) }
-            throw SQLiteError(code: SQLiteError.Code(rawValue: code & 0xff), extendedCode: code,
-                              sqliteMessage: message, context: "opening the database '\(path)'")
+            throw SQLiteError(
+                code: SQLiteError.Code(rawValue: code & 0xff), extendedCode: code,
+                sqliteMessage: message, context: "opening the database '\(path)'")
         }
         self.handle = handle
         _ = api.extended_result_codes(handle, 1)
@@ -82,8 +84,10 @@ package final class Connection {
     }
 
     /// Runs a statement and calls `row` for each result row.
-    package func forEachRow(_ sql: String, _ arguments: [Value] = [], cached: Bool = true,
-                            _ row: (Statement) throws -> Void) throws {
+    package func forEachRow(
+        _ sql: String, _ arguments: [Value] = [], cached: Bool = true,
+        _ row: (Statement) throws -> Void
+    ) throws {
         let statement = cached ? try self.statement(sql) : try prepare(sql)
         defer { statement.reset() }
         try statement.bind(arguments)
@@ -117,9 +121,10 @@ package final class Connection {
     package func error(code: Int32, context: String, sql: String? = nil, arguments: [Value] = []) -> SQLiteError {
         let extended = api.extended_errcode(handle)
         let message = api.errmsg(handle).map { String(cString: $0) } ?? "unknown error"
-        return SQLiteError(code: SQLiteError.Code(rawValue: code & 0xff),
-                           extendedCode: (extended & 0xff) == (code & 0xff) ? extended : code,
-                           sqliteMessage: message, context: context, sql: sql,
-                           arguments: publishesArguments && sql != nil ? arguments.map(\.description) : nil)
+        return SQLiteError(
+            code: SQLiteError.Code(rawValue: code & 0xff),
+            extendedCode: (extended & 0xff) == (code & 0xff) ? extended : code,
+            sqliteMessage: message, context: context, sql: sql,
+            arguments: publishesArguments && sql != nil ? arguments.map(\.description) : nil)
     }
 }

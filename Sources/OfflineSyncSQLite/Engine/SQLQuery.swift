@@ -84,7 +84,8 @@ struct SQLQuery {
         case .or(let lhs, let rhs):
             return "(\(whereCondition(lhs)) OR \(whereCondition(rhs)))"
         case .comparison(let lhs, let op, let rhs) where op != .eq && op != .ne:
-            let left = value(lhs), right = value(rhs)
+            let left = value(lhs)
+            let right = value(rhs)
             let symbol = op == .gt ? ">" : op == .ge ? ">=" : op == .lt ? "<" : "<="
             return "(\(left) \(symbol) \(right))"
         default:
@@ -121,7 +122,8 @@ struct SQLQuery {
         case .or(let lhs, let rhs):
             return "(\(condition(lhs)) OR \(condition(rhs)))"
         case .comparison(let lhs, let op, let rhs):
-            let left = value(lhs), right = value(rhs)
+            let left = value(lhs)
+            let right = value(rhs)
             switch op {
             case .eq: return "(\(left) IS \(right))"
             case .ne: return "(\(left) IS NOT \(right))"
@@ -179,10 +181,12 @@ struct SQLQuery {
         switch function {
         case .startsWith:
             let (text, prefix) = (arguments[0], arguments[1])
-            return "(substr(\(bytes("'#' || \(text)")), 1, length(\(bytes(prefix))) + 1) = \(bytes("'#' || \(prefix)")))"
+            return
+                "(substr(\(bytes("'#' || \(text)")), 1, length(\(bytes(prefix))) + 1) = \(bytes("'#' || \(prefix)")))"
         case .endsWith:
             let (text, suffix) = (arguments[0], arguments[1])
-            return "(length(\(bytes(text))) >= length(\(bytes(suffix))) AND substr(\(bytes("\(text) || '#'")), length(\(bytes(text))) - length(\(bytes(suffix))) + 1) = \(bytes("\(suffix) || '#'")))"
+            return
+                "(length(\(bytes(text))) >= length(\(bytes(suffix))) AND substr(\(bytes("\(text) || '#'")), length(\(bytes(text))) - length(\(bytes(suffix))) + 1) = \(bytes("\(suffix) || '#'")))"
         case .contains:
             return "(instr(\(arguments[0]), \(arguments[1])) > 0)"
         case .toLower:

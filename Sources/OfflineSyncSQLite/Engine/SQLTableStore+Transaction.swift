@@ -18,12 +18,18 @@ extension SQLTableStore {
 
         private func layout(_ table: String) throws -> TableLayout {
             guard isActive else {
-                throw OfflineSyncError(.invalidOperation, "a transaction was used after its write closure returned; use the transaction only inside the closure")
+                throw OfflineSyncError(
+                    .invalidOperation,
+                    "a transaction was used after its write closure returned; use the transaction only inside the closure"
+                )
             }
             // After some failures (SQLITE_FULL, SQLITE_IOERR …) SQLite rolls the transaction back
             // itself; going on would commit each later statement on its own.
             guard connection.isInTransaction else {
-                throw OfflineSyncError(.invalidOperation, "the transaction on '\(connection.path)' was rolled back by SQLite after an earlier error; rethrow that error instead of continuing the write closure")
+                throw OfflineSyncError(
+                    .invalidOperation,
+                    "the transaction on '\(connection.path)' was rolled back by SQLite after an earlier error; rethrow that error instead of continuing the write closure"
+                )
             }
             return try SQLTableStore.layout(table, in: schema, layouts)
         }

@@ -23,10 +23,12 @@ package final class SQLTableStore: Sendable {
         package var properties: @Sendable () -> [StoreInfo.Property]
 
         /// Creates a backend description.
-        package init(name: String, api: SQLiteAPI,
-                     didOpen: @escaping @Sendable (Connection) throws -> Void = { _ in },
-                     didInstall: @escaping @Sendable (Connection) throws -> Void = { _ in },
-                     properties: @escaping @Sendable () -> [StoreInfo.Property] = { [] }) {
+        package init(
+            name: String, api: SQLiteAPI,
+            didOpen: @escaping @Sendable (Connection) throws -> Void = { _ in },
+            didInstall: @escaping @Sendable (Connection) throws -> Void = { _ in },
+            properties: @escaping @Sendable () -> [StoreInfo.Property] = { [] }
+        ) {
             self.name = name
             self.api = api
             self.didOpen = didOpen
@@ -60,14 +62,16 @@ package final class SQLTableStore: Sendable {
 
     /// Backend name, path, library version and settings.
     package var info: StoreInfo {
-        StoreInfo(backend: backend.name, location: path, properties: [
-            StoreInfo.Property("SQLite version", sqliteVersion),
-        ] + backend.properties() + [
-            StoreInfo.Property("journal mode", "wal"),
-            StoreInfo.Property("synchronous", options.durability.rawValue),
-            StoreInfo.Property("cache size", "\(options.cacheSizeKiB) KiB"),
-            StoreInfo.Property("busy timeout", "\(options.busyTimeoutMilliseconds) ms"),
-        ])
+        StoreInfo(
+            backend: backend.name, location: path,
+            properties: [
+                StoreInfo.Property("SQLite version", sqliteVersion)
+            ] + backend.properties() + [
+                StoreInfo.Property("journal mode", "wal"),
+                StoreInfo.Property("synchronous", options.durability.rawValue),
+                StoreInfo.Property("cache size", "\(options.cacheSizeKiB) KiB"),
+                StoreInfo.Property("busy timeout", "\(options.busyTimeoutMilliseconds) ms"),
+            ])
     }
 
     /// See ``OfflineSync/LocalStore/schema``.
@@ -85,9 +89,12 @@ package final class SQLTableStore: Sendable {
         try schema.validate()
         try state.withLock { state in
             guard state.connection == nil else {
-                throw OfflineSyncError(.invalidOperation, "the \(backend.name) store '\(path)' is already open; close it before opening it again")
+                throw OfflineSyncError(
+                    .invalidOperation,
+                    "the \(backend.name) store '\(path)' is already open; close it before opening it again")
             }
-            let connection = try Connection(api: backend.api, path: path, publishesArguments: options.publicStatementArguments)
+            let connection = try Connection(
+                api: backend.api, path: path, publishesArguments: options.publicStatementArguments)
             do {
                 connection.setBusyTimeout(milliseconds: Int32(clamping: options.busyTimeoutMilliseconds))
                 try backend.didOpen(connection)
@@ -107,7 +114,10 @@ package final class SQLTableStore: Sendable {
     private func configure(_ connection: Connection) throws {
         let mode = try connection.singleText("PRAGMA journal_mode = WAL")
         guard mode?.lowercased() == "wal" else {
-            throw OfflineSyncError(.storage, "the \(backend.name) store '\(path)' could not switch to WAL mode (journal mode is '\(mode ?? "none")'); use a file on a local file system")
+            throw OfflineSyncError(
+                .storage,
+                "the \(backend.name) store '\(path)' could not switch to WAL mode (journal mode is '\(mode ?? "none")'); use a file on a local file system"
+            )
         }
         try connection.execute("PRAGMA synchronous = \(options.durability == .full ? "FULL" : "NORMAL")")
         try connection.execute("PRAGMA cache_size = \(-max(options.cacheSizeKiB, 1))")
@@ -183,15 +193,18 @@ package final class SQLTableStore: Sendable {
 
     private func requireOpen(_ state: State) throws -> Connection {
         guard let connection = state.connection else {
-            throw OfflineSyncError(.notOpen, "the \(backend.name) store '\(path)' is not open; call open(schema:) first")
+            throw OfflineSyncError(
+                .notOpen, "the \(backend.name) store '\(path)' is not open; call open(schema:) first")
         }
         return connection
     }
 
-    static func layout(_ table: String, in schema: StoreSchema, _ layouts: [String: TableLayout]) throws -> TableLayout {
+    static func layout(_ table: String, in schema: StoreSchema, _ layouts: [String: TableLayout]) throws -> TableLayout
+    {
         if let layout = layouts[table] { return layout }
         _ = try schema.requireTable(table)
-        throw OfflineSyncError(.unknownTable, "table '\(table)' is not declared; declare it in the schema before opening the store")
+        throw OfflineSyncError(
+            .unknownTable, "table '\(table)' is not declared; declare it in the schema before opening the store")
     }
 
     static func read(_ query: Query, on layout: TableLayout, _ connection: Connection) throws -> QueryResult {
@@ -215,7 +228,9 @@ package final class SQLTableStore: Sendable {
 
     static func lookup(_ id: String, on layout: TableLayout, _ connection: Connection) throws -> Item? {
         var item: Item?
-        try connection.forEachRow(layout.lookupSQL, [.string(id)]) { item = layout.decode($0, columns: layout.schema.columns) }
+        try connection.forEachRow(layout.lookupSQL, [.string(id)]) {
+            item = layout.decode($0, columns: layout.schema.columns)
+        }
         return item
     }
 }

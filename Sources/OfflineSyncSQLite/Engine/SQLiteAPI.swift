@@ -11,7 +11,9 @@ package struct SQLiteAPI: Sendable {
     /// A destructor argument of the `sqlite3_bind_*` functions.
     package typealias Destructor = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
-    package var open_v2: @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?, Int32, UnsafePointer<CChar>?) -> Int32
+    package var open_v2:
+        @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?, Int32, UnsafePointer<CChar>?) ->
+            Int32
     package var close_v2: @convention(c) (OpaquePointer?) -> Int32
     package var errmsg: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
     package var errstr: @convention(c) (Int32) -> UnsafePointer<CChar>?
@@ -21,7 +23,11 @@ package struct SQLiteAPI: Sendable {
     package var changes: @convention(c) (OpaquePointer?) -> Int32
     package var get_autocommit: @convention(c) (OpaquePointer?) -> Int32
     package var libversion: @convention(c) () -> UnsafePointer<CChar>?
-    package var prepare_v2: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
+    package var prepare_v2:
+        @convention(c) (
+            OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?,
+            UnsafeMutablePointer<UnsafePointer<CChar>?>?
+        ) -> Int32
     package var step: @convention(c) (OpaquePointer?) -> Int32
     package var reset: @convention(c) (OpaquePointer?) -> Int32
     package var clear_bindings: @convention(c) (OpaquePointer?) -> Int32
@@ -49,7 +55,8 @@ package struct SQLiteAPI: Sendable {
     package static let system = SQLiteAPI(
         open_v2: sqlite3_open_v2, close_v2: sqlite3_close_v2, errmsg: sqlite3_errmsg, errstr: sqlite3_errstr,
         extended_errcode: sqlite3_extended_errcode, extended_result_codes: sqlite3_extended_result_codes,
-        busy_timeout: sqlite3_busy_timeout, changes: sqlite3_changes, get_autocommit: sqlite3_get_autocommit, libversion: sqlite3_libversion,
+        busy_timeout: sqlite3_busy_timeout, changes: sqlite3_changes, get_autocommit: sqlite3_get_autocommit,
+        libversion: sqlite3_libversion,
         prepare_v2: sqlite3_prepare_v2, step: sqlite3_step, reset: sqlite3_reset,
         clear_bindings: sqlite3_clear_bindings, finalize: sqlite3_finalize,
         bind_null: sqlite3_bind_null, bind_int64: sqlite3_bind_int64, bind_double: sqlite3_bind_double,
@@ -69,7 +76,8 @@ extension SQLiteAPI {
             open_v2: try load("open_v2"), close_v2: try load("close_v2"), errmsg: try load("errmsg"),
             errstr: try load("errstr"), extended_errcode: try load("extended_errcode"),
             extended_result_codes: try load("extended_result_codes"), busy_timeout: try load("busy_timeout"),
-            changes: try load("changes"), get_autocommit: try load("get_autocommit"), libversion: try load("libversion"), prepare_v2: try load("prepare_v2"),
+            changes: try load("changes"), get_autocommit: try load("get_autocommit"),
+            libversion: try load("libversion"), prepare_v2: try load("prepare_v2"),
             step: try load("step"), reset: try load("reset"), clear_bindings: try load("clear_bindings"),
             finalize: try load("finalize"), bind_null: try load("bind_null"), bind_int64: try load("bind_int64"),
             bind_double: try load("bind_double"), bind_text: try load("bind_text"),

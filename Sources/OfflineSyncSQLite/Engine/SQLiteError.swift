@@ -69,8 +69,10 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     public var arguments: [String]?
 
     /// Creates an error.
-    public init(code: Code, extendedCode: Int32, sqliteMessage: String, context: String,
-                sql: String? = nil, arguments: [String]? = nil) {
+    public init(
+        code: Code, extendedCode: Int32, sqliteMessage: String, context: String,
+        sql: String? = nil, arguments: [String]? = nil
+    ) {
         self.code = code
         self.extendedCode = extendedCode
         self.sqliteMessage = sqliteMessage
@@ -99,15 +101,19 @@ extension SQLiteError.Code {
     var hint: String? {
         switch self {
         case .notADatabase:
-            return "the file is not an SQLite database, or it is encrypted (open encrypted stores with SQLCipherStore and the right key)"
+            return
+                "the file is not an SQLite database, or it is encrypted (open encrypted stores with SQLCipherStore and the right key)"
         case .busy:
-            return "another connection or process holds the database lock for longer than the busy timeout; retry, raise the busy timeout, or close the other connection"
+            return
+                "another connection or process holds the database lock for longer than the busy timeout; retry, raise the busy timeout, or close the other connection"
         case .readOnly:
-            return "the file or its directory is not writable; check permissions and that the file system is not mounted read-only"
+            return
+                "the file or its directory is not writable; check permissions and that the file system is not mounted read-only"
         case .cannotOpen:
             return "the file cannot be opened or created; check that the directory exists and is writable"
         case .full:
-            return "the disk is full or the database reached its maximum page count; free space or raise the limit (the failed transaction was rolled back)"
+            return
+                "the disk is full or the database reached its maximum page count; free space or raise the limit (the failed transaction was rolled back)"
         case .corrupt:
             return "the database file is damaged; restore it from a backup"
         default:

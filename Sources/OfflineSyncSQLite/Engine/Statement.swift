@@ -135,8 +135,9 @@ package final class Statement {
         case SQLITE_DONE: return false
         default:
             _ = api.reset(handle)
-            throw connection.error(code: code, context: "running a statement on '\(connection.path)'", sql: sql,
-                                   arguments: arguments())
+            throw connection.error(
+                code: code, context: "running a statement on '\(connection.path)'", sql: sql,
+                arguments: arguments())
         }
     }
 
@@ -147,8 +148,9 @@ package final class Statement {
         if code == SQLITE_DONE { return true }
         _ = api.reset(handle)
         if code == Statement.primaryKeyConflict { return false }
-        throw connection.error(code: code, context: "running a statement on '\(connection.path)'", sql: sql,
-                               arguments: arguments())
+        throw connection.error(
+            code: code, context: "running a statement on '\(connection.path)'", sql: sql,
+            arguments: arguments())
     }
 
     /// `SQLITE_CONSTRAINT_PRIMARYKEY`.

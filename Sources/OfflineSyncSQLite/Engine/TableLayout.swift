@@ -32,9 +32,12 @@ struct TableLayout {
         self.schema = schema
         quotedName = SQL.quote(schema.name)
         let names = ["id"] + schema.columns.map(\.name)
-        insertSQL = "INSERT INTO \(quotedName) (\(names.map(SQL.quote).joined(separator: ", "))) VALUES (\((1...names.count).map { "?\($0)" }.joined(separator: ", ")))"
+        insertSQL =
+            "INSERT INTO \(quotedName) (\(names.map(SQL.quote).joined(separator: ", "))) VALUES (\((1...names.count).map { "?\($0)" }.joined(separator: ", ")))"
         let assignments = schema.columns.enumerated().map { "\(SQL.quote($1.name)) = ?\($0 + 2)" }
-        updateSQL = assignments.isEmpty ? nil : "UPDATE \(quotedName) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?1"
+        updateSQL =
+            assignments.isEmpty
+            ? nil : "UPDATE \(quotedName) SET \(assignments.joined(separator: ", ")) WHERE \"id\" = ?1"
         scanSQL = "SELECT \(names.map(SQL.quote).joined(separator: ", ")) FROM \(quotedName)"
         lookupSQL = scanSQL + " WHERE \"id\" = ?"
         deleteSQL = "DELETE FROM \(quotedName) WHERE \"id\" = ?"
@@ -70,7 +73,6 @@ struct TableLayout {
         guard let selection else { return schema.columns }
         return schema.columns.filter { selection.contains($0.name) }
     }
-
 
     /// The item of the statement's current row, whose columns are `id` followed by `columns`.
     func decode(_ statement: Statement, columns: [Column]) -> Item {

@@ -2,8 +2,9 @@ import Hummingbird
 import Logging
 import NIOCore
 import OfflineSync
-@testable import OfflineSyncServer
 import Synchronization
+
+@testable import OfflineSyncServer
 
 /// A request context that keeps the connection, so the server can drop it.
 struct ConnectionContext: RequestContext {
@@ -48,8 +49,9 @@ final class CrashingServer: Sendable {
         var logger = Logger(label: "crashing-server")
         logger.logLevel = .critical
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        let app = Application(
+            responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
         let task = Task {
             defer { continuation.finish() }
             try await app.run()

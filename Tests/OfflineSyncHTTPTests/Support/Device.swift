@@ -14,8 +14,10 @@ struct Device {
 
     /// A device on `store` talking to `http://127.0.0.1:port`, with up to `pipelineDepth` writes
     /// of a push in flight.
-    static func make(_ name: String, store: any LocalStore, port: Int, handler: any PushHandler = DefaultPushHandler(),
-                     pipelineDepth: Int = 1, configure: (inout HTTPRemote.Configuration) -> Void = { _ in }) throws -> Device {
+    static func make(
+        _ name: String, store: any LocalStore, port: Int, handler: any PushHandler = DefaultPushHandler(),
+        pipelineDepth: Int = 1, configure: (inout HTTPRemote.Configuration) -> Void = { _ in }
+    ) throws -> Device {
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
         configuration.pushPipelineDepth = pipelineDepth
         configuration.connectTimeout = .milliseconds(500)
@@ -27,7 +29,9 @@ struct Device {
         return try make(name, store: store, remote: remote, handler: handler)
     }
 
-    private static func make(_ name: String, store: any LocalStore, remote: HTTPRemote, handler: any PushHandler) throws -> Device {
+    private static func make(_ name: String, store: any LocalStore, remote: HTTPRemote, handler: any PushHandler) throws
+        -> Device
+    {
         let context = try SyncContext(store: store, remote: remote, tables: [todoSchema], pushHandler: handler)
         return Device(name: name, store: store, remote: remote, context: context, todo: try context.table("todoitem"))
     }

@@ -47,20 +47,22 @@ func withLoopbackServer<Result: Sendable>(
         for (name, value) in scripted.headers {
             if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
         }
-        return Response(status: .init(code: scripted.status), headers: fields,
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: scripted.body)))
+        return Response(
+            status: .init(code: scripted.status), headers: fields,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: scripted.body)))
     }
     let (ports, continuation) = AsyncStream<Int>.makeStream()
     var logger = Logger(label: "loopback")
     logger.logLevel = .critical
-    let app = Application(responder: responder,
-                          server: server,
-                          configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                          onServerRunning: { channel in
-                              continuation.yield(channel.localAddress?.port ?? 0)
-                              continuation.finish()
-                          },
-                          logger: logger)
+    let app = Application(
+        responder: responder,
+        server: server,
+        configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { channel in
+            continuation.yield(channel.localAddress?.port ?? 0)
+            continuation.finish()
+        },
+        logger: logger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await app.run() }
         var iterator = ports.makeAsyncIterator()

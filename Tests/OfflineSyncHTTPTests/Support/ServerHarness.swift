@@ -18,7 +18,8 @@ func withTableServer<Result: Sendable>(
 ) async throws -> Result {
     try store.open(schema: StoreSchema(tables))
     let service = try TableService(store: store, options: options)
-    let server = try await RunningServer.start(service, createsTables: createsTables, maximumBodyBytes: maximumBodyBytes)
+    let server = try await RunningServer.start(
+        service, createsTables: createsTables, maximumBodyBytes: maximumBodyBytes)
     do {
         let result = try await body(server.port)
         await server.stop()
@@ -31,12 +32,18 @@ func withTableServer<Result: Sendable>(
 
 /// A ``TableServer`` over `service` on 127.0.0.1 with test logging (`port` `0`: a free port).
 enum RunningServer {
-    static func start(_ service: TableService, port: Int = 0, createsTables: Bool = false,
-                      maximumBodyBytes: Int = 1 << 20) async throws -> TableServer.Running {
+    static func start(
+        _ service: TableService, port: Int = 0, createsTables: Bool = false,
+        maximumBodyBytes: Int = 1 << 20
+    ) async throws -> TableServer.Running {
         var logger = Logger(label: "test-server")
         logger.logLevel = .critical
-        return try await TableServer(service: service, configuration: .init(port: port, maximumBodyBytes: maximumBodyBytes,
-                                                                           createsTables: createsTables, logger: logger)).start()
+        return try await TableServer(
+            service: service,
+            configuration: .init(
+                port: port, maximumBodyBytes: maximumBodyBytes,
+                createsTables: createsTables, logger: logger)
+        ).start()
     }
 }
 
@@ -54,14 +61,17 @@ struct RawAnswer: Sendable {
 }
 
 /// Sends a request exactly as given (target not re-encoded).
-func send(_ method: String, _ target: String, port: Int, headers: [(String, String)] = [],
-          body: [UInt8]? = nil) async throws -> RawAnswer {
+func send(
+    _ method: String, _ target: String, port: Int, headers: [(String, String)] = [],
+    body: [UInt8]? = nil
+) async throws -> RawAnswer {
     var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(target)")
     request.method = .init(rawValue: method)
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
     let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
     let bytes = try await response.body.collect(upTo: 64 << 20)
-    return RawAnswer(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-                     body: Array(bytes.readableBytesView))
+    return RawAnswer(
+        status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+        body: Array(bytes.readableBytesView))
 }

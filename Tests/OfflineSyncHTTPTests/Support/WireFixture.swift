@@ -16,7 +16,8 @@ struct WireExchange: @unchecked Sendable {
     /// The recorded response body as JSON bytes.
     var responseBytes: [UInt8] {
         guard let responseBody, !(responseBody is NSNull),
-              let data = try? JSONSerialization.data(withJSONObject: responseBody, options: [.fragmentsAllowed]) else { return [] }
+            let data = try? JSONSerialization.data(withJSONObject: responseBody, options: [.fragmentsAllowed])
+        else { return [] }
         return Array(data)
     }
 
@@ -38,7 +39,8 @@ struct WireExchange: @unchecked Sendable {
             case let text as String where key == "createdAt" || key == "updatedAt":
                 item.values[key] = Timestamp(iso8601: text).map(Value.date) ?? .string(text)
             case let text as String: item.values[key] = .string(text)
-            case let number as NSNumber where String(cString: number.objCType) == "c": item.values[key] = .bool(number.boolValue)
+            case let number as NSNumber where String(cString: number.objCType) == "c":
+                item.values[key] = .bool(number.boolValue)
             case let number as NSNumber: item.values[key] = .int(number.int64Value)
             default: break
             }
@@ -55,11 +57,12 @@ struct WireExchange: @unchecked Sendable {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
             let request = object["request"] as? [String: Any] ?? [:]
             let response = object["response"] as? [String: Any] ?? [:]
-            return WireExchange(method: request["method"] as? String ?? "", target: request["target"] as? String ?? "",
-                                requestHeaders: request["headers"] as? [String: String] ?? [:],
-                                requestBody: request["body"], status: response["status"] as? Int ?? 0,
-                                responseHeaders: response["headers"] as? [String: String] ?? [:],
-                                responseBody: response["body"])
+            return WireExchange(
+                method: request["method"] as? String ?? "", target: request["target"] as? String ?? "",
+                requestHeaders: request["headers"] as? [String: String] ?? [:],
+                requestBody: request["body"], status: response["status"] as? Int ?? 0,
+                responseHeaders: response["headers"] as? [String: String] ?? [:],
+                responseBody: response["body"])
         }
     }
 
@@ -70,7 +73,8 @@ struct WireExchange: @unchecked Sendable {
 /// `true` when two JSON documents are equal as values (key order ignored, booleans distinct
 /// from numbers).
 func jsonEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
-    let left = lhs ?? NSNull(), right = rhs ?? NSNull()
+    let left = lhs ?? NSNull()
+    let right = rhs ?? NSNull()
     switch (left, right) {
     case (is NSNull, is NSNull): return true
     case (let a as [String: Any], let b as [String: Any]):
@@ -79,7 +83,8 @@ func jsonEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
         return a.count == b.count && zip(a, b).allSatisfy { jsonEqual($0, $1) }
     case (let a as String, let b as String): return a == b
     case (let a as NSNumber, let b as NSNumber):
-        let aBool = String(cString: a.objCType) == "c", bBool = String(cString: b.objCType) == "c"
+        let aBool = String(cString: a.objCType) == "c"
+        let bBool = String(cString: b.objCType) == "c"
         return aBool == bBool && (aBool ? a.boolValue == b.boolValue : a.doubleValue == b.doubleValue)
     default: return false
     }
