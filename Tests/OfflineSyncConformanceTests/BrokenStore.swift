@@ -607,6 +607,8 @@ final class BrokenStore: LocalStore {
         case .comparison(let lhs, let op, let rhs): return .comparison(again(lhs), op, again(rhs))
         case .isIn(let operand, let values): return .isIn(again(operand), values)
         case .function(let function, let arguments): return .function(function, arguments.map(again))
+        case .arithmetic(let lhs, let op, let rhs): return .arithmetic(again(lhs), op, again(rhs))
+        case .negate(let operand): return .negate(again(operand))
         }
     }
 
@@ -617,6 +619,8 @@ final class BrokenStore: LocalStore {
         case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs):
             return max(longestList(lhs), longestList(rhs))
         case .function(_, let arguments): return arguments.map(longestList).max() ?? 0
+        case .arithmetic(let lhs, _, let rhs): return max(longestList(lhs), longestList(rhs))
+        case .negate(let operand): return longestList(operand)
         case .literal, .column: return 0
         }
     }
@@ -629,6 +633,8 @@ final class BrokenStore: LocalStore {
         case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs):
             return columns(of: lhs).union(columns(of: rhs))
         case .function(_, let arguments): return arguments.reduce(into: []) { $0.formUnion(columns(of: $1)) }
+        case .arithmetic(let lhs, _, let rhs): return columns(of: lhs).union(columns(of: rhs))
+        case .negate(let operand): return columns(of: operand)
         }
     }
 
