@@ -129,13 +129,24 @@ extension StoreTierGroups {
                                 context.fail("round \(round): the writer thread never wrote")
                                 return
                             }
-                            let found = context.attempt(
-                                "round \(round): lookup(lefts, id 'x') during a write on another thread"
-                            ) {
-                                try store.lookup(table: "lefts", id: "x")?["n"]
-                            }
-                            let read = context.attempt("round \(round): read(lefts) during a write on another thread") {
-                                try store.read(Query(table: "lefts")).items.map { $0["n"] }
+                            // A store whose readers wait for the writer answers only the first call
+                            // during the write, so rounds alternate which call comes first.
+                            var found: Value??
+                            var read: [Value]?
+                            for call in round % 2 == 1 ? ["read", "lookup"] : ["lookup", "read"] {
+                                if call == "lookup" {
+                                    found = context.attempt(
+                                        "round \(round): lookup(lefts, id 'x') during a write on another thread"
+                                    ) {
+                                        try store.lookup(table: "lefts", id: "x")?["n"]
+                                    }
+                                } else {
+                                    read = context.attempt(
+                                        "round \(round): read(lefts) during a write on another thread"
+                                    ) {
+                                        try store.read(Query(table: "lefts")).items.map { $0["n"] }
+                                    }
+                                }
                             }
                             readDone.raise()
                             if let found, let value = found, !allowed.contains(value) {

@@ -46,7 +46,8 @@ extension StoreTierGroups {
                     (LimitFixtures.table, rows), (LimitFixtures.listed, LimitFixtures.listedRows()),
                 ] {
                     for query in LimitFixtures.listQueries(table: table, rows: tableRows) {
-                        context.expectReference(store, query, rows: tableRows, schema: table)
+                        context.expectReference(
+                            store, query, rows: LimitFixtures.candidates(query, tableRows), schema: table)
                     }
                 }
             },
@@ -63,9 +64,9 @@ extension StoreTierGroups {
                         let store = try context.openStore(LimitFixtures.schema)
                         try store.upsert(rows, into: table.name)
                         let doomed = Set(
-                            try QueryEvaluator(query: query, schema: table).run(over: rows).items.map {
-                                Array($0.id.utf8)
-                            })
+                            try QueryEvaluator(query: query, schema: table).run(
+                                over: LimitFixtures.candidates(query, rows)
+                            ).items.map { Array($0.id.utf8) })
                         let deleted = context.attempt("delete(matching: \(query))") {
                             try store.delete(matching: query)
                         }
@@ -145,13 +146,10 @@ enum LimitFixtures {
     static func pagingQueries() -> [Query] {
         var queries: [Query] = []
         let orderings: [[SortKey]] = [
-            [], [SortKey("id")], [SortKey("id", descending: true)], [SortKey("n"), SortKey("id", descending: true)],
+            [], [SortKey("id", descending: true)], [SortKey("n"), SortKey("id", descending: true)],
             [SortKey("n", descending: true)],
         ]
-        let windows: [(Int, Int?)] = [
-            (0, 1_000), (0, 1_001), (0, 1_233), (0, 1_234), (0, 5_000), (999, nil), (1_000, nil), (1_001, 3),
-            (1_233, nil), (1_234, 10), (500, 1_001),
-        ]
+        let windows: [(Int, Int?)] = [(0, 1_000), (0, 1_001), (0, 5_000), (999, nil), (1_001, 3), (1_234, 10)]
         for orderBy in orderings {
             for (skip, top) in windows {
                 queries.append(
@@ -189,12 +187,16 @@ enum LimitFixtures {
                 table: table.name, filter: .isIn(.column("id"), ids.map(Value.string)),
                 orderBy: [SortKey("id", descending: true)], skip: 1, top: 2, includeTotalCount: true),
             Query(table: table.name, filter: .isIn(.column("n"), numbers)),
-            Query(
-                table: table.name,
-                filter: .and(
-                    .isIn(.column("s"), ids.map(Value.string) + ["s1"]), .comparison(.column("n"), .ne, .literal(.null))
-                )),
         ]
+    }
+
+    /// The rows a query pinned to `id in (…)` can match, the others dropped: the reference
+    /// evaluator then compares a long list with those rows only, which gives the same answer
+    /// faster (every other query gets every row).
+    static func candidates(_ query: Query, _ rows: [Item]) -> [Item] {
+        guard case .isIn(.column("id"), let values)? = query.filter else { return rows }
+        let listed = Set(values.compactMap { $0.stringValue.map { Array($0.utf8) } })
+        return rows.filter { listed.contains(Array($0.id.utf8)) }
     }
 
     /// Deletes by query with windows past 1,000 rows.
