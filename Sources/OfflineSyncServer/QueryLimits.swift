@@ -1,4 +1,4 @@
-public import OfflineSync
+import OfflineSync
 
 /// The largest query the server runs; a larger one is answered 400 naming the limit.
 ///
@@ -53,7 +53,7 @@ public struct QueryLimits: Sendable, Hashable {
     }
 
     /// The depth of `expression` (stopping a little past `limit`) and, added to `values`, how many
-    /// literals it holds. Nodes of kinds this check does not know count as one level.
+    /// literals it holds.
     private static func measure(_ expression: Expression, values: inout Int, limit: Int) -> Int {
         switch expression {
         case .literal:
@@ -61,9 +61,10 @@ public struct QueryLimits: Sendable, Hashable {
             return 1
         case .column:
             return 1
-        case .not(let operand):
+        case .not(let operand), .negate(let operand):
             return 1 + measure(operand, values: &values, limit: limit)
-        case .and(let left, let right), .or(let left, let right), .comparison(let left, _, let right):
+        case .and(let left, let right), .or(let left, let right), .comparison(let left, _, let right),
+            .arithmetic(let left, _, let right):
             let leftDepth = measure(left, values: &values, limit: limit)
             guard leftDepth <= limit else { return leftDepth + 1 }
             return 1 + max(leftDepth, measure(right, values: &values, limit: limit))
@@ -77,8 +78,6 @@ public struct QueryLimits: Sendable, Hashable {
                 if deepest > limit { break }
             }
             return 1 + deepest
-        default:
-            return 1
         }
     }
 }
