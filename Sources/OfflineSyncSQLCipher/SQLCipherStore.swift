@@ -73,6 +73,31 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
     /// The database file.
     public var path: String { engine.path }
 
+    /// Opens the store, running the checks listed on the type.
+    ///
+    /// Two processes may create the same new file at once. SQLCipher keys a connection to an
+    /// empty file with a fresh random salt, so the process whose first page loses the race
+    /// cannot read the page the other one wrote ("wrong key"). When the file was missing or
+    /// empty before this open and another process has written it since, the open is therefore
+    /// tried again (up to 5 times), now reading the winner's salt from the file.
+    public func open(schema: StoreSchema) throws {
+        var attempt = 1
+        while true {
+            let wasNew = SQLCipherStore.isMissingOrEmpty(path)
+            do {
+                try engine.open(schema: schema)
+                return
+            } catch where wasNew && attempt < 5 && !SQLCipherStore.isMissingOrEmpty(path) {
+                attempt += 1
+            }
+        }
+    }
+
+    private static func isMissingOrEmpty(_ path: String) -> Bool {
+        let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        return size == nil || size == 0
+    }
+
     /// The version of the SQLite inside SQLCipher, e.g. `3.15.2`.
     public var sqliteVersion: String { library.sqliteVersion }
 
@@ -166,24 +191,33 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
         } catch let error as SQLiteError where error.code == .notADatabase {
             throw SQLCipherError(
                 .wrongKey,
-                "wrong key or not an encrypted OfflineSync store: '\(connection.path)' cannot be read with this key")
+                "wrong key or not an encrypted OfflineSync store: '\(connection.path)' cannot be read with this key; check the key, or, if the file is damaged, restore it from a backup or delete it and pull the data again"
+            )
         }
     }
 
-    /// Step 4 of the open checks. In WAL mode a new file's first page may still be in the WAL,
-    /// so it is checkpointed first.
+    /// Step 4 of the open checks. In WAL mode a new file's first page may still be in the WAL:
+    /// only then is it checkpointed first, so that an existing store opens (read-only work) on a
+    /// full disk, where a checkpoint could not write.
     static func verifyEncryptedHeader(of connection: Connection) throws {
-        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        if try header(atPath: connection.path).count < plaintextHeader.count {
+            try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        }
         try verifyHeader(atPath: connection.path)
     }
 
-    private static func verifyHeader(atPath path: String) throws {
+    private static let plaintextHeader = Data("SQLite format 3\u{0}".utf8)
+
+    private static func header(atPath path: String) throws -> Data {
         guard let file = FileHandle(forReadingAtPath: path) else {
             throw SQLCipherError(.notEncrypted, "'\(path)' cannot be read back to check that it is encrypted")
         }
         defer { try? file.close() }
-        let header = (try? file.read(upToCount: 16)) ?? Data()
-        if header == Data("SQLite format 3\u{0}".utf8) {
+        return (try? file.read(upToCount: plaintextHeader.count)) ?? Data()
+    }
+
+    private static func verifyHeader(atPath path: String) throws {
+        if try header(atPath: path) == plaintextHeader {
             throw SQLCipherError(
                 .notEncrypted,
                 "'\(path)' starts with the plaintext SQLite header, so it is not encrypted; refusing to use it as an encrypted store"
