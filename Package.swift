@@ -29,10 +29,13 @@ let package = Package(
     targets: [
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
+        // The table protocol's rules that client and server share (JSON bodies, percent-encoding,
+        // entity tags, header names, paths); no networking.
+        .target(name: "OfflineSyncProtocol", dependencies: ["OfflineSync"]),
         .target(
             name: "OfflineSyncHTTP",
             dependencies: [
-                "OfflineSync",
+                "OfflineSync", "OfflineSyncProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -43,7 +46,7 @@ let package = Package(
         .target(
             name: "OfflineSyncServer",
             dependencies: [
-                "OfflineSync", "OfflineSyncHTTP",
+                "OfflineSync", "OfflineSyncProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -51,8 +54,6 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .executableTarget(
-            name: "http-loopback-bench", dependencies: ["OfflineSync", "OfflineSyncServer", "OfflineSyncSQLite"]),
         .testTarget(
             name: "OfflineSyncHTTPTests",
             dependencies: [
@@ -90,6 +91,7 @@ let package = Package(
             name: "sqlite-upsert-bench",
             dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncProtocolTests", dependencies: ["OfflineSync", "OfflineSyncProtocol"]),
         .testTarget(
             name: "OfflineSyncSQLiteTests",
             dependencies: [

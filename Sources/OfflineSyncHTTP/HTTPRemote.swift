@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OfflineSync
+import OfflineSyncProtocol
 
 /// A ``RemoteService`` that speaks the Azure Mobile Apps table protocol, version 2.0.0, over HTTP.
 ///
@@ -648,7 +649,7 @@ struct WireResponse: Sendable {
     var headers: HTTPHeaders
     var body: [UInt8]
 
-    var etag: String? { headers.first(name: "ETag") }
+    var etag: String? { headers.first(name: WireHeader.etag) }
 
     /// `true` when the answer is an HTML page (a proxy's or web server's error page).
     var isHTML: Bool {

@@ -1,5 +1,5 @@
 import OfflineSync
-import OfflineSyncHTTP
+import OfflineSyncProtocol
 import Synchronization
 
 /// The table protocol on the server side: turns one HTTP request into one answer by calling a

@@ -1,7 +1,6 @@
 import Foundation
 import OfflineSync
 import OfflineSyncBenchmarkKit
-import OfflineSyncServer
 
 /// The scenarios over HTTP: a `TableServer` in this process on the loopback interface, its store
 /// an SQLite file, the client store the column's backend. They live here rather than in

@@ -2,9 +2,10 @@ import Logging
 import NIOPosix
 import OfflineSync
 import OfflineSyncHTTP
+import OfflineSyncServer
 import Synchronization
 
-/// Measures sync over HTTP on the loopback interface: a ``TableServer`` in this process over one
+/// Measures sync over HTTP on the loopback interface: a `TableServer` in this process over one
 /// store, a `SyncContext` with an `HTTPRemote` over another, the real wire protocol in between.
 ///
 /// The figures include everything a device pays: requests and answers, JSON both ways, the
@@ -16,32 +17,32 @@ import Synchronization
 /// let figures = try await run.measure()   // only the push is timed
 /// try await run.finish()                  // stops the server, closes both stores
 /// ```
-public enum LoopbackBenchmark {
+enum LoopbackBenchmark {
     /// One measured run.
-    public struct Figures: Sendable, Hashable, CustomStringConvertible {
+    struct Figures: Sendable, Hashable, CustomStringConvertible {
         /// Records pulled or operations pushed.
-        public var count: Int
+        var count: Int
         /// HTTP requests the client sent.
-        public var requests: Int
+        var requests: Int
         /// Wall-clock time of the measured part.
-        public var duration: Duration
+        var duration: Duration
 
         /// Records or operations per second.
-        public var perSecond: Double {
+        var perSecond: Double {
             let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
             return seconds > 0 ? Double(count) / seconds : 0
         }
 
-        public var description: String {
+        var description: String {
             "\(count) in \(duration) over \(requests) requests: \(Int(perSecond.rounded())) per second"
         }
     }
 
     /// A prepared run: the server listens with its rows in place, the client context is open.
     /// Call ``measure()`` once, then ``finish()``.
-    public final class Run: Sendable {
+    final class Run: Sendable {
         /// Records the pull brings or operations the push sends.
-        public let count: Int
+        let count: Int
         private let context: SyncContext
         private let counter: RequestCounter
         private let remote: HTTPRemote
@@ -66,7 +67,7 @@ public enum LoopbackBenchmark {
         }
 
         /// Runs the pull or push and times it; throws when it did not move every record.
-        public func measure() async throws -> Figures {
+        func measure() async throws -> Figures {
             let requestsBefore = counter.count
             let clock = ContinuousClock()
             let begin = clock.now
@@ -79,7 +80,7 @@ public enum LoopbackBenchmark {
         }
 
         /// Closes the client context, its HTTP client, the server and the server's store.
-        public func finish() async throws {
+        func finish() async throws {
             let closedClient = Result { try context.close() }
             try? await remote.shutdown()
             await server.stop()
@@ -96,31 +97,9 @@ public enum LoopbackBenchmark {
             Column("text", .string), Column("complete", .bool), Column("priority", .integer), Column("due", .date),
         ])
 
-    /// A full (incremental, first-time) pull of `records` records with pages of `pageSize`.
-    public static func pull(
-        records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
-        clientStore: any LocalStore
-    ) async throws -> Figures {
-        try await measured(
-            try await preparePull(
-                records: records, pageSize: pageSize, serverStore: serverStore, clientStore: clientStore))
-    }
-
-    /// A push of `operations` queued inserts, with up to `pipelineDepth` writes in flight (see
-    /// `HTTPRemote.Configuration.pushPipelineDepth`).
-    public static func push(
-        operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
-        clientStore: any LocalStore
-    ) async throws -> Figures {
-        try await measured(
-            try await preparePush(
-                operations: operations, pipelineDepth: pipelineDepth,
-                serverStore: serverStore, clientStore: clientStore))
-    }
-
     /// Prepares a full (incremental, first-time) pull: `records` rows on the server, an empty
     /// client that pulls them with pages of `pageSize`.
-    public static func preparePull(
+    static func preparePull(
         records: Int, pageSize: Int = 1000, serverStore: any LocalStore,
         clientStore: any LocalStore
     ) async throws -> Run {
@@ -135,7 +114,7 @@ public enum LoopbackBenchmark {
 
     /// Prepares a push: `operations` inserts queued on the client (not timed), an empty server,
     /// a remote with up to `pipelineDepth` writes of the push in flight.
-    public static func preparePush(
+    static func preparePush(
         operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
         clientStore: any LocalStore
     ) async throws -> Run {
@@ -185,18 +164,6 @@ public enum LoopbackBenchmark {
                 batch.removeAll(keepingCapacity: true)
             }
         }
-    }
-
-    private static func measured(_ run: Run) async throws -> Figures {
-        let figures: Figures
-        do {
-            figures = try await run.measure()
-        } catch {
-            try? await run.finish()
-            throw error
-        }
-        try await run.finish()
-        return figures
     }
 
     /// Opens and seeds `serverStore`, starts a server over it and a context over `clientStore`,
