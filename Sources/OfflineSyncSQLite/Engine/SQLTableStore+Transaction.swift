@@ -85,8 +85,7 @@ extension SQLTableStore {
         func delete(matching query: Query) throws -> Int {
             let layout = try layout(query.table)
             try query.validate(against: layout.schema)
-            let delete = SQLQuery.delete(query, on: layout)
-            guard delete.arguments.count <= SQLQuery.parameterLimit else {
+            guard let delete = SQLQuery.delete(query, on: layout) else {
                 var selection = query
                 selection.selection = []
                 let ids = try read(selection).items.map(\.id)

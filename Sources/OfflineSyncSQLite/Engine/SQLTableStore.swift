@@ -227,16 +227,19 @@ package final class SQLTableStore: Sendable {
         try query.validate(against: layout.schema)
         let columns = layout.columns(selecting: query.selection)
         let select = SQLQuery.select(query, on: layout, columns: columns)
-        guard select.arguments.count <= SQLQuery.parameterLimit else {
+        let count = query.includeTotalCount ? SQLQuery.count(query, on: layout) : nil
+        guard let select, count != nil || !query.includeTotalCount else {
+            let candidates = SQLQuery.candidates(query, on: layout)
             var rows: [Item] = []
-            try connection.forEachRow(layout.scanSQL) { rows.append(layout.decode($0, columns: layout.schema.columns)) }
+            try connection.forEachRow(candidates.sql, candidates.arguments) {
+                rows.append(layout.decode($0, columns: layout.schema.columns))
+            }
             return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
         }
         var items: [Item] = []
         try connection.forEachRow(select.sql, select.arguments) { items.append(layout.decode($0, columns: columns)) }
         var total: Int?
-        if query.includeTotalCount {
-            let count = SQLQuery.count(query, on: layout)
+        if let count {
             try connection.forEachRow(count.sql, count.arguments) { total = Int($0.int64(0)) }
         }
         return QueryResult(items: items, totalCount: total)
