@@ -162,7 +162,7 @@ struct ExpressionTypes {
                 if let actual = try type(of: argument), actual != parameter {
                     throw OfflineSyncError(
                         .invalidQuery,
-                        "query on '\(schema.name)': \(function.rawValue) needs a \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)"
+                        "query on '\(schema.name)': \(function.rawValue) needs \(parameter == .integer ? "an" : "a") \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)"
                     )
                 }
             }
