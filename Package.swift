@@ -49,14 +49,17 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "OfflineSyncHTTPTests",
             dependencies: [
-                "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "offline-sync",
+                "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+                "OfflineSyncLMDB", "offline-sync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -44,7 +44,11 @@ struct TableRequest: Sendable {
         }
         if query.skip > 0 { parameters.append(("$skip", String(query.skip))) }
         if let top = query.top { parameters.append(("$top", String(top))) }
-        if let selection = query.selection { parameters.append(("$select", selection.joined(separator: ","))) }
+        if let selection = query.selection {
+            // Servers answer exactly the selected columns; a query's result always carries ids.
+            let columns = selection.contains("id") ? selection : ["id"] + selection
+            parameters.append(("$select", columns.joined(separator: ",")))
+        }
         if query.includeTotalCount { parameters.append(("$inlinecount", "allpages")) }
         if includeDeleted { parameters.append(("__includeDeleted", "true")) }
         var target = TablePath.table(query.table)

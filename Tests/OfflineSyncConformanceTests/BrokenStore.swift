@@ -134,6 +134,8 @@ final class BrokenStore: LocalStore {
         case .comparison(let lhs, let op, let rhs): return .comparison(fold(lhs), op, fold(rhs))
         case .isIn(let operand, let values): return .isIn(fold(operand), values.map(fold))
         case .function(let function, let arguments): return .function(function, arguments.map(fold))
+        case .arithmetic(let lhs, let op, let rhs): return .arithmetic(fold(lhs), op, fold(rhs))
+        case .negate(let operand): return .negate(fold(operand))
         }
     }
 

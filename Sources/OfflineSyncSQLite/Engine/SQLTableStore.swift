@@ -207,23 +207,54 @@ package final class SQLTableStore: Sendable {
             .unknownTable, "table '\(table)' is not declared; declare it in the schema before opening the store")
     }
 
+    /// The answer to a query: in SQL when it translates exactly and SQLite
+    /// accepts the statement, otherwise by ``OfflineSync/QueryEvaluator`` over the rows SQL can
+    /// narrow down (see ``SQLQuery``).
     static func read(_ query: Query, on layout: TableLayout, _ connection: Connection) throws -> QueryResult {
         try query.validate(against: layout.schema)
         let columns = layout.columns(selecting: query.selection)
-        let select = SQLQuery.select(query, on: layout, columns: columns)
-        guard select.arguments.count <= SQLQuery.parameterLimit else {
-            var rows: [Item] = []
+        if let select = SQLQuery.select(query, on: layout, columns: columns),
+            let answer = try unlessTooComplex({ try read(select, query, on: layout, columns: columns, connection) }),
+            let answer
+        {
+            return answer
+        }
+        let candidates = SQLQuery.candidates(query, on: layout)
+        var rows: [Item] = []
+        let scanned = try unlessTooComplex {
+            try connection.forEachRow(candidates.sql, candidates.arguments) {
+                rows.append(layout.decode($0, columns: layout.schema.columns))
+            }
+        }
+        if scanned == nil {
+            rows = []
             try connection.forEachRow(layout.scanSQL) { rows.append(layout.decode($0, columns: layout.schema.columns)) }
-            return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
+        }
+        return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
+    }
+
+    /// The page (and count) of a query in SQL; `nil` when the count has no exact translation.
+    private static func read(
+        _ select: SQLQuery, _ query: Query, on layout: TableLayout, columns: [Column], _ connection: Connection
+    ) throws -> QueryResult? {
+        var total: Int?
+        if query.includeTotalCount {
+            guard let count = SQLQuery.count(query, on: layout) else { return nil }
+            try connection.forEachRow(count.sql, count.arguments) { total = Int($0.int64(0)) }
         }
         var items: [Item] = []
         try connection.forEachRow(select.sql, select.arguments) { items.append(layout.decode($0, columns: columns)) }
-        var total: Int?
-        if query.includeTotalCount {
-            let count = SQLQuery.count(query, on: layout)
-            try connection.forEachRow(count.sql, count.arguments) { total = Int($0.int64(0)) }
-        }
         return QueryResult(items: items, totalCount: total)
+    }
+
+    /// `body`'s result, or `nil` when SQLite refused a statement as too complex to prepare
+    /// (``SQLiteError/isStatementTooComplex``), so that the caller can answer in Swift.
+    static func unlessTooComplex<Result>(_ body: () throws -> Result) throws -> Result? {
+        do {
+            return try body()
+        } catch let error as SQLiteError where error.isStatementTooComplex {
+            return nil
+        }
     }
 
     static func lookup(_ id: String, on layout: TableLayout, _ connection: Connection) throws -> Item? {

@@ -121,3 +121,15 @@ extension SQLiteError.Code {
         }
     }
 }
+
+extension SQLiteError {
+    /// `true` when SQLite refused to prepare a statement because it is too deeply nested or too
+    /// large for its parser or code generator (SQLite 3.15's parser stack holds 100 entries, which
+    /// 15 to 30 levels of nested SQL exhaust). The engine then evaluates the query in Swift.
+    var isStatementTooComplex: Bool {
+        code == .error
+            && ["parser stack overflow", "Expression tree is too large", "too many SQL variables"].contains {
+                sqliteMessage.contains($0)
+            }
+    }
+}
