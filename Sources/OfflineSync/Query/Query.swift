@@ -157,8 +157,7 @@ struct ExpressionTypes {
             default:
                 break
             }
-            let (parameters, result) = signature(of: function)
-            for (argument, parameter) in zip(arguments, parameters) {
+            for (argument, parameter) in zip(arguments, function.parameterTypes) {
                 if let actual = try type(of: argument), actual != parameter {
                     throw OfflineSyncError(
                         .invalidQuery,
@@ -166,23 +165,7 @@ struct ExpressionTypes {
                     )
                 }
             }
-            return result
-        }
-    }
-
-    /// The argument types (as many as the most arguments) and the result type of a function
-    /// other than the numeric ones, whose result type is their argument's.
-    private func signature(of function: Function) -> (parameters: [ColumnType], result: ColumnType) {
-        switch function {
-        case .startsWith, .endsWith, .contains: return ([.string, .string], .bool)
-        case .toLower, .toUpper, .trim: return ([.string], .string)
-        case .length: return ([.string], .integer)
-        case .indexOf: return ([.string, .string], .integer)
-        case .substring: return ([.string, .integer, .integer], .string)
-        case .concat: return ([.string, .string], .string)
-        case .replace: return ([.string, .string, .string], .string)
-        case .year, .month, .day, .hour, .minute, .second: return ([.date], .integer)
-        case .round, .floor, .ceiling: return ([.double], .double)
+            return function.resultType
         }
     }
 

@@ -296,10 +296,8 @@ struct SQLQuery {
         case .negate(let operand): return type(of: operand)
         case .function(let function, let arguments):
             switch function {
-            case .startsWith, .endsWith, .contains: return .bool
-            case .toLower, .toUpper, .trim, .substring, .concat, .replace: return .string
-            case .length, .indexOf, .year, .month, .day, .hour, .minute, .second: return .integer
             case .round, .floor, .ceiling: return type(of: arguments[0])
+            default: return function.resultType
             }
         }
     }

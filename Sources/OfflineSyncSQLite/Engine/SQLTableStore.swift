@@ -93,21 +93,37 @@ package final class SQLTableStore: Sendable {
                     .invalidOperation,
                     "the \(backend.name) store '\(path)' is already open; close it before opening it again")
             }
-            let connection = try Connection(
-                api: backend.api, path: path, publishesArguments: options.publicStatementArguments)
             do {
-                connection.setBusyTimeout(milliseconds: Int32(clamping: options.busyTimeoutMilliseconds))
-                try backend.didOpen(connection)
-                try configure(connection)
-                let stored = try connection.install(schema)
-                try backend.didInstall(connection)
-                state.schema = stored
-                state.layouts = Dictionary(uniqueKeysWithValues: stored.tables.map { ($0.name, TableLayout($0)) })
-                state.connection = connection
-            } catch {
-                connection.close()
-                throw error
+                try open(schema: schema, into: &state, exclusive: false)
+            } catch let error as SQLiteError where SQLTableStore.sharedMemoryFailures.contains(error.extendedCode) {
+                // The WAL index (`-shm` file) cannot be created, typically because the disk is
+                // full: in exclusive locking mode SQLite keeps the index in memory instead, so
+                // the store still opens and reads (other processes wait until it is closed).
+                try open(schema: schema, into: &state, exclusive: true)
             }
+        }
+    }
+
+    /// `SQLITE_IOERR_SHMOPEN`, `SQLITE_IOERR_SHMSIZE`, `SQLITE_IOERR_SHMMAP`: the shared-memory WAL
+    /// index could not be created or grown.
+    static let sharedMemoryFailures: Set<Int32> = [4618, 4874, 5386]
+
+    private func open(schema: StoreSchema, into state: inout State, exclusive: Bool) throws {
+        let connection = try Connection(
+            api: backend.api, path: path, publishesArguments: options.publicStatementArguments)
+        do {
+            connection.setBusyTimeout(milliseconds: Int32(clamping: options.busyTimeoutMilliseconds))
+            if exclusive { _ = try connection.singleText("PRAGMA locking_mode = EXCLUSIVE") }
+            try backend.didOpen(connection)
+            try configure(connection)
+            let stored = try connection.install(schema)
+            try backend.didInstall(connection)
+            state.schema = stored
+            state.layouts = Dictionary(uniqueKeysWithValues: stored.tables.map { ($0.name, TableLayout($0)) })
+            state.connection = connection
+        } catch {
+            connection.close()
+            throw error
         }
     }
 
