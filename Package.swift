@@ -13,7 +13,6 @@ let package = Package(
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
         .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
         .library(name: "OfflineSyncPostgres", targets: ["OfflineSyncPostgres"]),
-        .library(name: "OfflineSyncBenchmarkKit", targets: ["OfflineSyncBenchmarkKit"]),
         .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
         .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
@@ -30,10 +29,13 @@ let package = Package(
     targets: [
         .target(name: "OfflineSync"),
         .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
+        // The table protocol's rules that client and server share (JSON bodies, percent-encoding,
+        // entity tags, header names, paths); no networking.
+        .target(name: "OfflineSyncProtocol", dependencies: ["OfflineSync"]),
         .target(
             name: "OfflineSyncHTTP",
             dependencies: [
-                "OfflineSync",
+                "OfflineSync", "OfflineSyncProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -44,20 +46,21 @@ let package = Package(
         .target(
             name: "OfflineSyncServer",
             dependencies: [
-                "OfflineSync", "OfflineSyncHTTP",
+                "OfflineSync", "OfflineSyncProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .executableTarget(
-            name: "http-loopback-bench", dependencies: ["OfflineSync", "OfflineSyncServer", "OfflineSyncSQLite"]),
         .testTarget(
             name: "OfflineSyncHTTPTests",
             dependencies: [
-                "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "offline-sync",
+                "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+                "OfflineSyncLMDB", "offline-sync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -77,20 +80,20 @@ let package = Package(
         .target(
             name: "OfflineSyncStores",
             dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
+        // Sources/offline-sync/Benchmarking holds the benchmark scenarios and raw C baselines, internal to
+        // the tool; the Benchmarks/ package compiles the same files through a symbolic link (see
+        // docs/ARCHITECTURE.md, "Measurement code").
         .executableTarget(
             name: "offline-sync",
             dependencies: [
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
-                "OfflineSyncServer", "OfflineSyncHTTP",
-                "OfflineSyncBenchmarkKit",
+                "OfflineSyncServer", "OfflineSyncHTTP", "OfflineSyncSQLite", "OfflineSyncLMDB", "CLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "sqlite-upsert-bench",
-            dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncProtocolTests", dependencies: ["OfflineSync", "OfflineSyncProtocol"]),
         .testTarget(
             name: "OfflineSyncSQLiteTests",
             dependencies: [
@@ -98,23 +101,15 @@ let package = Package(
             ]),
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
-        .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
         .testTarget(
             name: "OfflineSyncLMDBTests",
             dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
-        // The benchmark scenarios, shared by `offline-sync bench` and the Benchmarks/ package.
-        .target(
-            name: "OfflineSyncBenchmarkKit",
-            dependencies: [
-                "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "CSQLite", "CLMDB",
-            ]),
         // libpq, PostgreSQL's C client library (Debian libpq-dev).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "OfflineSyncPostgres", dependencies: ["OfflineSync", "CLibPQ"]),
         .testTarget(
             name: "OfflineSyncPostgresTests",
             dependencies: ["OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres"]),
-        .testTarget(name: "OfflineSyncBenchmarkKitTests", dependencies: ["OfflineSyncBenchmarkKit"]),
         .testTarget(
             name: "OfflineSyncConformanceTests",
             dependencies: [

@@ -6,10 +6,13 @@ import OfflineSync
 /// The data is built to hit the corners of the query semantics: about one value in six is null,
 /// values repeat (so orderings tie and fall back to `id`), strings mix letter case, precomposed and
 /// decomposed accents, SQL wildcard characters and the empty string, numbers include `-0.0`,
-/// `Int64` extremes and integral doubles, and dates straddle 1970. Queries use every comparison
-/// operator (between columns, literals, or both), `and`/`or`/`not`, null tests, `in` lists (empty
-/// ones too) and every function, with orderings of up to three keys, paging, total counts and
-/// selections.
+/// `Int64` extremes, halves (`2.5`, `-2.5`) and integral doubles, strings include characters
+/// outside the BMP, U+0000 and Unicode white space, and dates straddle 1970. Queries use every
+/// comparison operator (between columns, literals, or both), `and`/`or`/`not`, null tests, `in`
+/// lists (empty ones too), every function (nested, with out-of-range `substring` positions) and
+/// arithmetic (division by zero and `Int64` overflow included), with orderings of up to three keys,
+/// paging, total counts and selections. ``clientFilters`` adds the exact filter texts the Azure
+/// clients send.
 struct QueryCorpus {
     /// The corpus table.
     static let table = TableSchema(
@@ -20,19 +23,21 @@ struct QueryCorpus {
         ], synced: false)
 
     private static let integers: [Int64] = [
-        -1000, -42, -3, -2, -1, 0, 1, 2, 3, 7, 42, 1000, .max, .min, 9_007_199_254_740_993,
+        -1000, -42, -3, -2, -1, 0, 1, 2, 3, 7, 42, 1000, .max, .min, 9_007_199_254_740_993, .max - 1, .min + 1,
     ]
     private static let doubles: [Double] = [
         -0.0, 0.0, 0.1, 0.2, 0.3, 0.30000000000000004, -1.5, 1.5, 2.0, 3.0, -3.0,
-        42.0, 1e300, -1e300, Double.leastNonzeroMagnitude, 1e-7, 1000.5, 9.223372036854776e18,
+        42.0, 1e300, -1e300, Double.leastNonzeroMagnitude, 1e-7, 1000.5, 9.223372036854776e18, 2.5, -2.5, -0.5,
+        0.49999999999999994, 4_503_599_627_370_497.0, -4_503_599_627_370_497.0,
     ]
     private static let strings: [String] = [
         "", "a", "A", "ab", "Ab", "aB", "AB", "abc", "ABC", "b", "B", "z", "Z",
         "caf\u{E9}", "cafe\u{301}", "CAF\u{C9}", "\u{E9}", "e\u{301}", "stra\u{DF}e",
         "日本", "😀", "a b", "O'Brien", "%", "_", "a%c", "a_c", "zebra", "Zebra", "apple", "Apple",
+        "Alice", "Al", "al", "sALly", " a ", "\t\nab\u{3000}", "\u{A0}", "😀a😀", "a\u{0}b", "\u{0}", "\u{10FFFF}z",
     ]
     private static let alphabet: [String] = [
-        "a", "A", "b", "B", "z", "\u{E9}", "e\u{301}", "_", "%", " ", "\u{DF}", "日", "'",
+        "a", "A", "b", "B", "z", "\u{E9}", "e\u{301}", "_", "%", " ", "\u{DF}", "日", "'", "😀", "Al", "\t",
     ]
     private static let jsonTexts: [String] = ["[]", "{}", "[1,2]", "{\"a\":1}", "[\"A\"]", "[\"a\"]", "{\"b\":[null]}"]
     private static let dayMilliseconds: Int64 = 86_400_000
@@ -42,6 +47,9 @@ struct QueryCorpus {
     ]
 
     private var random: SeededRandom
+    /// `concat` calls the current query may still make (a filter allows a few, see
+    /// ``OfflineSync/Query/validate(against:)``).
+    private var concatBudget = 0
 
     init(seed: UInt64) {
         random = SeededRandom(seed: seed)
@@ -89,9 +97,38 @@ struct QueryCorpus {
 
     // MARK: Queries
 
+    /// `$filter` texts in the exact forms the Azure Mobile Apps clients send (the JavaScript
+    /// client's translations of `indexOf`, `substring` …, the .NET client's LINQ translation with
+    /// its `not(…)`, `L` suffixes and unspaced arguments), written against ``table``.
+    static let clientFilters: [String] = [
+        "(indexof(s,'Al') eq 0)", "(indexof(s,'a') gt 0)", "(indexof(tolower(s),'al') ne -1)",
+        "substringof('a',s)", "substringof('Al',s) or substringof('😀',u)", "not(substringof('a',s))",
+        "contains(s,'a')", "startswith(s,'A')", "endswith(s,'e')", "startswith(tolower(s),'al')",
+        "(substring(s,1) eq 'l')", "(substring(s,1,2) eq 'li')", "(substring(s,0,1) eq 'A')",
+        "(substring(s,-1,2) eq 'a')", "(substring(s,10) eq '')", "(length(substring(s,1)) eq 2)",
+        "(trim(s) eq 'a')", "(length(trim(s)) gt 0)", "(concat(s,'x') eq 'ax')", "(concat(concat(s,', '),u) eq 'a, b')",
+        "(replace(s,'a','b') eq 'bb')", "(replace(s,'l','') eq 'Aice')", "(tolower(s) eq 'alice')",
+        "(toupper(s) eq 'AL')", "(length(s) eq 2)", "(length(s) gt 3)",
+        "(year(t) eq 1970)", "(month(t) eq 1)", "(day(t) eq 1)", "(hour(t) eq 0)", "(minute(t) gt 30)",
+        "(second(t) le 5)", "(year(t) lt 1970) and (month(t) eq 12)",
+        "(round(d) eq 2.0)", "(round(d) eq -3.0)", "(floor(d) eq 1.0)", "(ceiling(d) eq -1.0)", "(round(i) eq 42L)",
+        "((i add 1) eq 3)", "((i sub 1) eq 41L)", "((i mul 2) eq 84)", "((i div 2) eq 1)", "((i mod 2) eq 1)",
+        "((i mod 2) eq -1)", "((d mod 2.0) eq 1.5)", "((d div 2) gt 0.5)", "((i div 0) eq null)",
+        "((d div 0.0) ne null)",
+        "((i add d) gt 0)", "(((i add 1) mul 2) gt (n sub -3))", "(-i eq -42)", "(-(d) lt 0.0)",
+        "((i add 1) gt 9223372036854775807L)", "((i mul i) gt 1e18)", "((n mul 2) add 1 le 3)",
+        "(n add 1 mul 2 eq 5)", "((n sub 1) in (0, 2))", "(i mod n eq 0)", "(i div n lt 0)",
+    ]
+
+    /// ``clientFilters`` as queries on ``table``, ordered by `id`.
+    static func clientQueries() throws -> [Query] {
+        try clientFilters.map { Query(table: table.name, filter: try ODataParser.filter($0)) }
+    }
+
     /// A well-typed query with a random filter, ordering, paging, count and selection.
     mutating func query() -> Query {
         var query = Query(table: QueryCorpus.table.name)
+        concatBudget = 6
         if random.chance(90) { query.filter = predicate(depth: random.int(in: 0...3)) }
         let keys = ["id"] + QueryCorpus.table.columns.map(\.name)
         for _ in 0..<random.int(in: 0...3) {
@@ -119,7 +156,7 @@ struct QueryCorpus {
 
     /// One condition without `and`, `or`, `not` at the top.
     private mutating func condition() -> Expression {
-        switch random.int(in: 0...12) {
+        switch random.int(in: 0...20) {
         case 0, 1:
             let column = random.pick(QueryCorpus.table.columns)
             return comparison(.column(column.name), literal(for: column.type, column: column.name))
@@ -164,6 +201,31 @@ struct QueryCorpus {
             let type = random.pick(ColumnType.allCases)
             return comparison(
                 .literal(literalValue(for: type, column: "")), .literal(literalValue(for: type, column: "")))
+        case 13, 14:
+            return comparison(
+                stringValue(depth: 2, allowReplace: true),
+                random.chance(70) ? .literal(value(of: .string)) : stringValue(depth: 1, allowReplace: false))
+        case 15:
+            return comparison(
+                .function(.indexOf, [stringValue(depth: 1, allowReplace: false), needleLiteral()]),
+                .literal(.int(Int64(random.int(in: -1...4)))))
+        case 16, 17:
+            let right: Expression =
+                random.chance(60) ? .literal(numericLiteral()) : number(depth: random.int(in: 0...2))
+            return comparison(number(depth: random.int(in: 1...3)), right)
+        case 18:
+            return .comparison(
+                .function(random.pick([Function.round, .floor, .ceiling]), [number(depth: random.int(in: 0...2))]),
+                random.pick(ComparisonOperator.allCases), .literal(numericLiteral()))
+        case 19:
+            let part = random.pick([Function.hour, .minute, .second])
+            return comparison(
+                .function(part, [.column("t")]), .literal(.int(Int64(random.int(in: 0...59) / (part == .hour ? 2 : 1))))
+            )
+        case 20:
+            return comparison(
+                .function(.length, [stringValue(depth: 2, allowReplace: true)]),
+                .literal(.int(Int64(random.int(in: 0...6)))))
         default:
             let operand: Expression =
                 random.chance(50)
@@ -190,6 +252,76 @@ struct QueryCorpus {
         case 0: return .function(.toLower, [column])
         case 1: return .function(.toUpper, [column])
         default: return column
+        }
+    }
+
+    /// A string-valued expression of up to `depth` levels of `trim`, `concat`, `substring` and
+    /// (once, outermost, when allowed) `replace` around ``stringExpression()``.
+    private mutating func stringValue(depth: Int, allowReplace: Bool) -> Expression {
+        guard depth > 0, random.chance(75) else { return stringExpression() }
+        switch random.int(in: 0...4) {
+        case 0:
+            return .function(.trim, [stringValue(depth: depth - 1, allowReplace: false)])
+        case 1 where concatBudget > 0:
+            concatBudget -= 1
+            let other: Expression =
+                random.chance(50) ? needleLiteral() : stringValue(depth: depth - 1, allowReplace: false)
+            let inner = stringValue(depth: depth - 1, allowReplace: false)
+            return .function(.concat, random.chance(50) ? [inner, other] : [other, inner])
+        case 2, 3:
+            var arguments = [stringValue(depth: depth - 1, allowReplace: false), index()]
+            if random.chance(60) { arguments.append(index()) }
+            return .function(.substring, arguments)
+        default:
+            guard allowReplace else { return stringExpression() }
+            return .function(
+                .replace,
+                [
+                    stringValue(depth: depth - 1, allowReplace: false), needleLiteral(),
+                    .literal(.string(random.pick(["", "x", "😀😀", "Al"]))),
+                ])
+        }
+    }
+
+    /// A position or length for `substring`: mostly small, sometimes negative, huge or null.
+    private mutating func index() -> Expression {
+        switch random.int(in: 0...9) {
+        case 0: return .column(random.pick(["n", "i"]))
+        case 1: return .function(.indexOf, [stringExpression(), needleLiteral()])
+        case 2: return .literal(random.chance(80) ? .int(random.pick([.max, .min, -1])) : .null)
+        default: return .literal(.int(Int64(random.int(in: -1...6))))
+        }
+    }
+
+    /// A number-valued expression of up to `depth` levels of arithmetic, unary minus, `round`,
+    /// `floor` and `ceiling` over the numeric columns, numeric literals, `length` and `indexof`.
+    private mutating func number(depth: Int) -> Expression {
+        guard depth > 0, random.chance(80) else {
+            switch random.int(in: 0...9) {
+            case 0...4: return .column(random.pick(QueryCorpus.numericOperands))
+            case 5, 6: return .literal(numericLiteral())
+            case 7: return .function(.length, [stringExpression()])
+            case 8: return .function(.indexOf, [stringExpression(), needleLiteral()])
+            default: return .function(random.pick([Function.year, .hour, .second]), [.column("t")])
+            }
+        }
+        switch random.int(in: 0...9) {
+        case 0...5:
+            return .arithmetic(
+                number(depth: depth - 1), random.pick(ArithmeticOperator.allCases), number(depth: depth - 1))
+        case 6: return .negate(number(depth: depth - 1))
+        default: return .function(random.pick([Function.round, .floor, .ceiling]), [number(depth: depth - 1)])
+        }
+    }
+
+    /// An integer or double literal from the data's pools, small values and zero favoured.
+    private mutating func numericLiteral() -> Value {
+        switch random.int(in: 0...9) {
+        case 0...3: return .int(Int64(random.int(in: -3...3)))
+        case 4, 5: return .int(random.pick(QueryCorpus.integers))
+        case 6, 7: return .double(random.pick(QueryCorpus.doubles))
+        case 8: return .double(Double(random.int(in: -12...12)) / 4)
+        default: return random.chance(50) ? .null : .int(0)
         }
     }
 

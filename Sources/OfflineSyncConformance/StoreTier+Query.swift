@@ -21,6 +21,15 @@ extension StoreTierGroups {
                 let queries = (0..<corpusQueries).map { _ in corpus.query() }
                 compare(context, queries: queries, rows: rows, operation: "read") { try store.read($0) }
             },
+            ConformanceCase("the Azure clients' filter forms agree with the reference evaluator") { context in
+                let store = try context.openStore(StoreSchema([QueryCorpus.table]))
+                var corpus = QueryCorpus(seed: context.suite.seed &+ 2)
+                let rows = corpus.rows(count: corpusRows)
+                try store.upsert(rows, into: QueryCorpus.table.name)
+                compare(context, queries: try QueryCorpus.clientQueries(), rows: rows, operation: "read") {
+                    try store.read($0)
+                }
+            },
             ConformanceCase("generated queries inside a transaction see its writes") { context in
                 let store = try context.openStore(StoreSchema([QueryCorpus.table]))
                 var corpus = QueryCorpus(seed: context.suite.seed &+ 1)

@@ -97,9 +97,10 @@ struct TableReader {
             return
         case .column(let name):
             names.insert(name)
-        case .not(let operand), .isIn(let operand, _):
+        case .not(let operand), .negate(let operand), .isIn(let operand, _):
             collectColumns(of: operand, into: &names)
-        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs):
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs),
+            .arithmetic(let lhs, _, let rhs):
             collectColumns(of: lhs, into: &names)
             collectColumns(of: rhs, into: &names)
         case .function(_, let arguments):

@@ -111,8 +111,7 @@ extension PostgresStore {
         func delete(matching query: Query) throws -> Int {
             let layout = try layout(query.table)
             try query.validate(against: layout.schema)
-            let delete = PostgresQuery.delete(query, on: layout)
-            guard delete.parameters.count <= PostgresQuery.parameterLimit else {
+            guard let delete = PostgresQuery.delete(query, on: layout) else {
                 var selection = query
                 selection.selection = []
                 let ids = try read(selection).items.map(\.id)

@@ -209,16 +209,19 @@ public final class PostgresStore: LocalStore {
         try query.validate(against: layout.schema)
         let columns = layout.columns(selecting: query.selection)
         let select = PostgresQuery.select(query, on: layout, columns: columns)
-        guard select.parameters.count <= PostgresQuery.parameterLimit else {
+        let count = query.includeTotalCount ? PostgresQuery.count(query, on: layout) : nil
+        guard let select, count != nil || !query.includeTotalCount else {
+            let candidates = PostgresQuery.candidates(query, on: layout)
             var rows: [Item] = []
-            try connection.run(layout.scanSQL) { rows.append(layout.decode($0, columns: layout.schema.columns)) }
+            try connection.run(candidates.sql, candidates.parameters) {
+                rows.append(layout.decode($0, columns: layout.schema.columns))
+            }
             return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
         }
         var items: [Item] = []
         try connection.run(select.sql, select.parameters) { items.append(layout.decode($0, columns: columns)) }
         var total: Int?
-        if query.includeTotalCount {
-            let count = PostgresQuery.count(query, on: layout)
+        if let count {
             try connection.run(count.sql, count.parameters) { total = Int($0.int64(0)) }
         }
         return QueryResult(items: items, totalCount: total)

@@ -2,51 +2,122 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOPosix
 
-/// Answers table requests on the connection's event loop, in the order they arrive.
+/// Answers table requests of one connection, in the order they arrive, with the store work on a
+/// thread pool.
 ///
 /// It sits in Hummingbird's HTTP/1.1 pipeline right after the request decoder and takes every
 /// request itself: the body is gathered (up to the limit; a larger one is answered 413), the
-/// answer computed by `TableProtocol` (which is synchronous) and written back, and the answers
-/// to the requests of one read leave in one flush. Nothing goes through an async task, so a
-/// request costs no hop between threads; that is what lets a client pipeline its writes (see
-/// `HTTPRemote.Configuration.pushPipelineDepth`) and have them applied at the pace of the store.
-/// Requests of one connection are applied one after another, in the order they were sent.
+/// requests that have arrived are handed as one batch to the thread pool, which computes their
+/// answers with `TableProtocol` (synchronous store calls) one after another, and the answers are
+/// written back on the event loop in one flush. So the event loop never waits for a store, the
+/// requests of one connection are applied in the order they were sent (a pipelined push keeps its
+/// order), and different connections are served in parallel.
+///
+/// Why not Hummingbird's router and responder: they answer a connection's requests one at a
+/// time through an async task, with a flush per answer; taking the decoded request parts here
+/// lets a batch of pipelined requests cost one thread-pool hop and one flush (see
+/// BENCHMARKS.md, "serve under concurrent clients", for the figures). Hummingbird still owns the
+/// listening socket, HTTP parsing, TLS and graceful shutdown.
+///
+/// It also keeps the connection healthy:
+/// - **idle timeout**: a connection with no request in progress for ``TableServer/Configuration/idleTimeout``
+///   is closed;
+/// - **request read timeout**: a request must arrive completely (head and body) within
+///   ``TableServer/Configuration/requestReadTimeout`` of its first byte, or it is answered 408
+///   and the connection closed (slow partial requests cannot hold a connection);
+/// - **connection cap**: beyond ``TableServer/Configuration/maximumConnections`` open connections,
+///   a new connection's first request is answered 503 with `Retry-After` and the connection closed;
+/// - **keep-alive** as HTTP/1.0 and 1.1 define it, from every `Connection` header of the request
+///   (`close` anywhere closes; an HTTP/1.0 request stays open only with `keep-alive`).
 final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias OutboundOut = HTTPResponsePart
 
+    /// A request whose parts have all arrived.
+    private struct Received {
+        var head: HTTPRequest
+        var body: [UInt8]
+        var tooLarge: Bool
+        var keepAlive: Bool
+        var isHTTP10: Bool
+        var start: ContinuousClock.Instant
+    }
+
     private let tableProtocol: TableProtocol
-    private let maximumBodyBytes: Int
+    private let settings: TableServer.Configuration
     private let serverName: String
     private let logger: Logger
+    private let threadPool: NIOThreadPool
+    private let gauge: ConnectionGauge
+    private let versions = RequestVersions()
 
     private var head: HTTPRequest?
+    private var headKeepAlive = true
+    private var headIsHTTP10 = false
     private var body: [UInt8] = []
     private var tooLarge = false
     private var start = ContinuousClock.now
-    private var unflushed = false
-    private var closeAfterFlush = false
+    private var pending: [Received] = []
+    private var inFlight = false
+    private var closing = false
+    private var refused = false
+    private var readPaused = false
+    private var idleTimer: Scheduled<Void>?
+    private var readTimer: Scheduled<Void>?
     private var date = HTTPDate()
 
-    init(tableProtocol: TableProtocol, maximumBodyBytes: Int, serverName: String, logger: Logger) {
+    /// The most requests of one connection waiting for their answers before the server stops
+    /// reading from it.
+    private static let maximumPending = 256
+
+    init(
+        tableProtocol: TableProtocol, settings: TableServer.Configuration, serverName: String, logger: Logger,
+        threadPool: NIOThreadPool, gauge: ConnectionGauge
+    ) {
         self.tableProtocol = tableProtocol
-        self.maximumBodyBytes = maximumBodyBytes
+        self.settings = settings
         self.serverName = serverName
         self.logger = logger
+        self.threadPool = threadPool
+        self.gauge = gauge
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        refused = !gauge.open(limit: settings.maximumConnections)
+        let operations = context.pipeline.syncOperations
+        let bytes = RequestBytesObserver { [weak self] in self?.bytesArrived(context: context) }
+        try? operations.addHandler(bytes, position: .first)
+        if let codec = try? operations.handler(type: HTTP1ToHTTPServerCodec.self) {
+            try? operations.addHandler(RequestVersionObserver(versions), position: .before(codec))
+        }
+        startIdleTimer(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        gauge.close()
+        idleTimer?.cancel()
+        readTimer?.cancel()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
         switch unwrapInboundIn(data) {
         case .head(let request):
             head = request
+            let version = versions.next()
+            headKeepAlive = version.keepAlive
+            headIsHTTP10 = version.isHTTP10
             body.removeAll(keepingCapacity: true)
             tooLarge = false
             start = .now
         case .body(let bytes):
             guard !tooLarge else { return }
-            if body.count + bytes.readableBytes > maximumBodyBytes {
+            if body.count + bytes.readableBytes > settings.maximumBodyBytes {
                 tooLarge = true
                 body = []
             } else {
@@ -55,33 +126,114 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         case .end:
             guard let request = head else { return }
             head = nil
-            respond(to: request, context: context)
+            readTimer?.cancel()
+            readTimer = nil
+            pending.append(
+                Received(
+                    head: request, body: body, tooLarge: tooLarge, keepAlive: headKeepAlive, isHTTP10: headIsHTTP10,
+                    start: start))
+            body = []
+            if !inFlight { dispatch(context: context) }
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        flush(context)
         context.fireChannelReadComplete()
         // The connection reads only on demand (Hummingbird's async channel turns automatic
-        // reading off); every request is answered by now, so ask for the next bytes at once.
-        context.read()
+        // reading off): ask for more unless too many requests are waiting for their answers.
+        if pending.count < Self.maximumPending, !closing {
+            context.read()
+        } else {
+            readPaused = true
+        }
     }
 
-    private func respond(to request: HTTPRequest, context: ChannelHandlerContext) {
-        let limit = maximumBodyBytes
-        let answer: TableProtocol.Answer
-        if tooLarge {
-            answer = TableProtocol.error(413, "the request body is larger than \(limit) bytes")
-        } else {
-            answer = tableProtocol.respond(
-                to: TableProtocol.Request(
-                    method: request.method.rawValue, target: request.path ?? "/",
-                    fields: request.headerFields, body: body))
+    func channelInactive(context: ChannelHandlerContext) {
+        closing = true
+        idleTimer?.cancel()
+        readTimer?.cancel()
+        context.fireChannelInactive()
+    }
+
+    // MARK: Answering
+
+    /// Hands every waiting request to the thread pool as one batch; their answers are written in
+    /// order when it completes, then the next batch goes.
+    private func dispatch(context: ChannelHandlerContext) {
+        guard !pending.isEmpty, !closing else { return }
+        idleTimer?.cancel()
+        idleTimer = nil
+        var batch = pending
+        pending.removeAll()
+        if let close = batch.firstIndex(where: { !$0.keepAlive }) { batch.removeSubrange((close + 1)...) }
+        inFlight = true
+        let tableProtocol = self.tableProtocol
+        let limit = settings.maximumBodyBytes
+        let refused = self.refused
+        let requests = batch.map { received in
+            (
+                tooLarge: received.tooLarge,
+                request: TableProtocol.Request(
+                    method: received.head.method.rawValue, target: received.head.path ?? "/",
+                    fields: received.head.headerFields, body: received.body)
+            )
         }
+        let maximumConnections = settings.maximumConnections
+        threadPool.runIfActive(eventLoop: context.eventLoop) { () -> [TableProtocol.Answer] in
+            requests.map { entry in
+                if refused {
+                    var answer = TableProtocol.error(
+                        503,
+                        "the server has \(maximumConnections) connections open, its limit; retry in a moment or close idle connections"
+                    )
+                    answer.headers.append(("Retry-After", "1"))
+                    return answer
+                }
+                if entry.tooLarge { return TableProtocol.error(413, "the request body is larger than \(limit) bytes") }
+                return tableProtocol.respond(to: entry.request)
+            }
+        }
+        .assumeIsolated()
+        .whenComplete { result in
+            self.inFlight = false
+            switch result {
+            case .success(let answers):
+                for (received, answer) in zip(batch, answers) { self.write(answer, for: received, context: context) }
+                context.flush()
+                if refused || batch.contains(where: { !$0.keepAlive }) {
+                    self.closing = true
+                    context.close(promise: nil)
+                    return
+                }
+            case .failure(let error):
+                // The pool is shutting down: the server is stopping.
+                self.logger.info("closing a connection while the server stops: \(error)")
+                self.closing = true
+                context.close(promise: nil)
+                return
+            }
+            if !self.pending.isEmpty {
+                self.dispatch(context: context)
+            } else {
+                self.startIdleTimer(context: context)
+            }
+            if self.readPaused, self.pending.count < Self.maximumPending {
+                self.readPaused = false
+                context.read()
+            }
+        }
+    }
+
+    private func write(_ answer: TableProtocol.Answer, for received: Received, context: ChannelHandlerContext) {
         var fields = answer.fields
         fields[.contentLength] = String(answer.body.count)
         fields[.date] = date.now()
         fields[.server] = serverName
+        if !received.keepAlive || refused {
+            fields[.connection] = "close"
+        } else if received.isHTTP10 {
+            fields[.connection] = "keep-alive"
+        }
         context.write(
             wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil
         )
@@ -89,26 +241,123 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
             context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
         }
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
-        unflushed = true
-        logger.info(
-            "\(request.method.rawValue) \(request.path ?? "/") \(answer.status) \(Self.milliseconds(since: start)) ms")
-        if request.headerFields[.connection]?.lowercased() == "close" {
-            closeAfterFlush = true
-            flush(context)
+        let method = received.head.method.rawValue
+        let path = TableProtocol.shown(received.head.path ?? "/")
+        let elapsed = Self.milliseconds(since: received.start)
+        if let detail = answer.logDetail {
+            logger.error("\(method) \(path) \(answer.status) \(elapsed) ms: \(detail)")
+        } else {
+            logger.info("\(method) \(path) \(answer.status) \(elapsed) ms")
         }
     }
 
-    private func flush(_ context: ChannelHandlerContext) {
-        guard unflushed else { return }
-        unflushed = false
-        context.flush()
-        if closeAfterFlush { context.close(promise: nil) }
+    // MARK: Timers
+
+    /// Bytes of a request arrived: the idle timer stops and, unless running, the read timer starts.
+    private func bytesArrived(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        guard readTimer == nil, !closing else { return }
+        readTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .init(settings.requestReadTimeout)) {
+            self.readTimedOut(context: context)
+        }
+    }
+
+    private func readTimedOut(context: ChannelHandlerContext) {
+        readTimer = nil
+        guard !closing else { return }
+        closing = true
+        let seconds = settings.requestReadTimeout.components.seconds
+        logger.info("closing a connection whose request did not arrive within \(seconds) s")
+        guard !inFlight else {
+            context.close(promise: nil)
+            return
+        }
+        let answer = TableProtocol.error(
+            408, "the request did not arrive completely within \(seconds) s; send the whole request at once")
+        var fields = answer.fields
+        fields[.contentLength] = String(answer.body.count)
+        fields[.connection] = "close"
+        fields[.date] = date.now()
+        fields[.server] = serverName
+        context.write(
+            wrapOutboundOut(.head(HTTPResponse(status: .init(code: 408), headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
+    private func startIdleTimer(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        guard readTimer == nil, !closing else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .init(settings.idleTimeout)) {
+            self.idleTimer = nil
+            guard !self.inFlight, self.pending.isEmpty, !self.closing else { return }
+            self.closing = true
+            context.close(promise: nil)
+        }
     }
 
     private static func milliseconds(since start: ContinuousClock.Instant) -> String {
         let elapsed = (ContinuousClock.now - start).components
         let microseconds = elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000
         return "\(microseconds / 1000).\(microseconds % 1000 / 100)"
+    }
+}
+
+/// Tells its owner whenever bytes arrive on the connection (it sits first in the pipeline).
+private final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let onBytes: () -> Void
+
+    init(_ onBytes: @escaping () -> Void) {
+        self.onBytes = onBytes
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        onBytes()
+        context.fireChannelRead(data)
+    }
+}
+
+/// The HTTP version and keep-alive wish of each request head, in arrival order (the
+/// version-independent request type the table handler receives carries neither).
+private final class RequestVersions {
+    private var heads: [(keepAlive: Bool, isHTTP10: Bool)] = []
+
+    func append(keepAlive: Bool, isHTTP10: Bool) {
+        heads.append((keepAlive, isHTTP10))
+    }
+
+    /// The next head's facts; a head that was not observed keeps the connection alive.
+    func next() -> (keepAlive: Bool, isHTTP10: Bool) {
+        heads.isEmpty ? (true, false) : heads.removeFirst()
+    }
+}
+
+/// Records the version and keep-alive wish of each HTTP/1 request head (every `Connection`
+/// header counts: `close` anywhere closes; HTTP/1.0 keeps the connection only with `keep-alive`).
+private final class RequestVersionObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    private let versions: RequestVersions
+
+    init(_ versions: RequestVersions) {
+        self.versions = versions
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) {
+            let tokens = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
+            let isHTTP10 = head.version == .http1_0
+            let keepAlive = !tokens.contains("close") && (!isHTTP10 || tokens.contains("keep-alive"))
+            versions.append(keepAlive: keepAlive, isHTTP10: isHTTP10)
+        }
+        context.fireChannelRead(data)
     }
 }
 

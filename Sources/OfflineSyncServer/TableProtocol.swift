@@ -1,6 +1,5 @@
 import OfflineSync
-import OfflineSyncHTTP
-import Synchronization
+import OfflineSyncProtocol
 
 /// The table protocol on the server side: turns one HTTP request into one answer by calling a
 /// ``TableService``, independent of the HTTP framework.
@@ -8,8 +7,10 @@ import Synchronization
 /// What it adds to the service is the protocol itself: routes, query options, JSON bodies,
 /// `If-Match`/`ETag`, PATCH as a merge of the given columns into the stored item, the answers of
 /// the Azure Node server (201 for inserts, 200 with the deleted row for deletes, 404 with
-/// `{"error": …}`, 409/412 with the server's item) and, with a dynamic schema, tables created on
-/// first write. Calls are serialised, so a merge or a table creation is atomic.
+/// `{"error": …}`, 409/412 with the server's item), undelete, CORS, the `ZUMO-API-VERSION` check,
+/// the limits on the size of a query (``QueryLimits``) and, with a dynamic schema, tables created on
+/// first write. It holds no lock of its own: ``TableService`` makes a merge, an undelete or a
+/// table creation atomic, and lets reads run concurrently.
 final class TableProtocol: Sendable {
     /// A request as the framework hands it over.
     struct Request: Sendable {
@@ -26,79 +27,132 @@ final class TableProtocol: Sendable {
         var status: Int
         var headers: [(String, String)]
         var body: [UInt8]
+        /// What the server log should say about a failure beyond the answer's message.
+        var logDetail: String? = nil
     }
 
     let service: TableService
     let createsTables: Bool
-    private let lock = Mutex(())
+    let checksAPIVersion: Bool
+    let cors: CORSPolicy
+    let limits: QueryLimits
 
-    init(service: TableService, createsTables: Bool) {
+    init(
+        service: TableService, createsTables: Bool, checksAPIVersion: Bool = true, cors: CORSPolicy = CORSPolicy(),
+        limits: QueryLimits = QueryLimits()
+    ) {
         self.service = service
         self.createsTables = createsTables
+        self.checksAPIVersion = checksAPIVersion
+        self.cors = cors
+        self.limits = limits
     }
 
-    /// Answers one request; never throws: every failure becomes a JSON error answer.
+    /// Answers one request; never throws: every failure becomes a JSON error answer, with the
+    /// CORS headers an allowed origin needs to read it.
     func respond(to request: Request) -> Answer {
+        var answer = answerIgnoringCORS(request)
+        answer.headers += cors.headers(origin: request.header("Origin"))
+        return answer
+    }
+
+    private func answerIgnoringCORS(_ request: Request) -> Answer {
         do {
-            return try lock.withLock { _ in
-                guard let target = try TableRequestTarget(request.target) else {
-                    return Self.error(404, "no route for \(request.target); tables are under /tables/{table}")
-                }
-                return try route(request, target)
+            guard let target = try TableRequestTarget(request.target) else {
+                return Self.error(404, "no route for \(Self.shown(request.target)); tables are under /tables/{table}")
             }
+            return try route(request, target)
         } catch let error as RemoteError {
             return failure(error)
         } catch let error as AnswerEncodingError {
-            return Self.error(500, "the answer could not be written as JSON: \(error.message)")
+            return Self.error(500, "the answer could not be written as JSON; see the server log", detail: error.message)
         } catch let error as OfflineSyncError {
             switch error.code {
             case .unknownTable: return Self.error(404, error.message)
             case .syntax, .invalidQuery, .unknownColumn, .invalidValue, .invalidName, .invalidSchema:
                 return Self.error(400, error.message)
-            default: return Self.error(500, error.message)
+            default: return Self.error(500, "the server failed (\(error.code)); see the server log", detail: error.message)
             }
         } catch let error as WireFormatError {
             return Self.error(400, "the request body could not be read: \(error.message)")
         } catch {
-            return Self.error(500, "\(error)")
+            return Self.error(500, "the server failed; see the server log", detail: "\(error)")
         }
+    }
+
+    /// A request target cut to a length fit for an error message.
+    static func shown(_ target: String) -> String {
+        target.utf8.count <= 200 ? target : String(target.prefix(200)) + "…"
+    }
+
+    /// The API versions the Azure servers accept: `2.0.x`.
+    static func isSupportedAPIVersion(_ version: String) -> Bool {
+        let parts = version.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts[0] == "2" && parts[1] == "0" && !parts[2].isEmpty
+            && parts[2].allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     // MARK: Routes
 
     private func route(_ request: Request, _ target: TableRequestTarget) throws -> Answer {
-        if let version = request.header("ZUMO-API-VERSION"), !version.hasPrefix("2.") {
-            return Self.error(400, "ZUMO-API-VERSION \(version) is not supported; this server speaks 2.0.0")
+        let allowed = target.id == nil ? "GET, POST" : "GET, POST, PATCH, DELETE"
+        if request.method == "OPTIONS" {
+            var answer = Answer(status: 204, headers: [("Allow", allowed + ", OPTIONS")], body: [])
+            answer.headers += cors.preflightHeaders(
+                origin: request.header("Origin"), requestedHeaders: request.header("Access-Control-Request-Headers"))
+            return answer
+        }
+        if checksAPIVersion {
+            let version = request.header("ZUMO-API-VERSION") ?? target.options["zumo-api-version"]
+            guard let version, Self.isSupportedAPIVersion(version) else {
+                let given = version.map { "'\($0.prefix(40))' is not supported" } ?? "is missing"
+                return Self.error(
+                    400,
+                    "the ZUMO-API-VERSION header \(given); this server speaks the table protocol 2.0.x: send 'ZUMO-API-VERSION: 2.0.0'"
+                )
+            }
         }
         switch (request.method, target.id) {
         case ("GET", nil): return try read(target)
         case ("GET", let id?): return try lookup(id, target)
         case ("POST", nil): return try insert(request, target)
+        case ("POST", let id?): return try undelete(id, request, target)
         case ("PATCH", let id?): return try update(id, request, target)
         case ("DELETE", let id?): return try delete(id, request, target)
         default:
-            let allowed = target.id == nil ? "GET, POST" : "GET, PATCH, DELETE"
-            var answer = Self.error(405, "\(request.method) is not allowed on \(request.target); use \(allowed)")
+            var answer = Self.error(
+                405, "\(request.method.prefix(20)) is not allowed on \(Self.shown(request.target)); use \(allowed)")
             answer.headers.append(("Allow", allowed))
             return answer
         }
     }
 
     private func read(_ target: TableRequestTarget) throws -> Answer {
-        let query = try target.query()
-        guard try tableExists(target.table) else {
-            if createsTables {
-                try Identifier.validateUserTable(target.table)
-                return try Self.json(
-                    200,
-                    encoded {
-                        try WireJSON.encodePage(QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil))
-                    })
-            }
+        guard try service.hasTable(target.table) else {
             throw OfflineSyncError(.unknownTable, "the server has no table '\(target.table)'")
         }
+        let query = try target.query()
+        try limits.check(query)
         let page = try service.readPage(query, includeDeleted: target.includeDeleted)
-        return try Self.json(200, encoded { try WireJSON.encodePage(page) })
+        guard let selection = query.selection else { return try Self.json(200, encoded { try WireJSON.encodePage(page) }) }
+        return try Self.json(200, encoded { try Self.encode(page, selecting: selection) })
+    }
+
+    /// A page with exactly the selected columns (a selected column that is null is `null`; `id`
+    /// only when selected), as the Azure servers answer `$select`.
+    private static func encode(_ page: QueryResult, selecting columns: [String]) throws -> [UInt8] {
+        var array: [UInt8] = [UInt8(ascii: "[")]
+        for (index, item) in page.items.enumerated() {
+            if index > 0 { array.append(UInt8(ascii: ",")) }
+            var members: [String: Value] = [:]
+            for column in columns {
+                members[column] = column == "id" ? .string(item.id) : item[column]
+            }
+            array += try WireJSON.encodeObject(members, first: columns.contains("id") ? "id" : nil)
+        }
+        array.append(UInt8(ascii: "]"))
+        guard let count = page.totalCount else { return array }
+        return Array(#"{"results":"#.utf8) + array + Array(#","count":\#(count)}"#.utf8)
     }
 
     private func lookup(_ id: String, _ target: TableRequestTarget) throws -> Answer {
@@ -122,9 +176,14 @@ final class TableProtocol: Sendable {
         case .string(let text)?: id = text
         case let other?: throw OfflineSyncError(.invalidValue, "the item's \"id\" is \(other); ids must be strings")
         }
-        try createTableIfNeeded(target.table)
-        let stored = try service.insert(Item(id: id, values: Self.withoutSystemProperties(values)), into: target.table)
+        let stored = try service.insert(
+            Item(id: id, values: Self.withoutSystemProperties(values)), into: target.table, creatingTable: createsTables)
         return try itemAnswer(201, stored, table: target.table)
+    }
+
+    private func undelete(_ id: String, _ request: Request, _ target: TableRequestTarget) throws -> Answer {
+        let restored = try service.undelete(id: id, in: target.table, ifMatch: try Self.ifMatch(request))
+        return try itemAnswer(200, restored, table: target.table)
     }
 
     private func update(_ id: String, _ request: Request, _ target: TableRequestTarget) throws -> Answer {
@@ -133,33 +192,14 @@ final class TableProtocol: Sendable {
             throw OfflineSyncError(.invalidValue, "the body's \"id\" \(bodyId) differs from the id '\(id)' in the URL")
         }
         let version = try Self.ifMatch(request) ?? values[SystemProperty.version.rawValue]?.stringValue
-        guard let existing = try service.lookup(id: id, in: target.table) else {
-            return Self.error(404, "The item does not exist")
-        }
-        var merged = Self.withoutSystemProperties(existing.values)
-        for (key, value) in Self.withoutSystemProperties(values) { merged[key] = value }
-        let stored = try service.update(Item(id: id, values: merged), in: target.table, ifMatch: version)
+        let stored = try service.merge(
+            Item(id: id, values: Self.withoutSystemProperties(values)), in: target.table, ifMatch: version)
         return try itemAnswer(200, stored, table: target.table)
     }
 
     private func delete(_ id: String, _ request: Request, _ target: TableRequestTarget) throws -> Answer {
         let deleted = try service.delete(id: id, from: target.table, ifMatch: try Self.ifMatch(request))
         return try itemAnswer(200, deleted, table: target.table)
-    }
-
-    // MARK: Schema
-
-    private func tableExists(_ table: String) throws -> Bool {
-        try service.store.schema.table(named: table) != nil
-    }
-
-    /// With a dynamic schema, declares a missing table (columns come with the first write).
-    private func createTableIfNeeded(_ table: String) throws {
-        guard createsTables, try !tableExists(table) else { return }
-        try Identifier.validateUserTable(table)
-        let store = service.store
-        try store.close()
-        try store.open(schema: StoreSchema([TableService.served(TableSchema(table, columns: []))]))
     }
 
     // MARK: Answers
@@ -205,10 +245,14 @@ final class TableProtocol: Sendable {
             headers: [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-cache")], body: body)
     }
 
-    static func error(_ status: Int, _ message: String) -> Answer {
-        json(
+    /// A JSON error answer; `detail`, when given, is for the server log only (it may name
+    /// internals the client must not see).
+    static func error(_ status: Int, _ message: String, detail: String? = nil) -> Answer {
+        var answer = json(
             status,
             (try? WireJSON.encodeObject(["error": .string(message)])) ?? Array(#"{"error":"unprintable error"}"#.utf8))
+        answer.logDetail = detail
+        return answer
     }
 
     /// The version of an `If-Match` header: `"v"`, `W/"v"` or a bare `v`; `*` and absence mean

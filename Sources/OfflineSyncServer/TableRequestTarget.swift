@@ -1,5 +1,5 @@
 import OfflineSync
-import OfflineSyncHTTP
+import OfflineSyncProtocol
 
 /// The request target of a table-protocol request, split into table, id and query options.
 ///

@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import OfflineSync
 
 /// A reference back end of the Azure Mobile Apps table protocol 2.0.0, on Hummingbird, serving a
@@ -12,8 +13,13 @@ import OfflineSync
 /// and v4 `$filter` literals, `__includeDeleted` in any letter case, `$inlinecount=allpages` as
 /// `{"results": [...], "count": N}`, quoted `If-Match`, PATCH bodies without system properties.
 /// Bodies larger than ``Configuration/maximumBodyBytes`` get 413, malformed filters and JSON 400,
-/// each with `{"error": "…"}` naming the fault. Every request is logged at `info` level with its
-/// status and duration.
+/// each with `{"error": "…"}` naming the fault (never SQL, paths or other internals: a 500's
+/// detail goes to the log only). `POST /tables/{table}/{id}` undeletes, `OPTIONS` answers a CORS
+/// preflight (CORS is off unless ``Configuration/cors`` allows origins), and table requests need
+/// `ZUMO-API-VERSION: 2.0.x` unless ``Configuration/checksAPIVersion`` is off. Store work runs on
+/// a thread pool of ``Configuration/storeThreads`` threads, never on the event loops; idle and
+/// slow connections are closed and open connections capped (see ``Configuration``). Every
+/// request is logged at `info` level with its status and duration.
 ///
 /// ```swift
 /// let service = try TableService(store: store, options: .init(maximumPageSize: 50, widensSchema: true))
@@ -40,6 +46,24 @@ public struct TableServer: Sendable {
         /// its own, so its connections never share a thread with theirs, as a server in another
         /// process would not.
         public var eventLoopGroup: (any EventLoopGroup)?
+        /// The threads that run store work (the event loops never wait for a store). Default: one
+        /// per core.
+        public var storeThreads: Int
+        /// A connection with no request in progress for this long is closed. Default 60 s.
+        public var idleTimeout: Duration
+        /// A request must arrive completely (head and body) within this time of its first byte,
+        /// or it is answered 408 and its connection closed. Default 30 s.
+        public var requestReadTimeout: Duration
+        /// The most open connections; beyond it, a new connection's request is answered 503 with
+        /// `Retry-After` and the connection closed. Default 512.
+        public var maximumConnections: Int
+        /// Answer 400 to table requests without a `ZUMO-API-VERSION` of 2.0.x (header or query
+        /// option), as the Azure servers do. Default `true`; turn off for old clients.
+        public var checksAPIVersion: Bool
+        /// The browser origins allowed to call the server (CORS); none by default.
+        public var cors: CORSPolicy
+        /// The largest query answered; larger ones get 400.
+        public var queryLimits: QueryLimits
 
         /// Creates a configuration.
         public init(
@@ -52,6 +76,13 @@ public struct TableServer: Sendable {
             self.createsTables = createsTables
             self.logger = logger
             self.eventLoopGroup = nil
+            self.storeThreads = System.coreCount
+            self.idleTimeout = .seconds(60)
+            self.requestReadTimeout = .seconds(30)
+            self.maximumConnections = 512
+            self.checksAPIVersion = true
+            self.cors = CORSPolicy()
+            self.queryLimits = QueryLimits()
         }
     }
 
@@ -62,7 +93,10 @@ public struct TableServer: Sendable {
     /// Creates a server for a service; nothing listens until ``run(untilSignal:onRunning:)``.
     public init(service: TableService, configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.tableProtocol = TableProtocol(service: service, createsTables: configuration.createsTables)
+        self.tableProtocol = TableProtocol(
+            service: service, createsTables: configuration.createsTables,
+            checksAPIVersion: configuration.checksAPIVersion, cors: configuration.cors,
+            limits: configuration.queryLimits)
     }
 
     /// Listens and answers until the task is cancelled or, with `untilSignal`, until SIGINT or
@@ -76,6 +110,10 @@ public struct TableServer: Sendable {
         let logger = configuration.logger
         let configuration = self.configuration
         let serverName = "offline-sync"
+        let threadPool = NIOThreadPool(numberOfThreads: max(1, configuration.storeThreads))
+        threadPool.start()
+        defer { threadPool.shutdownGracefully { _ in } }
+        let gauge = ConnectionGauge()
         // Every request is answered by `TableChannelHandler` on its connection's event loop;
         // Hummingbird's responder path (an async task per connection) is not reached.
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
@@ -86,7 +124,8 @@ public struct TableServer: Sendable {
             server: .http1(
                 configuration: .init(additionalChannelHandlers: [
                     TableChannelHandler(
-                        tableProtocol: tableProtocol, maximumBodyBytes: limit, serverName: serverName, logger: logger)
+                        tableProtocol: tableProtocol, settings: configuration, serverName: serverName, logger: logger,
+                        threadPool: threadPool, gauge: gauge)
                 ])),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: serverName),

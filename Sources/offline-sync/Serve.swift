@@ -44,6 +44,24 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The largest request body accepted, in bytes; larger ones get 413.")
     var maxBodyBytes = 1 << 20
 
+    @Flag(help: "Accept table requests without ZUMO-API-VERSION 2.0.x (old clients); the Azure servers answer 400.")
+    var noApiVersionCheck = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Allow browser calls from this origin (CORS), e.g. https://app.example.com; repeat for several, '*' for any. Off by default.",
+            valueName: "origin"))
+    var corsOrigin: [String] = []
+
+    @Option(help: "Close a connection idle for this many seconds.")
+    var idleTimeout = 60
+
+    @Option(help: "Answer 408 and close when a request has not arrived completely this many seconds after its first byte.")
+    var requestTimeout = 30
+
+    @Option(help: "The most open connections; beyond it, new connections get 503.")
+    var maxConnections = 512
+
     static let demoTable = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
     func validate() throws {
@@ -52,6 +70,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
+        guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 second or more") }
+        guard requestTimeout >= 1 else { throw ValidationError("--request-timeout must be 1 second or more") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be 1 or more") }
+        for origin in corsOrigin where origin != "*" && !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) {
+            throw ValidationError("--cors-origin '\(origin)' is not an origin; write it as https://host[:port], or '*'")
+        }
     }
 
     func run() async throws {
@@ -67,11 +91,18 @@ struct Serve: AsyncParsableCommand {
             try store.open(schema: StoreSchema([Serve.demoTable]))
             dynamic = true
         }
-        let service = try TableService(store: store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic))
-        let server = TableServer(
-            service: service,
-            configuration: .init(
-                host: host, port: port, maximumBodyBytes: maxBodyBytes, createsTables: dynamic, logger: requestLogger))
+        let failureLogger = requestLogger
+        let service = try TableService(
+            store: store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic),
+            failureLog: { failureLogger.error("\($0)") })
+        var serverConfiguration = TableServer.Configuration(
+            host: host, port: port, maximumBodyBytes: maxBodyBytes, createsTables: dynamic, logger: requestLogger)
+        serverConfiguration.checksAPIVersion = !noApiVersionCheck
+        serverConfiguration.cors = CORSPolicy(allowedOrigins: corsOrigin)
+        serverConfiguration.idleTimeout = .seconds(idleTimeout)
+        serverConfiguration.requestReadTimeout = .seconds(requestTimeout)
+        serverConfiguration.maximumConnections = maxConnections
+        let server = TableServer(service: service, configuration: serverConfiguration)
         let host = self.host
         try await server.run(untilSignal: true) { bound in
             var output = StandardOutput()

@@ -24,7 +24,7 @@ import Testing
         try store.open(schema: StoreSchema([table]))
         defer { try? store.close() }
         return try store.engine.withConnection { connection in
-            let select = SQLQuery.select(query, on: TableLayout(table), columns: table.columns)
+            let select = try #require(SQLQuery.select(query, on: TableLayout(table), columns: table.columns))
             var details: [String] = []
             try connection.forEachRow("EXPLAIN QUERY PLAN " + select.sql, select.arguments, cached: false) {
                 details.append($0.text(3))

@@ -200,7 +200,7 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
         #expect(syntaxError("a eq 12ab")?.message.contains("malformed number '12ab'") == true)
         #expect(syntaxError("a eq 1.5L") != nil)
         #expect(syntaxError("a eq 1e999")?.message.contains("out of the range of a double") == true)
-        #expect(syntaxError("a eq - 1")?.position == 6)
+        #expect(syntaxError("a eq -")?.position == 7)
     }
 
     @Test func parsesStringsWithDoubledQuotes() throws {
@@ -403,5 +403,134 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
             try parse("(updatedAt ge datetimeoffset'2026-11-22T00:04:43.885Z')")
                 == .comparison(column("updatedAt"), .ge, literal(.date(date))))
         #expect(try parse("(text eq 'second')") == .comparison(column("text"), .eq, literal("second")))
+    }
+}
+
+@Suite struct ODataParserArithmeticTests {
+    @Test(arguments: ArithmeticOperator.allCases)
+    func parsesEveryArithmeticOperator(_ op: ArithmeticOperator) throws {
+        #expect(
+            try parse("a \(op.rawValue) 2 eq 1")
+                == .comparison(.arithmetic(column("a"), op, literal(2)), .eq, literal(1)))
+    }
+
+    @Test func multiplicativeOperatorsBindTighterThanAdditiveOnes() throws {
+        #expect(
+            try parse("a add b mul c sub d mod e")
+                == .arithmetic(
+                    .arithmetic(column("a"), .add, .arithmetic(column("b"), .mul, column("c"))), .sub,
+                    .arithmetic(column("d"), .mod, column("e"))))
+    }
+
+    @Test func arithmeticAssociatesToTheLeft() throws {
+        #expect(
+            try parse("a sub b sub c") == .arithmetic(.arithmetic(column("a"), .sub, column("b")), .sub, column("c")))
+        #expect(
+            try parse("a div b mul c") == .arithmetic(.arithmetic(column("a"), .div, column("b")), .mul, column("c")))
+    }
+
+    @Test func arithmeticBindsTighterThanComparisonsAndInLists() throws {
+        #expect(
+            try parse("a add 1 gt b mul 2")
+                == .comparison(
+                    .arithmetic(column("a"), .add, literal(1)), .gt, .arithmetic(column("b"), .mul, literal(2))))
+        #expect(try parse("a mod 2 in (1)") == .isIn(.arithmetic(column("a"), .mod, literal(2)), [1]))
+    }
+
+    @Test func arithmeticOperatorsAreCaseInsensitive() throws {
+        #expect(try parse("a ADD 1 Mul 2") == .arithmetic(column("a"), .add, .arithmetic(literal(1), .mul, literal(2))))
+    }
+
+    @Test func unaryMinusNegatesColumnsAndParentheses() throws {
+        #expect(try parse("-a eq 1") == .comparison(.negate(column("a")), .eq, literal(1)))
+        #expect(try parse("-(a add 1)") == .negate(.arithmetic(column("a"), .add, literal(1))))
+        #expect(try parse("- -a") == .negate(.negate(column("a"))))
+        #expect(try parse("-round(a)") == .negate(.function(.round, [column("a")])))
+    }
+
+    @Test func unaryMinusBindsTighterThanMultiplication() throws {
+        #expect(try parse("-a mul b") == .arithmetic(.negate(column("a")), .mul, column("b")))
+    }
+
+    @Test func aMinusBeforeADigitIsANegativeNumber() throws {
+        #expect(try parse("a sub -1") == .arithmetic(column("a"), .sub, literal(-1)))
+        #expect(try parse("- 1") == .negate(literal(1)))
+        #expect(try parse("-INF") == literal(.double(-.infinity)))
+        #expect(try parse("-INFO") == .negate(column("INFO")))
+    }
+
+    @Test func arithmeticOperatorNamesCanBeColumns() throws {
+        #expect(try parse("add add mod") == .arithmetic(column("add"), .add, column("mod")))
+    }
+
+    @Test func rejectsAMissingOperand() {
+        #expect(syntaxError("a add")?.message.contains("unexpected end of text") == true)
+        #expect(syntaxError("a mul )")?.position == 7)
+        #expect(syntaxError("-")?.message.contains("expected an operand") == true)
+        #expect(syntaxError("a in (-b)")?.message.contains("unexpected '-'") == true)
+    }
+
+    @Test func rejectsDeepArithmeticWithoutCrashing() {
+        let depth = 100_000
+        #expect(syntaxError(String(repeating: "-", count: depth) + "a")?.message.contains("nested deeper") == true)
+        #expect(syntaxError(String(repeating: "- ", count: depth) + "a")?.message.contains("nested deeper") == true)
+        let chain = "a" + String(repeating: " add a", count: depth) + " eq 1"
+        #expect(syntaxError(chain)?.message.contains("nested deeper") == true)
+        let nested = String(repeating: "round(-(", count: depth) + "a"
+        #expect(syntaxError(nested)?.message.contains("nested deeper") == true)
+    }
+}
+
+@Suite struct ODataParserClientFunctionTests {
+    @Test func parsesTheJavaScriptClientsIndexOf() throws {
+        #expect(
+            try parse("(indexof(text,'Al') eq 0)")
+                == .comparison(.function(.indexOf, [column("text"), literal("Al")]), .eq, literal(0)))
+    }
+
+    @Test func parsesSubstringWithTwoAndThreeArguments() throws {
+        #expect(
+            try parse("substring(text, 1) eq 'b'")
+                == .comparison(.function(.substring, [column("text"), literal(1)]), .eq, literal("b")))
+        #expect(
+            try parse("substring(text,1,2) eq 'bc'")
+                == .comparison(.function(.substring, [column("text"), literal(1), literal(2)]), .eq, literal("bc")))
+    }
+
+    @Test func parsesTheDotNetClientsStringFunctions() throws {
+        #expect(
+            try parse("(trim(text) eq 'a')") == .comparison(.function(.trim, [column("text")]), .eq, literal("a")))
+        #expect(
+            try parse("(concat(text,'x') eq 'ax')")
+                == .comparison(.function(.concat, [column("text"), literal("x")]), .eq, literal("ax")))
+        #expect(
+            try parse("(replace(text,'a','b') eq 'b')")
+                == .comparison(.function(.replace, [column("text"), literal("a"), literal("b")]), .eq, literal("b")))
+    }
+
+    @Test(arguments: [Function.hour, .minute, .second])
+    func parsesTimeOfDayFunctions(_ function: Function) throws {
+        #expect(
+            try parse("\(function.rawValue)(due) eq 5")
+                == .comparison(.function(function, [column("due")]), .eq, literal(5)))
+    }
+
+    @Test(arguments: [Function.round, .floor, .ceiling])
+    func parsesMathFunctions(_ function: Function) throws {
+        #expect(
+            try parse("(\(function.rawValue)(price) eq 3)")
+                == .comparison(.function(function, [column("price")]), .eq, literal(3)))
+    }
+
+    @Test func rejectsSubstringWithTheWrongNumberOfArguments() {
+        #expect(
+            syntaxError("substring(text) eq 'a'")?.message.contains("substring takes 2 or 3 arguments, not 1") == true)
+        #expect(syntaxError("substring(a, 1, 2, 3) eq 'a'")?.message.contains("not 4") == true)
+        #expect(syntaxError("replace(a, 'b') eq 'a'")?.message.contains("replace takes 3 arguments, not 2") == true)
+    }
+
+    @Test func rejectsODataV4DateAndTimeFunctions() {
+        #expect(syntaxError("date(due) eq 2026-01-01")?.message.contains("unknown function 'date'") == true)
+        #expect(syntaxError("time(due) eq 1")?.message.contains("unknown function 'time'") == true)
     }
 }

@@ -44,7 +44,7 @@ struct ExpressionGenerator {
         if depth <= 1 || int(0...4) == 0 {
             return int(0...1) == 0 ? .literal(value()) : .column(Self.columns.randomElement(using: &random)!)
         }
-        switch int(0...6) {
+        switch int(0...8) {
         case 0: return .not(expression(depth: depth - 1))
         case 1: return .and(expression(depth: depth - 1), expression(depth: depth - 1))
         case 2: return .or(expression(depth: depth - 1), expression(depth: depth - 1))
@@ -53,9 +53,15 @@ struct ExpressionGenerator {
                 expression(depth: depth - 1), ComparisonOperator.allCases.randomElement(using: &random)!,
                 expression(depth: depth - 1))
         case 5: return .isIn(expression(depth: depth - 1), (0..<int(0...4)).map { _ in value() })
+        case 6:
+            return .arithmetic(
+                expression(depth: depth - 1), ArithmeticOperator.allCases.randomElement(using: &random)!,
+                expression(depth: depth - 1))
+        case 7: return .negate(expression(depth: depth - 1))
         default:
             let function = Function.allCases.randomElement(using: &random)!
-            return .function(function, function.parameterTypes.map { _ in expression(depth: depth - 1) })
+            let arity = int(function.arity.lowerBound...function.arity.upperBound)
+            return .function(function, (0..<arity).map { _ in expression(depth: depth - 1) })
         }
     }
 }

@@ -8,6 +8,8 @@ struct ODataToken: Equatable {
         case leftParen
         case rightParen
         case comma
+        /// A `-` not followed by a number: unary minus.
+        case minus
         case end
     }
 
@@ -22,7 +24,8 @@ struct ODataToken: Equatable {
 ///
 /// Literals: `'O''Brien'` strings, integers (`Int64`, an optional `L` suffix), doubles (`1.5`,
 /// `1e10`, `-0.0`, an optional `d`, `f` or `m` suffix, `NaN`, `INF`, `-INF`), `datetimeoffset'…'`
-/// and `datetime'…'` (no zone means UTC), and bare ISO 8601 dates and date-times (OData v4).
+/// and `datetime'…'` (no zone means UTC), and bare ISO 8601 dates and date-times (OData v4). A `-`
+/// directly followed by a digit or `INF` starts a negative number; any other `-` is unary minus.
 struct ODataLexer {
     let source: ODataText
     private(set) var offset = 0
@@ -65,7 +68,14 @@ struct ODataLexer {
             offset += 1
             return ODataToken(kind: .comma, start: start, end: offset)
         case UInt8(ascii: "'"): return ODataToken(kind: .literal(.string(try quoted())), start: start, end: offset)
-        case UInt8(ascii: "-"), 48...57: return try number()
+        case UInt8(ascii: "-"):
+            let infinity =
+                bytes[(offset + 1)...].starts(with: "INF".utf8)
+                && !(byte(at: offset + 4).map(ODataLexer.isWordByte) ?? false)
+            if let next = byte(at: offset + 1), ODataLexer.isDigit(next) || infinity { return try number() }
+            offset += 1
+            return ODataToken(kind: .minus, start: start, end: offset)
+        case 48...57: return try number()
         default:
             guard ODataLexer.isWordStart(first) else {
                 throw source.error(

@@ -2,29 +2,39 @@
 /// ``ODataPrinter`` (`ODataParser.filter(ODataPrinter.filter(e)) == e`).
 ///
 /// The filter grammar, loosest binding first: `or`, `and`, `not`, the comparisons `eq ne gt ge lt
-/// le` (left-associative), `in` lists (`priority in (1, 2)`), then operands: parentheses,
-/// literals, column names and function calls. Keywords and function names are case-insensitive,
-/// as the Azure Mobile Apps Node server accepts them; column names are case-sensitive and follow
-/// ``Identifier``.
+/// le` (left-associative), `in` lists (`priority in (1, 2)`), the additive operators `add sub`,
+/// the multiplicative operators `mul div mod` (both left-associative), unary minus (`-x`; a `-`
+/// directly before a digit is part of a negative number), then operands: parentheses, literals,
+/// column names and function calls. `not` binds looser than the comparisons (`not a eq 1` is
+/// `not (a eq 1)`), as the Azure clients write it. Keywords and function names are
+/// case-insensitive, as the Azure Mobile Apps Node server accepts them; column names are
+/// case-sensitive and follow ``Identifier``.
 ///
 /// - Literals: `null`, `true`, `false`; integers (64-bit, an optional `L` suffix); doubles
 ///   (`1.5`, `-0.0`, `1e10`, `1.5E-3`, an optional `d`, `f` or `m` suffix, and v4's `NaN`, `INF`,
 ///   `-INF`); strings in single quotes with `''` for a quote (`'O''Brien'`); dates as
 ///   `datetimeoffset'2026-01-02T03:04:05.678Z'`, v3's `datetime'…'` (no zone means UTC) and v4's
 ///   bare `2026-01-02T03:04:05.678Z` or `2026-01-02`.
-/// - Functions: `startswith`, `endswith`, `contains`, `tolower`, `toupper`, `length`, `year`,
-///   `month`, `day`, and v3's `substringof(needle, s)`, which reads as `contains(s, needle)`.
+/// - Functions (see ``Function``): `startswith`, `endswith`, `contains`, `indexof`, `length`,
+///   `substring` (2 or 3 arguments), `tolower`, `toupper`, `trim`, `concat`, `replace`, `year`,
+///   `month`, `day`, `hour`, `minute`, `second`, `round`, `floor`, `ceiling`, and v3's
+///   `substringof(needle, s)`, which reads as `contains(s, needle)`.
 ///
 /// Words that are keywords (`and`, `or`, `not`, `eq` …, `in`, `null`, `true`, `false`, in any
-/// letter case; `NaN` and `INF` exactly) cannot be used as column names in a filter.
+/// letter case; `NaN` and `INF` exactly) cannot be used as column names in a filter. The
+/// arithmetic operators (`add` …) are operators only after an operand, so a column may be named
+/// `add`.
+///
+/// Types (a string added to a number, a date passed to `round`) are checked later, against the
+/// table, by ``Query/validate(against:)``.
 ///
 /// Errors are ``OfflineSyncError/Code-swift.struct/syntax`` with a message naming the problem,
 /// the 1-based column of the bad token and the text, e.g. `unexpected ')' at column 9 of $filter
 /// 'text eq )'`; ``OfflineSyncError/position`` holds the column. No input crashes the parser:
 /// nesting deeper than ``maximumDepth`` is an error, not a stack overflow.
 public enum ODataParser {
-    /// The deepest expression accepted: levels of parentheses, `not`, function calls and chained
-    /// binary operators together. Long `or` chains of equalities read better as `in` lists.
+    /// The deepest expression accepted: levels of parentheses, `not`, unary minus, function calls
+    /// and chained binary operators together. Long `or` chains of equalities read better as `in` lists.
     public static let maximumDepth = 200
 
     /// Parses a `$filter` text into an expression.
@@ -225,7 +235,7 @@ private struct FilterParser {
     }
 
     mutating func parseIn() throws -> Node {
-        var operand = try parsePrimary()
+        var operand = try parseAdditive()
         while isKeyword("in") {
             let at = token.start
             try advance()
@@ -248,6 +258,37 @@ private struct FilterParser {
             operand = try node(.isIn(operand.expression, values), depth: operand.depth + 1, at: at)
         }
         return operand
+    }
+
+    mutating func parseAdditive() throws -> Node {
+        try parseArithmetic(multiplicative: false)
+    }
+
+    /// A left-associative chain of the additive (or, with `multiplicative`, the multiplicative)
+    /// operators.
+    mutating func parseArithmetic(multiplicative: Bool) throws -> Node {
+        var left = multiplicative ? try parseUnary() : try parseArithmetic(multiplicative: true)
+        while let keyword = source.keyword(of: token), let op = ArithmeticOperator(rawValue: keyword),
+            op.isMultiplicative == multiplicative
+        {
+            let at = token.start
+            try advance()
+            let right = multiplicative ? try parseUnary() : try parseArithmetic(multiplicative: true)
+            left = try node(
+                .arithmetic(left.expression, op, right.expression), depth: max(left.depth, right.depth) + 1, at: at)
+        }
+        return left
+    }
+
+    /// Unary minus (`-x`, `- -x`), or an operand.
+    mutating func parseUnary() throws -> Node {
+        guard token.kind == .minus else { return try parsePrimary() }
+        let at = token.start
+        try enter()
+        try advance()
+        let operand = try parseUnary()
+        nesting -= 1
+        return try node(.negate(operand.expression), depth: operand.depth + 1, at: at)
     }
 
     /// A literal token (a number, string, date, `null`, `true` or `false`), consumed.
@@ -299,7 +340,7 @@ private struct FilterParser {
             let name = source.spelling(of: token)
             try advance()
             return Node(expression: .column(name), depth: 1)
-        case .rightParen, .comma, .end:
+        case .rightParen, .comma, .minus, .end:
             throw source.unexpected(token, hint: "expected an operand (a column, a literal or a function call)")
         }
     }
@@ -334,10 +375,12 @@ private struct FilterParser {
         }
         try advance()
         nesting -= 1
-        let expected = function.parameterTypes.count
-        guard arguments.count == expected else {
+        let arity = function.arity
+        guard arity.contains(arguments.count) else {
+            let expected =
+                arity.count == 1 ? "\(arity.lowerBound)" : "\(arity.lowerBound) or \(arity.upperBound)"
             throw source.error(
-                "\(name) takes \(expected) argument\(expected == 1 ? "" : "s"), not \(arguments.count)",
+                "\(name) takes \(expected) argument\(arity.upperBound == 1 ? "" : "s"), not \(arguments.count)",
                 at: nameToken.start)
         }
         var expressions = arguments.map(\.expression)

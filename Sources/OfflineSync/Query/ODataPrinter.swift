@@ -1,7 +1,8 @@
 /// Prints queries as OData `$filter` / `$orderby` text that ``ODataParser`` reads back to the same
 /// tree (`parse(print(q)) == q`).
 ///
-/// Binary operators and `not` are parenthesised, strings use single quotes with `''` for a quote, dates print
+/// Binary operators, `not` and unary minus (as `(-(x))`, so that `-` never merges with a number)
+/// are parenthesised, strings use single quotes with `''` for a quote, dates print
 /// as `datetimeoffset'2026-01-02T03:04:05.678Z'` (understood by OData v3 and v4 servers, the
 /// Azure Node server among them), doubles always carry a `.` or an exponent so they read back as
 /// doubles (NaN and the infinities print as v4's `NaN`, `INF`, `-INF`), and ``Function/contains``
@@ -36,6 +37,10 @@ public enum ODataPrinter {
             return "(\(filter(lhs, dialect: dialect)) or \(filter(rhs, dialect: dialect)))"
         case .comparison(let lhs, let op, let rhs):
             return "(\(filter(lhs, dialect: dialect)) \(op.rawValue) \(filter(rhs, dialect: dialect)))"
+        case .arithmetic(let lhs, let op, let rhs):
+            return "(\(filter(lhs, dialect: dialect)) \(op.rawValue) \(filter(rhs, dialect: dialect)))"
+        case .negate(let operand):
+            return "(-(\(filter(operand, dialect: dialect))))"
         case .isIn(let operand, let values):
             return "(\(filter(operand, dialect: dialect)) in (\(values.map(literal).joined(separator: ", "))))"
         case .function(let function, let arguments):

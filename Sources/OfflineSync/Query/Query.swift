@@ -45,7 +45,10 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
             throw OfflineSyncError(.invalidQuery, "query on '\(table)': top is \(top); it must be 0 or more")
         }
         if let filter {
-            let type = try ExpressionTypes(schema: schema).type(of: filter)
+            let types = ExpressionTypes(schema: schema)
+            var concatCalls = 0
+            try types.checkGrowth(of: filter, insideReplace: false, concatCalls: &concatCalls)
+            let type = try types.type(of: filter)
             guard type == nil || type == .bool else {
                 throw OfflineSyncError(
                     .invalidQuery,
@@ -135,23 +138,102 @@ struct ExpressionTypes {
                 }
             }
             return .bool
+        case .arithmetic(let lhs, let op, let rhs):
+            let left = try numericType(of: lhs, operation: "'\(op.rawValue)'")
+            let right = try numericType(of: rhs, operation: "'\(op.rawValue)'")
+            return left == .double || right == .double ? .double : .integer
+        case .negate(let operand):
+            return try numericType(of: operand, operation: "unary minus")
         case .function(let function, let arguments):
-            let parameters = function.parameterTypes
-            guard arguments.count == parameters.count else {
+            guard function.arity.contains(arguments.count) else {
                 throw OfflineSyncError(
                     .invalidQuery,
-                    "query on '\(schema.name)': \(function.rawValue) takes \(parameters.count) argument(s), got \(arguments.count)"
+                    "query on '\(schema.name)': \(function.rawValue) takes \(function.arity.lowerBound)…\(function.arity.upperBound) argument(s), got \(arguments.count)"
                 )
             }
-            for (argument, parameter) in zip(arguments, parameters) {
+            switch function {
+            case .round, .floor, .ceiling:
+                return try numericType(of: arguments[0], operation: function.rawValue)
+            default:
+                break
+            }
+            for (argument, parameter) in zip(arguments, function.parameterTypes) {
                 if let actual = try type(of: argument), actual != parameter {
                     throw OfflineSyncError(
                         .invalidQuery,
-                        "query on '\(schema.name)': \(function.rawValue) needs a \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)"
+                        "query on '\(schema.name)': \(function.rawValue) needs \(parameter == .integer ? "an" : "a") \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)"
                     )
                 }
             }
             return function.resultType
+        }
+    }
+
+    /// The type of an operand that must be a number: integer, double or `nil` (the null literal).
+    private func numericType(of expression: Expression, operation: String) throws -> ColumnType? {
+        let actual = try type(of: expression)
+        guard actual == nil || actual == .integer || actual == .double else {
+            throw OfflineSyncError(
+                .invalidQuery,
+                "query on '\(schema.name)': \(operation) needs a number, but \(ODataPrinter.filter(expression)) is a \(actual!.rawValue)"
+            )
+        }
+        return actual
+    }
+
+    /// The most `concat` calls in one filter.
+    static let maximumConcatCalls = 8
+    /// The longest `replace` replacement, in Unicode scalars (the Azure Node server's limit).
+    static let maximumReplacementLength = 100
+
+    /// Bounds how much longer than its input a string can grow while a filter is evaluated (the
+    /// Azure Node server's rules, plus a cap on `concat`): the replacement of a `replace` is a
+    /// string literal of at most ``maximumReplacementLength`` scalars, `replace` calls do not nest,
+    /// and a filter has at most ``maximumConcatCalls`` `concat` calls. Without these, a short
+    /// filter could make every row allocate gigabytes.
+    func checkGrowth(of expression: Expression, insideReplace: Bool, concatCalls: inout Int) throws {
+        switch expression {
+        case .literal, .column:
+            return
+        case .not(let operand), .negate(let operand), .isIn(let operand, _):
+            try checkGrowth(of: operand, insideReplace: insideReplace, concatCalls: &concatCalls)
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs),
+            .arithmetic(let lhs, _, let rhs):
+            try checkGrowth(of: lhs, insideReplace: insideReplace, concatCalls: &concatCalls)
+            try checkGrowth(of: rhs, insideReplace: insideReplace, concatCalls: &concatCalls)
+        case .function(let function, let arguments):
+            if function == .concat {
+                concatCalls += 1
+                guard concatCalls <= ExpressionTypes.maximumConcatCalls else {
+                    throw OfflineSyncError(
+                        .invalidQuery,
+                        "query on '\(schema.name)': a filter may call concat at most \(ExpressionTypes.maximumConcatCalls) times"
+                    )
+                }
+            }
+            if function == .replace {
+                guard !insideReplace else {
+                    throw OfflineSyncError(
+                        .invalidQuery, "query on '\(schema.name)': calls of replace cannot be nested")
+                }
+                let replacement = arguments.count == 3 ? arguments[2] : .literal(.null)
+                switch replacement {
+                case .literal(.string(let text))
+                where text.unicodeScalars.count <= ExpressionTypes.maximumReplacementLength:
+                    break
+                case .literal(.null):
+                    break
+                default:
+                    throw OfflineSyncError(
+                        .invalidQuery,
+                        "query on '\(schema.name)': the third argument of replace must be a string literal of at most \(ExpressionTypes.maximumReplacementLength) characters, not \(ODataPrinter.filter(replacement))"
+                    )
+                }
+            }
+            for argument in arguments {
+                try checkGrowth(
+                    of: argument, insideReplace: insideReplace || function == .replace, concatCalls: &concatCalls)
+            }
         }
     }
 

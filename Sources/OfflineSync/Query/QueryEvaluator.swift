@@ -138,6 +138,10 @@ public struct QueryEvaluator: Sendable {
             return .bool(values.contains { ValueSemantics.equal(value, $0) })
         case .function(let function, let arguments):
             return apply(function, arguments.map { evaluate($0, on: item) })
+        case .arithmetic(let lhs, let op, let rhs):
+            return ValueSemantics.arithmetic(evaluate(lhs, on: item), op, evaluate(rhs, on: item))
+        case .negate(let operand):
+            return ValueSemantics.negate(evaluate(operand, on: item))
         }
     }
 
@@ -156,51 +160,5 @@ public struct QueryEvaluator: Sendable {
             default: return order <= 0
             }
         }
-    }
-
-    /// Applies a built-in function; a null argument gives null.
-    public static func apply(_ function: Function, _ arguments: [Value]) -> Value {
-        if arguments.contains(where: \.isNull) { return .null }
-        func text(_ index: Int) -> String {
-            switch arguments[index] {
-            case .string(let value), .json(let value): return value
-            default: return ""
-            }
-        }
-        switch function {
-        case .startsWith:
-            return .bool(Array(text(0).utf8).starts(with: text(1).utf8))
-        case .endsWith:
-            return .bool(Array(text(0).utf8).reversed().starts(with: Array(text(1).utf8).reversed()))
-        case .contains:
-            return .bool(containsBytes(Array(text(0).utf8), Array(text(1).utf8)))
-        case .toLower:
-            return .string(mapASCII(text(0), from: 65...90, offset: 32))
-        case .toUpper:
-            return .string(mapASCII(text(0), from: 97...122, offset: -32))
-        case .length:
-            return .int(Int64(text(0).unicodeScalars.count))
-        case .year, .month, .day:
-            guard case .date(let date) = arguments[0] else { return .null }
-            let parts = date.components
-            switch function {
-            case .year: return .int(Int64(parts.year))
-            case .month: return .int(Int64(parts.month))
-            default: return .int(Int64(parts.day))
-            }
-        }
-    }
-
-    private static func containsBytes(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        if needle.isEmpty { return true }
-        if needle.count > haystack.count { return false }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if haystack[start..<start + needle.count].elementsEqual(needle) { return true }
-        }
-        return false
-    }
-
-    private static func mapASCII(_ text: String, from range: ClosedRange<UInt8>, offset: Int) -> String {
-        String(decoding: text.utf8.map { range.contains($0) ? UInt8(Int($0) + offset) : $0 }, as: UTF8.self)
     }
 }

@@ -9,7 +9,8 @@ import Synchronization
 ///   service (milliseconds; a busy service runs ahead of the clock rather than repeat a value)
 ///   and a new opaque `version` (base64, like SQL Server's rowversion); inserts set `createdAt`;
 /// - deletes are soft: the row stays with `deleted = true`, a new `updatedAt` and `version`;
-///   lookups, updates and deletes treat a soft-deleted row as missing (404);
+///   lookups, updates and deletes treat a soft-deleted row as missing (404), and
+///   ``undelete(id:in:ifMatch:)`` brings it back;
 /// - an `If-Match` version that differs from the stored one fails with 412 carrying the
 ///   server's item; inserting an existing id (soft-deleted included) fails with 409 carrying it;
 /// - reads return at most ``Options/maximumPageSize`` rows and leave out soft-deleted rows
@@ -19,8 +20,26 @@ import Synchronization
 /// - every synced table of its store carries ``pullIndex``, so a store with secondary indexes
 ///   answers each page of an incremental pull from where the page starts, not by sorting the table.
 ///
-/// Calls are serialised (one at a time), so a read never sees half a write. Failures are thrown
-/// as ``RemoteError`` with the HTTP status a server would answer.
+/// ## No request can break the service
+///
+/// A write that would change the schema (a new column, a new table) is checked completely first:
+/// names, letter-case clashes, the table's column count, and every value of the item against the
+/// widened table. Only a write that will succeed changes the schema, so a rejected request leaves
+/// the store as it was. Backends widen a schema on `open`, so the change closes and reopens the
+/// store; it happens while no other call runs (see below), and when the reopen fails the store is
+/// reopened with the schema it had, so the service is never left without an open store.
+///
+/// ## Concurrency
+///
+/// Writes are serialised (one at a time, in the order they take the lock), so a
+/// read-modify-write such as a PATCH merge or a conflict check is atomic. Reads do not wait for
+/// writes: they run concurrently with each other and with a write, as far as the backend allows
+/// (LMDB reads in parallel; the SQL backends run one statement at a time on their connection).
+/// Only a schema change waits for every call in progress and holds the others back.
+///
+/// Failures are thrown as ``RemoteError`` with the HTTP status a server would answer; a store
+/// failure is answered 500 with a message that names no internals (no SQL, no file paths): its
+/// detail goes to the `failureLog` handed to ``init(store:options:failureLog:)``.
 public final class TableService: Sendable {
     /// How the service behaves.
     public struct Options: Sendable, Hashable {
@@ -36,12 +55,19 @@ public final class TableService: Sendable {
         }
     }
 
+    /// The most columns (system properties included) a table widened by a write may have; a
+    /// write that would add more is a 400. SQLite's own limit is 2,000 columns.
+    public static let maximumColumnCount = 500
+
     /// The store holding the service's tables.
     public let store: any LocalStore
     /// The options.
     public let options: Options
-    /// The newest `updatedAt` handed out, in milliseconds; guarded together with every call.
+    /// The newest `updatedAt` handed out, in milliseconds; its lock is the writers' lock.
     private let lastStamp: Mutex<Int64>
+    /// Held shared by every store call, exclusively by a schema change.
+    private let schemaLock = ReadWriteLock()
+    private let failureLog: @Sendable (String) -> Void
 
     /// The index on (`updatedAt`, `id`) a served table gets: the pages of an incremental pull
     /// are `updatedAt ge T and (updatedAt gt T or id gt X)` ordered by `updatedAt`, `id`.
@@ -61,9 +87,14 @@ public final class TableService: Sendable {
     /// Serves the tables of an open store. Tables must be declared synced (with the system
     /// properties); the clock starts after the newest `updatedAt` already stored. A synced table
     /// without ``pullIndex`` gets it (the store is closed and reopened to declare it).
-    public init(store: any LocalStore, options: Options = Options()) throws {
+    /// - Parameter failureLog: receives the full text of every store failure the service
+    ///   answers with 500 (whose message itself names no internals); a server logs it.
+    public init(
+        store: any LocalStore, options: Options = Options(), failureLog: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws {
         self.store = store
         self.options = options
+        self.failureLog = failureLog
         let tables = try store.schema.tables
         let unindexed = tables.filter { Self.served($0) != $0 }
         if !unindexed.isEmpty {
@@ -82,17 +113,23 @@ public final class TableService: Sendable {
     }
 
     /// `POST /tables/{table}`: stores a new item (an empty id gets a UUID) and returns it.
+    /// - Parameter creatingTable: with ``Options/widensSchema``, declare `table` when the store
+    ///   does not have it yet (the Node server's dynamic schema creates tables this way).
     @discardableResult
-    public func insert(_ item: Item, into table: String) throws -> Item {
+    public func insert(_ item: Item, into table: String, creatingTable: Bool = false) throws -> Item {
         try serialized { stamp in
             var item = item
             if item.id.isEmpty { item.id = UUIDText.random() }
-            try requireSchema(table, for: item)
+            let change = try schemaChange(table, for: item, creatingTable: creatingTable)
+            if change != nil, try hasTable(table),
+                let existing = try shared({ try mapped { try store.lookup(table: table, id: item.id) } })
+            {
+                throw Self.duplicate(existing, table: table)
+            }
+            try apply(change)
             return try write { transaction in
                 if let existing = try transaction.lookup(table: table, id: item.id) {
-                    throw RemoteError(
-                        .conflict, status: 409, serverItem: existing,
-                        message: "table '\(table)' already has an item with id '\(item.id)'")
+                    throw Self.duplicate(existing, table: table)
                 }
                 let now = stamp()
                 return try store(item, createdAt: now, updatedAt: now, deleted: false, in: table, transaction)
@@ -104,16 +141,16 @@ public final class TableService: Sendable {
     /// version matches (else 412 with the server's item).
     @discardableResult
     public func update(_ item: Item, in table: String, ifMatch version: String?) throws -> Item {
-        try serialized { stamp in
-            try requireSchema(table, for: item)
-            return try write { transaction in
-                let existing = try live(item.id, in: table, transaction)
-                try check(version, against: existing, table: table)
-                return try store(
-                    item, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false, in: table,
-                    transaction)
-            }
-        }
+        try patch(item, in: table, ifMatch: version, merging: false)
+    }
+
+    /// `PATCH /tables/{table}/{id}` as the Azure servers apply it: the given columns replace
+    /// the stored ones, the others keep their values (a `null` value clears its column). The
+    /// merge and the write are one atomic step. Same `If-Match` rule as
+    /// ``update(_:in:ifMatch:)``.
+    @discardableResult
+    public func merge(_ item: Item, in table: String, ifMatch version: String?) throws -> Item {
+        try patch(item, in: table, ifMatch: version, merging: true)
     }
 
     /// `DELETE /tables/{table}/{id}`: soft-deletes an existing item (same `If-Match` rule) and
@@ -121,7 +158,7 @@ public final class TableService: Sendable {
     @discardableResult
     public func delete(id: String, from table: String, ifMatch version: String?) throws -> Item {
         try serialized { stamp in
-            _ = try schema(of: table)
+            _ = try shared { try schema(of: table) }
             return try write { transaction in
                 let existing = try live(id, in: table, transaction)
                 try check(version, against: existing, table: table)
@@ -132,9 +169,29 @@ public final class TableService: Sendable {
         }
     }
 
+    /// `POST /tables/{table}/{id}`: restores a soft-deleted item (as the Azure Node server
+    /// does) with a new `updatedAt` and `version`, and returns it. An item that is not deleted is
+    /// returned as it is; a missing id is a 404; a stale `ifMatch` a 412 with the server's item.
+    @discardableResult
+    public func undelete(id: String, in table: String, ifMatch version: String?) throws -> Item {
+        try serialized { stamp in
+            _ = try shared { try schema(of: table) }
+            return try write { transaction in
+                guard let existing = try transaction.lookup(table: table, id: id) else {
+                    throw RemoteError(.notFound, status: 404, message: "table '\(table)' has no item with id '\(id)'")
+                }
+                try check(version, against: existing, table: table)
+                guard existing.isDeleted else { return existing }
+                return try store(
+                    existing, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false, in: table,
+                    transaction)
+            }
+        }
+    }
+
     /// `GET /tables/{table}`: one page, at most ``Options/maximumPageSize`` rows.
     public func readPage(_ query: Query, includeDeleted: Bool) throws -> QueryResult {
-        try serialized { _ in
+        try shared {
             _ = try schema(of: query.table)
             var query = query
             query.top = min(query.top ?? options.maximumPageSize, options.maximumPageSize)
@@ -148,10 +205,15 @@ public final class TableService: Sendable {
 
     /// `GET /tables/{table}/{id}`: the item, or `nil` when missing or soft-deleted.
     public func lookup(id: String, in table: String) throws -> Item? {
-        try serialized { _ in
+        try shared {
             _ = try schema(of: table)
             return try mapped { try store.lookup(table: table, id: id) }.flatMap { $0.isDeleted ? nil : $0 }
         }
+    }
+
+    /// `true` when the service serves `table` (a user table of its store).
+    public func hasTable(_ table: String) throws -> Bool {
+        try shared { try mapped({ try store.schema }).table(named: table).map { !$0.isSystem } ?? false }
     }
 
     // MARK: - Implementation
@@ -165,6 +227,38 @@ public final class TableService: Sendable {
         }
     }
 
+    private func shared<Result>(_ body: () throws -> Result) throws -> Result {
+        try schemaLock.shared(body)
+    }
+
+    private func patch(_ item: Item, in table: String, ifMatch version: String?, merging: Bool) throws -> Item {
+        try serialized { stamp in
+            guard let current = try shared({ try mapped { try store.lookup(table: table, id: item.id) } }),
+                !current.isDeleted
+            else {
+                _ = try shared { try schema(of: table) }
+                throw RemoteError(.notFound, status: 404, message: "table '\(table)' has no item with id '\(item.id)'")
+            }
+            try check(version, against: current, table: table)
+            try apply(try schemaChange(table, for: merging ? Self.merged(item, into: current) : item, creatingTable: false))
+            return try write { transaction in
+                let existing = try live(item.id, in: table, transaction)
+                try check(version, against: existing, table: table)
+                let replacement = merging ? Self.merged(item, into: existing) : item
+                return try store(
+                    replacement, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false,
+                    in: table, transaction)
+            }
+        }
+    }
+
+    /// `item`'s values laid over `existing`'s (system properties come from the write itself).
+    private static func merged(_ item: Item, into existing: Item) -> Item {
+        var values = existing.values
+        for (key, value) in item.values { values[key] = value }
+        return Item(id: item.id, values: values)
+    }
+
     private func schema(of table: String) throws -> TableSchema {
         guard let schema = try mapped({ try store.schema }).table(named: table), !schema.isSystem else {
             throw RemoteError(.notFound, status: 404, message: "the server has no table '\(table)'")
@@ -172,12 +266,31 @@ public final class TableService: Sendable {
         return schema
     }
 
-    /// Checks the table exists and, when the item names undeclared columns, widens the table
-    /// (``Options/widensSchema``) or answers 400.
-    private func requireSchema(_ table: String, for item: Item) throws {
-        let schema = try schema(of: table)
+    /// The table declaration a write of `item` needs, when it differs from the stored one:
+    /// checked completely (names, letter case, column count, every value of `item` against it),
+    /// so that applying it cannot fail for a reason of the request's. `nil` when the table
+    /// already declares every column of the item. Undeclared columns are a 400 unless
+    /// ``Options/widensSchema`` is set; an unknown table is a 404 unless `creatingTable` is too.
+    private func schemaChange(_ table: String, for item: Item, creatingTable: Bool) throws -> TableSchema? {
+        let existing: TableSchema? = try shared {
+            let stored = try mapped { try store.schema }
+            guard let declared = stored.table(named: table) else {
+                guard creatingTable, options.widensSchema else { return try schema(of: table) }
+                try input { try Identifier.validateUserTable(table) }
+                if stored.tables.contains(where: { Identifier.folded($0.name) == Identifier.folded(table) }) {
+                    throw RemoteError(
+                        .server, status: 400,
+                        message: "table '\(table)' differs only in letter case from a table the server has")
+                }
+                return nil
+            }
+            guard !declared.isSystem else {
+                throw RemoteError(.notFound, status: 404, message: "the server has no table '\(table)'")
+            }
+            return declared
+        }
         var added: [Column] = []
-        for (name, value) in item.values where name != "id" && schema.column(named: name) == nil {
+        for (name, value) in item.values where name != "id" && existing?.column(named: name) == nil {
             guard let type = value.type else { continue }
             guard options.widensSchema else {
                 throw RemoteError(
@@ -185,18 +298,62 @@ public final class TableService: Sendable {
             }
             added.append(Column(name, type))
         }
-        guard !added.isEmpty else { return }
-        let widened = TableSchema(
-            table, columns: schema.columns + added.sorted { $0.name < $1.name }, indexes: schema.indexes,
-            synced: schema.synced)
-        try mapped {
-            try store.close()
-            try store.open(schema: StoreSchema([widened]))
+        guard existing == nil || !added.isEmpty else { return nil }
+        let addition = TableService.served(
+            TableSchema(table, columns: added.sorted { $0.name < $1.name }, indexes: [], synced: true))
+        let widened = try input {
+            let widened = try existing.map { try $0.merged(with: addition) } ?? addition
+            try widened.validate()
+            _ = try widened.normalize(item, origin: .local)
+            return widened
+        }
+        guard widened.columns.count <= Self.maximumColumnCount else {
+            throw RemoteError(
+                .server, status: 400,
+                message:
+                    "table '\(table)' would have \(widened.columns.count) columns; the server allows at most \(Self.maximumColumnCount)"
+            )
+        }
+        return widened
+    }
+
+    /// Declares a table change checked by ``schemaChange(_:for:creatingTable:)``: the store is
+    /// closed and reopened while no other call runs; when the reopen fails, the store is reopened
+    /// as it was and the failure answered 500.
+    private func apply(_ change: TableSchema?) throws {
+        guard let change else { return }
+        try schemaLock.exclusive {
+            try mapped { try store.close() }
+            do {
+                try store.open(schema: StoreSchema([change]))
+            } catch {
+                failureLog("widening table '\(change.name)' failed: \(error)")
+                try reopenAsBefore()
+                throw RemoteError(
+                    .server, status: 500,
+                    message: "the server could not add the columns of table '\(change.name)'; see the server log")
+            }
         }
     }
 
+    /// Reopens the store with the schema it has; tries a few times, since the service must not
+    /// be left without an open store.
+    private func reopenAsBefore() throws {
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            do {
+                try store.open(schema: StoreSchema([]))
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        failureLog("reopening the store failed: \(lastError.map { "\($0)" } ?? "unknown error")")
+        throw RemoteError(.server, status: 500, message: "the server's store could not be reopened; see the server log")
+    }
+
     private func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
-        try mapped { try store.write(body) }
+        try shared { try mapped { try store.write(body) } }
     }
 
     private func live(_ id: String, in table: String, _ transaction: any StoreTransaction) throws -> Item {
@@ -204,6 +361,12 @@ public final class TableService: Sendable {
             throw RemoteError(.notFound, status: 404, message: "table '\(table)' has no item with id '\(id)'")
         }
         return existing
+    }
+
+    private static func duplicate(_ existing: Item, table: String) -> RemoteError {
+        RemoteError(
+            .conflict, status: 409, serverItem: existing,
+            message: "table '\(table)' already has an item with id '\(existing.id)'")
     }
 
     private func check(_ version: String?, against existing: Item, table: String) throws {
@@ -229,7 +392,19 @@ public final class TableService: Sendable {
         return try transaction.lookup(table: table, id: stored.id) ?? stored
     }
 
-    /// Store errors become HTTP answers: bad input 400, anything else 500.
+    /// Runs a check of the request's input: its failures are 400s.
+    private func input<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as RemoteError {
+            throw error
+        } catch let error as OfflineSyncError {
+            throw RemoteError(.server, status: 400, message: error.message)
+        }
+    }
+
+    /// Store errors become HTTP answers: bad input 400 with the store's message, anything else
+    /// 500 with a message that names no internals (the detail goes to the failure log).
     private func mapped<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
@@ -239,9 +414,14 @@ public final class TableService: Sendable {
             let input: Set<OfflineSyncError.Code> = [
                 .invalidValue, .unknownColumn, .invalidQuery, .invalidName, .syntax,
             ]
-            throw RemoteError(.server, status: input.contains(error.code) ? 400 : 500, message: error.message)
+            if input.contains(error.code) { throw RemoteError(.server, status: 400, message: error.message) }
+            if error.code == .unknownTable { throw RemoteError(.notFound, status: 404, message: error.message) }
+            failureLog("store failure (\(error.code)): \(error.message)")
+            throw RemoteError(
+                .server, status: 500, message: "the server's store failed (\(error.code)); see the server log")
         } catch {
-            throw RemoteError(.server, status: 500, message: "\(error)")
+            failureLog("store failure: \(error)")
+            throw RemoteError(.server, status: 500, message: "the server's store failed; see the server log")
         }
     }
 

@@ -23,7 +23,13 @@ import OfflineSync
 ///   `C` collation (ASCII letters only) on the `escape` encoding of the bytes (non-ASCII bytes are
 ///   octal escapes there, so they cannot change), `length` counts the bytes that do not continue a
 ///   UTF-8 sequence (U+0000 included), and `year`/`month`/`day` floor the milliseconds to the UTC
-///   day and read a `date`, so dates before 1970 and year 9999 work.
+///   day and read a `date`, so dates before 1970 and year 9999 work; `hour`/`minute`/`second`
+///   are integer arithmetic on the floored milliseconds of the day; `concat` is `||` of `bytea`.
+/// - What has no exact translation yet (arithmetic, `indexof`, `substring`, `trim`, `replace`,
+///   `round`, `floor`, `ceiling`; a filter deeper than ``depthLimit`` or longer than
+///   ``textLimit`` in SQL) makes ``select(_:on:columns:)`` answer `nil`: the store then reads
+///   the rows that the filter's translatable `and` operands select (``candidates(_:on:)``) and
+///   runs ``OfflineSync/QueryEvaluator`` over them in Swift.
 /// - Ordering: `ASC NULLS FIRST` / `DESC NULLS LAST` (PostgreSQL's default puts nulls last), then
 ///   `"id" ASC`.
 struct PostgresQuery {
@@ -31,37 +37,96 @@ struct PostgresQuery {
     /// A query needing more (a long `in` list) is answered by scanning the table and running
     /// ``OfflineSync/QueryEvaluator`` in Swift instead.
     static let parameterLimit = 65_535
+    /// The longest SQL text of one filter. Some translations repeat an operand (`endswith`, an
+    /// exact integer–double comparison), so a hostile filter could grow exponentially: past this
+    /// length the translation stops and the query is evaluated in Swift.
+    static let textLimit = 100_000
+    /// The deepest filter translated to SQL (PostgreSQL's parser and planner recurse per level).
+    static let depthLimit = 100
 
     /// The SQL text.
     var sql = ""
     /// The values for `$1`, `$2`, …
     var parameters: [PostgresParameter] = []
     private let layout: PostgresTableLayout
+    /// `false` once a part of the filter had no exact translation; the SQL is then unusable.
+    private var isExact = true
 
     private init(layout: PostgresTableLayout) {
         self.layout = layout
     }
 
-    /// The SELECT of `query` (already validated), returning `id` and `columns`.
-    static func select(_ query: Query, on layout: PostgresTableLayout, columns: [Column]) -> PostgresQuery {
+    /// The SQL can be run: exact, short enough and within the parameter limit.
+    private var isUsable: Bool {
+        isExact && parameters.count <= PostgresQuery.parameterLimit && sql.utf8.count <= PostgresQuery.textLimit
+    }
+
+    /// The SELECT of `query` (already validated), returning `id` and `columns`, or `nil` when the
+    /// query has to be evaluated in Swift over ``candidates(_:on:)``.
+    static func select(_ query: Query, on layout: PostgresTableLayout, columns: [Column]) -> PostgresQuery? {
         var result = PostgresQuery(layout: layout)
         let names = ["\"id\""] + columns.map { layout.quotedColumn($0.name) }
         result.sql = "SELECT \(names.joined(separator: ", ")) FROM \(layout.qualifiedName)"
         result.appendWhere(query.filter)
         result.appendOrderAndPage(query)
-        return result
+        return result.isUsable ? result : nil
     }
 
-    /// The count of the rows matching the query's filter (ignoring order and paging).
-    static func count(_ query: Query, on layout: PostgresTableLayout) -> PostgresQuery {
+    /// The count of the rows matching the query's filter (ignoring order and paging), or `nil`
+    /// as for ``select(_:on:columns:)``.
+    static func count(_ query: Query, on layout: PostgresTableLayout) -> PostgresQuery? {
         var result = PostgresQuery(layout: layout)
         result.sql = "SELECT count(*) FROM \(layout.qualifiedName)"
         result.appendWhere(query.filter)
+        return result.isUsable ? result : nil
+    }
+
+    /// Every column of the rows that the filter's top-level `and` operands with an exact
+    /// translation select (every row when none has one): a superset of the matching rows, for
+    /// ``OfflineSync/QueryEvaluator`` to finish in Swift.
+    static func candidates(_ query: Query, on layout: PostgresTableLayout) -> PostgresQuery {
+        var result = PostgresQuery(layout: layout)
+        result.sql = layout.scanSQL
+        var conditions: [String] = []
+        for conjunct in conjuncts(of: query.filter) where depth(of: conjunct) <= depthLimit {
+            var attempt = result
+            let condition = attempt.whereCondition(folded(conjunct))
+            guard attempt.isUsable, condition.utf8.count <= textLimit else { continue }
+            result = attempt
+            conditions.append(condition)
+        }
+        if !conditions.isEmpty { result.sql += " WHERE " + conditions.joined(separator: " AND ") }
         return result
     }
 
-    /// The DELETE of the rows the query would return (filter, order, skip and top).
-    static func delete(_ query: Query, on layout: PostgresTableLayout) -> PostgresQuery {
+    /// The top-level `and` operands of a filter.
+    private static func conjuncts(of filter: Expression?) -> [Expression] {
+        guard let filter else { return [] }
+        if case .and(let lhs, let rhs) = filter { return conjuncts(of: lhs) + conjuncts(of: rhs) }
+        return [filter]
+    }
+
+    /// The levels of an expression tree.
+    private static func depth(of expression: Expression) -> Int {
+        switch expression {
+        case .literal, .column: return 1
+        case .not(let operand), .negate(let operand), .isIn(let operand, _): return depth(of: operand) + 1
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs),
+            .arithmetic(let lhs, _, let rhs):
+            return max(depth(of: lhs), depth(of: rhs)) + 1
+        case .function(_, let arguments): return (arguments.map { depth(of: $0) }.max() ?? 0) + 1
+        }
+    }
+
+    /// Marks the translation inexact (the query is then evaluated in Swift).
+    private mutating func inexact() -> String {
+        isExact = false
+        return "NULL"
+    }
+
+    /// The DELETE of the rows the query would return (filter, order, skip and top), or `nil` as
+    /// for ``select(_:on:columns:)``.
+    static func delete(_ query: Query, on layout: PostgresTableLayout) -> PostgresQuery? {
         var result = PostgresQuery(layout: layout)
         result.sql = "DELETE FROM \(layout.qualifiedName)"
         if query.skip == 0, query.top == nil {
@@ -72,11 +137,15 @@ struct PostgresQuery {
             result.appendOrderAndPage(query)
             result.sql += ")"
         }
-        return result
+        return result.isUsable ? result : nil
     }
 
     private mutating func appendWhere(_ filter: Expression?) {
         guard let filter else { return }
+        guard PostgresQuery.depth(of: filter) <= PostgresQuery.depthLimit else {
+            isExact = false
+            return
+        }
         sql += " WHERE " + whereCondition(PostgresQuery.folded(filter))
     }
 
@@ -113,6 +182,8 @@ struct PostgresQuery {
         case .comparison(let lhs, let op, let rhs): return .comparison(folded(lhs), op, folded(rhs))
         case .isIn(let operand, let values): return .isIn(folded(operand), values)
         case .function(let function, let arguments): return .function(function, arguments.map(folded))
+        case .arithmetic(let lhs, let op, let rhs): return .arithmetic(folded(lhs), op, folded(rhs))
+        case .negate(let operand): return .negate(folded(operand))
         }
     }
 
@@ -120,8 +191,9 @@ struct PostgresQuery {
         switch expression {
         case .literal: return false
         case .column: return true
-        case .not(let operand): return namesColumn(operand)
-        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs):
+        case .not(let operand), .negate(let operand): return namesColumn(operand)
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs),
+            .arithmetic(let lhs, _, let rhs):
             return namesColumn(lhs) || namesColumn(rhs)
         case .isIn(let operand, _): return namesColumn(operand)
         case .function(_, let arguments): return arguments.contains(where: namesColumn)
@@ -170,9 +242,11 @@ struct PostgresQuery {
             switch function.resultType {
             case .bool: return .bool
             case .string: return .bytes
+            case .double: return .double
             default: return .int
             }
         case .not, .and, .or, .comparison, .isIn: return .bool
+        case .arithmetic, .negate: return .double
         }
     }
 
@@ -202,6 +276,8 @@ struct PostgresQuery {
             return call(function, arguments)
         case .not, .and, .or, .comparison, .isIn:
             return Operand(sql: condition(expression), kind: .bool)
+        case .arithmetic, .negate:
+            return Operand(sql: inexact(), kind: kind(of: expression))
         }
     }
 
@@ -247,6 +323,21 @@ struct PostgresQuery {
             let day =
                 "((\(milliseconds) - (((\(milliseconds) % 86400000) + 86400000) % 86400000)) / 86400000)::int4"
             return Operand(sql: "extract(\(field) from (DATE '1970-01-01' + \(day)))::int8", kind: .int)
+        case .hour, .minute, .second:
+            let date = operand(arguments[0])
+            let milliseconds = date.kind == .null ? "NULL::int8" : date.sql
+            let ofDay = "(((\(milliseconds) % 86400000) + 86400000) % 86400000)"
+            let sql =
+                switch function {
+                case .hour: "(\(ofDay) / 3600000)"
+                case .minute: "(\(ofDay) / 60000 % 60)"
+                default: "(\(ofDay) / 1000 % 60)"
+                }
+            return Operand(sql: sql, kind: .int)
+        case .concat:
+            return Operand(sql: "(\(bytes(arguments[0])) || \(bytes(arguments[1])))", kind: .bytes)
+        case .indexOf, .substring, .trim, .replace, .round, .floor, .ceiling:
+            return Operand(sql: inexact(), kind: kind(of: .function(function, arguments)))
         }
     }
 
@@ -286,6 +377,8 @@ struct PostgresQuery {
             return comparison(lhs, op, rhs, bare: false)
         case .isIn(let operand, let values):
             return membership(operand, values, bare: false)
+        case .arithmetic, .negate:
+            return inexact()
         }
     }
 

@@ -19,7 +19,27 @@ import OfflineSync
 ///   (no ICU is compiled into either library; the tests check it).
 /// - `length` counts scalars past a U+0000 too (see ``scalarCount(_:)``).
 /// - `year`/`month`/`day` floor the milliseconds to the UTC day and hand `strftime` its Julian
-///   day number, so dates before 1970 fall on the right day and year 9999 works on SQLite 3.15.
+///   day number, so dates before 1970 fall on the right day and year 9999 works on SQLite 3.15;
+///   `hour`/`minute`/`second` are integer arithmetic on the floored milliseconds of the day.
+/// - `add`, `sub`, `mul`, `div` and unary minus (`0 - x`) are SQLite's own operators, whose rules
+///   are the evaluator's (``OfflineSync/ValueSemantics/arithmetic(_:_:_:)``): integer arithmetic
+///   that falls back to doubles on overflow, NULL for a zero divisor and for a NaN result. `mod`
+///   is SQLite's `%` only when both operands are integers that cannot have overflowed into
+///   doubles (SQLite truncates doubles to integers for `%`; OData keeps the fraction).
+/// - `indexof` is `instr - 1` (both count characters, U+0000 included, and match bytes);
+///   `concat` is `||`; `trim` is `trim(x, <the evaluator's white space>)`; `replace` is SQLite's
+///   when the text to find is a literal that does not start with U+0000 (SQLite treats that as
+///   empty) and the replacement is a literal.
+/// - `round`/`floor`/`ceiling` of an integer is the integer; of a double, integer arithmetic on
+///   the truncated value (exact, unlike SQLite 3.15's `round`, which adds 0.5), with the operand
+///   computed once in a correlated subquery so nested calls do not repeat it.
+/// - What has no exact translation (`substring`, whose `substr` stops at a U+0000 in text; the
+///   cases above; a filter deeper than ``depthLimit`` or longer than ``textLimit`` in SQL) makes
+///   ``select(_:on:columns:)`` answer `nil`: the store then reads the rows that the filter's
+///   translatable `and` operands select (``candidates(_:on:)``) and runs
+///   ``OfflineSync/QueryEvaluator`` over them in Swift. The store does the same when SQLite
+///   refuses a statement as too complex to prepare (SQLite 3.15's parser overflows at 15 to 30
+///   levels of nesting, far below ``depthLimit``).
 /// - Ordering: SQLite sorts NULL first ascending and last descending, text by bytes (BINARY),
 ///   and `id` ascending is always the last key. Integers and doubles compare exactly on x86-64
 ///   (SQLite compares them through `long double`).
@@ -28,33 +48,72 @@ struct SQLQuery {
     /// `SQLITE_MAX_VARIABLE_NUMBER`). A query needing more (a long `in` list) is answered by
     /// scanning the table and running ``OfflineSync/QueryEvaluator`` in Swift instead.
     static let parameterLimit = 999
+    /// The longest SQL text of one filter. Some translations repeat an operand (`endswith`, an
+    /// `in` list with null), so a hostile filter could grow exponentially: past this length the
+    /// translation stops and the query is evaluated in Swift.
+    static let textLimit = 100_000
+    /// The deepest filter translated to SQL: a filter node takes up to four levels of SQLite's
+    /// expression tree, whose depth SQLite limits to 1000.
+    static let depthLimit = 100
 
     /// The SQL text.
     var sql = ""
     /// The values for parameters `?1`, `?2`, …
     var arguments: [Value] = []
+    /// The table the query reads (for the types of its columns).
+    private let schema: TableSchema
+    /// `false` once a part of the filter had no exact translation; the SQL is then unusable.
+    private(set) var isExact = true
 
-    /// The SELECT of `query` (already validated) on `layout`, returning `id` and `columns`.
-    static func select(_ query: Query, on layout: TableLayout, columns: [Column]) -> SQLQuery {
-        var result = SQLQuery()
+    private init(_ layout: TableLayout) {
+        self.schema = layout.schema
+    }
+
+    /// The SQL can be run: exact, and within SQLite 3.15's parameter limit.
+    private var isUsable: Bool { isExact && arguments.count <= SQLQuery.parameterLimit }
+
+    /// The SELECT of `query` (already validated) on `layout`, returning `id` and `columns`, or
+    /// `nil` when the query has to be evaluated in Swift over ``candidates(_:on:)``.
+    static func select(_ query: Query, on layout: TableLayout, columns: [Column]) -> SQLQuery? {
+        var result = SQLQuery(layout)
         let names = ["\"id\""] + columns.map { SQL.quote($0.name) }
         result.sql = "SELECT \(names.joined(separator: ", ")) FROM \(layout.quotedName)"
         result.appendWhere(query.filter)
         result.appendOrderAndPage(query)
-        return result
+        return result.isUsable ? result : nil
     }
 
-    /// The count of the rows matching the query's filter (ignoring order and paging).
-    static func count(_ query: Query, on layout: TableLayout) -> SQLQuery {
-        var result = SQLQuery()
+    /// The count of the rows matching the query's filter (ignoring order and paging), or `nil`
+    /// as for ``select(_:on:columns:)``.
+    static func count(_ query: Query, on layout: TableLayout) -> SQLQuery? {
+        var result = SQLQuery(layout)
         result.sql = "SELECT count(*) FROM \(layout.quotedName)"
         result.appendWhere(query.filter)
+        return result.isUsable ? result : nil
+    }
+
+    /// Every column of the rows that the filter's top-level `and` operands with an exact
+    /// translation select (every row when none has one): a superset of the matching rows, for
+    /// ``OfflineSync/QueryEvaluator`` to finish in Swift.
+    static func candidates(_ query: Query, on layout: TableLayout) -> SQLQuery {
+        var result = SQLQuery(layout)
+        result.sql = layout.scanSQL
+        var conditions: [String] = []
+        for conjunct in conjuncts(of: query.filter) where depth(of: conjunct) <= depthLimit {
+            var attempt = result
+            let condition = attempt.whereCondition(conjunct)
+            guard attempt.isUsable else { continue }
+            result = attempt
+            conditions.append(condition)
+        }
+        if !conditions.isEmpty { result.sql += " WHERE " + conditions.joined(separator: " AND ") }
         return result
     }
 
-    /// The DELETE of the rows the query would return (filter, order, skip and top).
-    static func delete(_ query: Query, on layout: TableLayout) -> SQLQuery {
-        var result = SQLQuery()
+    /// The DELETE of the rows the query would return (filter, order, skip and top), or `nil` as
+    /// for ``select(_:on:columns:)``.
+    static func delete(_ query: Query, on layout: TableLayout) -> SQLQuery? {
+        var result = SQLQuery(layout)
         result.sql = "DELETE FROM \(layout.quotedName)"
         if query.skip == 0, query.top == nil {
             // Without a WHERE clause SQLite 3.15 truncates a WITHOUT ROWID table without counting
@@ -66,28 +125,68 @@ struct SQLQuery {
             result.appendOrderAndPage(query)
             result.sql += ")"
         }
-        return result
+        return result.isUsable ? result : nil
     }
 
     private mutating func appendWhere(_ filter: Expression?) {
         guard let filter else { return }
+        guard SQLQuery.depth(of: filter) <= SQLQuery.depthLimit else {
+            isExact = false
+            return
+        }
         sql += " WHERE " + whereCondition(filter)
+    }
+
+    /// The top-level `and` operands of a filter.
+    private static func conjuncts(of filter: Expression?) -> [Expression] {
+        guard let filter else { return [] }
+        if case .and(let lhs, let rhs) = filter { return conjuncts(of: lhs) + conjuncts(of: rhs) }
+        return [filter]
+    }
+
+    /// The levels of an expression tree.
+    private static func depth(of expression: Expression) -> Int {
+        switch expression {
+        case .literal, .column: return 1
+        case .not(let operand), .negate(let operand), .isIn(let operand, _): return depth(of: operand) + 1
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs),
+            .arithmetic(let lhs, _, let rhs):
+            return max(depth(of: lhs), depth(of: rhs)) + 1
+        case .function(_, let arguments): return (arguments.map { depth(of: $0) }.max() ?? 0) + 1
+        }
+    }
+
+    /// `text`, or `NULL` with the translation marked inexact once the SQL grows past
+    /// ``textLimit``.
+    private mutating func bounded(_ text: String) -> String {
+        guard isExact, text.utf8.count <= SQLQuery.textLimit else {
+            isExact = false
+            return "NULL"
+        }
+        return text
+    }
+
+    /// Marks the translation inexact (the query is then evaluated in Swift).
+    private mutating func inexact() -> String {
+        isExact = false
+        return "NULL"
     }
 
     /// SQL for a `WHERE` clause, where NULL rejects the row just as 0 does: ordering comparisons
     /// reached through `AND`/`OR` only are left bare (`"quantity" >= ?1`) so that SQLite can
     /// use an index on the column; under `NOT` and everywhere else ``condition(_:)`` applies.
     private mutating func whereCondition(_ expression: Expression) -> String {
+        guard isExact else { return "NULL" }
         switch expression {
         case .and(let lhs, let rhs):
-            return "(\(whereCondition(lhs)) AND \(whereCondition(rhs)))"
+            return bounded("(\(whereCondition(lhs)) AND \(whereCondition(rhs)))")
         case .or(let lhs, let rhs):
-            return "(\(whereCondition(lhs)) OR \(whereCondition(rhs)))"
+            return bounded("(\(whereCondition(lhs)) OR \(whereCondition(rhs)))")
         case .comparison(let lhs, let op, let rhs) where op != .eq && op != .ne:
             let left = value(lhs)
             let right = value(rhs)
             let symbol = op == .gt ? ">" : op == .ge ? ">=" : op == .lt ? "<" : "<="
-            return "(\(left) \(symbol) \(right))"
+            return bounded("(\(left) \(symbol) \(right))")
         default:
             return condition(expression)
         }
@@ -110,10 +209,15 @@ struct SQLQuery {
 
     /// SQL that is 1 when the expression is `true` and 0 otherwise (null included).
     private mutating func condition(_ expression: Expression) -> String {
+        guard isExact else { return "NULL" }
+        return bounded(unboundedCondition(expression))
+    }
+
+    private mutating func unboundedCondition(_ expression: Expression) -> String {
         switch expression {
         case .literal(let value):
             return value == .bool(true) ? "1" : "0"
-        case .column, .function:
+        case .column, .function, .arithmetic, .negate:
             return "coalesce(\(self.value(expression)), 0)"
         case .not(let operand):
             return "(NOT \(condition(operand)))"
@@ -151,22 +255,73 @@ struct SQLQuery {
 
     /// SQL for the value of an expression (NULL where the evaluator gives null).
     private mutating func value(_ expression: Expression) -> String {
+        guard isExact else { return "NULL" }
+        return bounded(unboundedValue(expression))
+    }
+
+    private mutating func unboundedValue(_ expression: Expression) -> String {
         switch expression {
         case .literal(let value):
             return parameter(value)
         case .column(let name):
             return SQL.quote(name)
         case .function(let function, let arguments):
-            return call(function, arguments.map { value($0) })
+            return call(function, arguments)
+        case .arithmetic(let lhs, let op, let rhs):
+            if op == .mod, !(isExactInteger(lhs) && isExactInteger(rhs)) { return inexact() }
+            let symbol: String
+            switch op {
+            case .add: symbol = "+"
+            case .sub: symbol = "-"
+            case .mul: symbol = "*"
+            case .div: symbol = "/"
+            case .mod: symbol = "%"
+            }
+            return "(\(value(lhs)) \(symbol) \(value(rhs)))"
+        case .negate(let operand):
+            return "(0 - \(value(operand)))"
         case .not, .and, .or, .comparison, .isIn:
             return condition(expression)
+        }
+    }
+
+    /// The static type of a value expression (`nil` for the null literal).
+    private func type(of expression: Expression) -> ColumnType? {
+        switch expression {
+        case .literal(let value): return value.type
+        case .column(let name): return name == "id" ? .string : schema.column(named: name)?.type
+        case .not, .and, .or, .comparison, .isIn: return .bool
+        case .arithmetic(let lhs, _, let rhs):
+            return type(of: lhs) == .double || type(of: rhs) == .double ? .double : .integer
+        case .negate(let operand): return type(of: operand)
+        case .function(let function, let arguments):
+            switch function {
+            case .round, .floor, .ceiling: return type(of: arguments[0])
+            default: return function.resultType
+            }
+        }
+    }
+
+    /// `true` when the expression is an integer or null on every row, never a double: integer
+    /// `add`, `sub`, `mul`, `div` and unary minus become doubles when they overflow.
+    private func isExactInteger(_ expression: Expression) -> Bool {
+        switch expression {
+        case .literal(let value): return value.type == .integer || value.isNull
+        case .column: return type(of: expression) == .integer
+        case .arithmetic(let lhs, .mod, let rhs): return isExactInteger(lhs) && isExactInteger(rhs)
+        case .function(.round, let arguments), .function(.floor, let arguments), .function(.ceiling, let arguments):
+            return isExactInteger(arguments[0])
+        case .function: return type(of: expression) == .integer
+        default: return false
         }
     }
 
     /// The number of Unicode scalars of a text. SQLite's `length` stops at the first U+0000, so a
     /// text containing one is split at each U+0000 by a recursive query (only then: the common
     /// case is plain `length`).
+    /// A text that is not a column or a parameter is computed once, in a correlated subquery.
     private static func scalarCount(_ text: String) -> String {
+        guard isSimple(text) else { return "(SELECT \(scalarCount("v")) FROM (SELECT \(text) AS v))" }
         let nul = "instr(rest, x'00')"
         return """
             (CASE WHEN instr(CAST(\(text) AS BLOB), x'00') = 0 THEN length(\(text)) ELSE \
@@ -176,8 +331,50 @@ struct SQLQuery {
             """
     }
 
-    private func call(_ function: Function, _ arguments: [String]) -> String {
+    /// `true` for SQL that is a quoted column name, a parameter or `v`, which can be repeated.
+    private static func isSimple(_ sql: String) -> Bool {
+        sql == "v" || sql.hasPrefix("?") && sql.dropFirst().allSatisfy(\.isNumber)
+            || sql.hasPrefix("\"") && sql.dropFirst().dropLast().allSatisfy { $0 != "\"" } && sql.hasSuffix("\"")
+    }
+
+    /// `round`, `floor` or `ceiling` of a double: doubles of magnitude 2^52 and more are
+    /// integral already; below, the value minus its truncation is exact, and decides the step.
+    private static func rounded(_ number: String, _ function: Function) -> String {
+        let truncated = "CAST(v AS INTEGER)"
+        let step: String
+        switch function {
+        case .round: step = " + (v - \(truncated) >= 0.5) - (v - \(truncated) <= -0.5)"
+        case .floor: step = " - (v < \(truncated))"
+        default: step = " + (v > \(truncated))"
+        }
+        return """
+            (SELECT CASE WHEN abs(v) >= 4503599627370496.0 THEN v ELSE CAST(\(truncated)\(step) AS REAL) END \
+            FROM (SELECT \(number) AS v))
+            """
+    }
+
+    private mutating func call(_ function: Function, _ expressions: [Expression]) -> String {
         func bytes(_ text: String) -> String { "CAST(\(text) AS BLOB)" }
+        switch function {
+        case .substring:
+            return inexact()
+        case .replace:
+            guard case .literal(let find) = expressions[1], case .literal(let replacement) = expressions[2] else {
+                return inexact()
+            }
+            if find.isNull || replacement.isNull { return "NULL" }
+            guard case .string(let text) = find, text.utf8.first != 0 else { return inexact() }
+            return "replace(\(value(expressions[0])), \(parameter(find)), \(parameter(replacement)))"
+        case .round, .floor, .ceiling:
+            switch type(of: expressions[0]) {
+            case nil: return "NULL"
+            case .double?: return SQLQuery.rounded(value(expressions[0]), function)
+            default: return value(expressions[0])
+            }
+        default:
+            break
+        }
+        let arguments = expressions.map { value($0) }
         switch function {
         case .startsWith:
             let (text, prefix) = (arguments[0], arguments[1])
@@ -189,10 +386,18 @@ struct SQLQuery {
                 "(length(\(bytes(text))) >= length(\(bytes(suffix))) AND substr(\(bytes("\(text) || '#'")), length(\(bytes(text))) - length(\(bytes(suffix))) + 1) = \(bytes("\(suffix) || '#'")))"
         case .contains:
             return "(instr(\(arguments[0]), \(arguments[1])) > 0)"
+        case .indexOf:
+            return "(instr(\(arguments[0]), \(arguments[1])) - 1)"
         case .toLower:
             return "lower(\(arguments[0]))"
         case .toUpper:
             return "upper(\(arguments[0]))"
+        case .trim:
+            var whiteSpace = String.UnicodeScalarView()
+            whiteSpace.append(contentsOf: QueryEvaluator.whiteSpace.sorted { $0.value < $1.value })
+            return "trim(\(arguments[0]), \(parameter(.string(String(whiteSpace)))))"
+        case .concat:
+            return "(\(arguments[0]) || \(arguments[1]))"
         case .length:
             return SQLQuery.scalarCount(arguments[0])
         case .year, .month, .day:
@@ -202,6 +407,15 @@ struct SQLQuery {
             // 'unixepoch' modifier overflows near year 9999; a Julian day number does not.
             let julianDay = "((\(date) - (((\(date) % 86400000) + 86400000) % 86400000)) / 86400000 + 2440587.5)"
             return "CAST(strftime('\(format)', \(julianDay)) AS INTEGER)"
+        case .hour, .minute, .second:
+            let millisecondOfDay = "(((\(arguments[0]) % 86400000) + 86400000) % 86400000)"
+            switch function {
+            case .hour: return "(\(millisecondOfDay) / 3600000)"
+            case .minute: return "(\(millisecondOfDay) % 3600000 / 60000)"
+            default: return "(\(millisecondOfDay) % 60000 / 1000)"
+            }
+        case .substring, .replace, .round, .floor, .ceiling:
+            return inexact()
         }
     }
 }

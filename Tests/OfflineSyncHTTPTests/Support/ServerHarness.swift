@@ -14,12 +14,13 @@ func withTableServer<Result: Sendable>(
     store: any LocalStore = InMemoryStore(), tables: [TableSchema] = [todoItemSchema],
     options: TableService.Options = TableService.Options(), createsTables: Bool = false,
     maximumBodyBytes: Int = 1 << 20,
+    configure: (inout TableServer.Configuration) -> Void = { _ in },
     _ body: @Sendable (Int) async throws -> Result
 ) async throws -> Result {
     try store.open(schema: StoreSchema(tables))
     let service = try TableService(store: store, options: options)
     let server = try await RunningServer.start(
-        service, createsTables: createsTables, maximumBodyBytes: maximumBodyBytes)
+        service, createsTables: createsTables, maximumBodyBytes: maximumBodyBytes, configure: configure)
     do {
         let result = try await body(server.port)
         await server.stop()
@@ -34,16 +35,14 @@ func withTableServer<Result: Sendable>(
 enum RunningServer {
     static func start(
         _ service: TableService, port: Int = 0, createsTables: Bool = false,
-        maximumBodyBytes: Int = 1 << 20
+        maximumBodyBytes: Int = 1 << 20, configure: (inout TableServer.Configuration) -> Void = { _ in }
     ) async throws -> TableServer.Running {
         var logger = Logger(label: "test-server")
         logger.logLevel = .critical
-        return try await TableServer(
-            service: service,
-            configuration: .init(
-                port: port, maximumBodyBytes: maximumBodyBytes,
-                createsTables: createsTables, logger: logger)
-        ).start()
+        var configuration = TableServer.Configuration(
+            port: port, maximumBodyBytes: maximumBodyBytes, createsTables: createsTables, logger: logger)
+        configure(&configuration)
+        return try await TableServer(service: service, configuration: configuration).start()
     }
 }
 

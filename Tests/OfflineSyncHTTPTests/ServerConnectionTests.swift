@@ -1,0 +1,202 @@
+import Foundation
+import OfflineSync
+import OfflineSyncServer
+import Testing
+
+/// Connection hygiene and limits of the reference server: timeouts, the connection cap,
+/// keep-alive, query size limits, the API version check and error bodies without internals.
+@Suite("TableServer connections and limits")
+struct ServerConnectionTests {
+    static let api = [("ZUMO-API-VERSION", "2.0.0")]
+
+    static func request(
+        _ method: String = "GET", _ target: String = "/tables/todoitem", version: String = "1.1",
+        headers: [String] = ["ZUMO-API-VERSION: 2.0.0"]
+    ) -> String {
+        "\(method) \(target) HTTP/\(version)\r\nHost: 127.0.0.1\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"
+    }
+
+    static func statuses(_ answers: String) -> [String] {
+        answers.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+    }
+
+    static func errorText(_ answer: RawAnswer) -> String {
+        ((answer.json as? [String: Any])?["error"] as? String) ?? ""
+    }
+
+    @Test("an idle connection is closed after the idle timeout")
+    func idleConnectionIsClosed() async throws {
+        try await withTableServer(configure: { $0.idleTimeout = .seconds(1) }) { port in
+            let connection = try RawConnection(port: port)
+            connection.send(Self.request())
+            #expect(Self.statuses(connection.readAnswers(1)) == ["200"])
+            let (rest, closed) = connection.readUntilClosed()
+            #expect(closed, "the server closes a connection left idle")
+            #expect(rest.isEmpty)
+        }
+    }
+
+    @Test("a request that never finishes arriving is answered 408 and its connection closed")
+    func slowPartialRequestIsDropped() async throws {
+        try await withTableServer(configure: { $0.requestReadTimeout = .seconds(1) }) { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /tables/todoitem HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API")
+            let (text, closed) = connection.readUntilClosed()
+            #expect(closed)
+            #expect(Self.statuses(text) == ["408"], "\(text)")
+        }
+    }
+
+    @Test("a body that stops arriving is answered 408 and its connection closed")
+    func slowBodyIsDropped() async throws {
+        try await withTableServer(configure: { $0.requestReadTimeout = .seconds(1) }) { port in
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nZUMO-API-VERSION: 2.0.0\r\nContent-Length: 100\r\n\r\n{\"id\"")
+            let (text, closed) = connection.readUntilClosed()
+            #expect(closed)
+            #expect(Self.statuses(text) == ["408"], "\(text)")
+        }
+    }
+
+    @Test("beyond the connection cap a request is answered 503 with Retry-After, and served again once below")
+    func connectionCap() async throws {
+        try await withTableServer(configure: { $0.maximumConnections = 2 }) { port in
+            var held = [try RawConnection(port: port), try RawConnection(port: port)]
+            for connection in held {
+                connection.send(Self.request())
+                #expect(Self.statuses(connection.readAnswers(1)) == ["200"])
+            }
+            let refused = try RawConnection(port: port)
+            refused.send(Self.request())
+            let (text, closed) = refused.readUntilClosed()
+            #expect(Self.statuses(text) == ["503"], "\(text)")
+            #expect(text.lowercased().contains("retry-after: 1"))
+            #expect(text.contains("limit"))
+            #expect(closed)
+            held.removeAll()
+            var served = false
+            for _ in 0..<50 where !served {
+                let again = try RawConnection(port: port)
+                again.send(Self.request())
+                served = Self.statuses(again.readAnswers(1)) == ["200"]
+                if !served { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(served, "once connections close, new ones are served")
+        }
+    }
+
+    @Test("an HTTP/1.0 request without keep-alive closes its connection after the answer")
+    func http10ClosesByDefault() async throws {
+        try await withTableServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send(Self.request(version: "1.0") + Self.request(version: "1.0"))
+            let (text, closed) = connection.readUntilClosed()
+            #expect(closed)
+            #expect(Self.statuses(text) == ["200"], "only the first request is answered: \(text)")
+            #expect(text.lowercased().contains("connection: close"))
+        }
+    }
+
+    @Test("an HTTP/1.0 request with Connection: keep-alive keeps its connection open")
+    func http10KeepAlive() async throws {
+        try await withTableServer { port in
+            let connection = try RawConnection(port: port)
+            let keepAlive = ["ZUMO-API-VERSION: 2.0.0", "Connection: keep-alive"]
+            connection.send(
+                Self.request(version: "1.0", headers: keepAlive) + Self.request(version: "1.0", headers: keepAlive))
+            let text = connection.readAnswers(2)
+            #expect(Self.statuses(text) == ["200", "200"], "\(text)")
+            #expect(text.lowercased().components(separatedBy: "connection: keep-alive").count == 3)
+        }
+    }
+
+    @Test("close in any Connection header, repeated or in a list, closes after the answer", arguments: [
+        ["Connection: keep-alive", "Connection: close"], ["Connection: Keep-Alive, Close"], ["connection: CLOSE"],
+        ["Connection: upgrade", "Connection: close, keep-alive"],
+    ])
+    func oddConnectionHeaders(headers: [String]) async throws {
+        try await withTableServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send(
+                Self.request(headers: ["ZUMO-API-VERSION: 2.0.0"] + headers) + Self.request())
+            let (text, closed) = connection.readUntilClosed()
+            #expect(closed, "\(headers)")
+            #expect(Self.statuses(text) == ["200"], "\(headers): \(text)")
+        }
+    }
+
+    @Test("a query beyond a size limit is a 400 naming the limit", arguments: [
+        "$orderby=" + Array(repeating: "text", count: 5000).joined(separator: ","),
+        "$select=" + (0..<300).map { _ in "text" }.joined(separator: ","),
+        "$filter=" + String(repeating: "(text%20eq%20'a'%20and%20", count: 80) + "complete" + String(repeating: ")", count: 80),
+        "$filter=" + String(repeating: "not%20", count: 100) + "complete",
+        "$filter=text%20in%20(" + (0..<1000).map { "'v\($0)'" }.joined(separator: ",") + ")",
+    ])
+    func querySizeLimits(option: String) async throws {
+        try await withTableServer { port in
+            let answer = try await send("GET", "/tables/todoitem?\(option)", port: port, headers: Self.api)
+            #expect(answer.status == 400, "\(option.prefix(40)): \(Self.errorText(answer))")
+            #expect(Self.errorText(answer).contains("at most") || Self.errorText(answer).contains("deeper"))
+            #expect(!Self.errorText(answer).contains("SELECT"))
+        }
+    }
+
+    @Test("a table request without a 2.0.x ZUMO-API-VERSION is a 400", arguments: [nil, "3.0.0", "2.0", "1.0.0", "abc", "2.0.0x"])
+    func apiVersionRequired(version: String?) async throws {
+        try await withTableServer { port in
+            let answer = try await send(
+                "GET", "/tables/todoitem", port: port, headers: version.map { [("ZUMO-API-VERSION", $0)] } ?? [])
+            #expect(answer.status == 400)
+            #expect(Self.errorText(answer).contains("ZUMO-API-VERSION"))
+        }
+    }
+
+    @Test("ZUMO-API-VERSION is accepted as a query option, and any 2.0.x")
+    func apiVersionForms() async throws {
+        try await withTableServer { port in
+            let option = try await send("GET", "/tables/todoitem?ZUMO-API-VERSION=2.0.0", port: port)
+            #expect(option.status == 200)
+            let patch = try await send("GET", "/tables/todoitem", port: port, headers: [("zumo-api-version", "2.0.7")])
+            #expect(patch.status == 200)
+        }
+    }
+
+    @Test("with the API version check off, requests without ZUMO-API-VERSION are served")
+    func apiVersionCheckOff() async throws {
+        try await withTableServer(configure: { $0.checksAPIVersion = false }) { port in
+            let answer = try await send("GET", "/tables/todoitem", port: port)
+            #expect(answer.status == 200)
+        }
+    }
+
+    @Test("a store failure is a 500 whose body names no SQL, path or store message")
+    func storeFailureHidesInternals() async throws {
+        let store = FailingReadStore()
+        try await withTableServer(store: store) { port in
+            let answer = try await send("GET", "/tables/todoitem", port: port, headers: Self.api)
+            #expect(answer.status == 500)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(!text.contains("SELECT"))
+            #expect(!text.contains(FailingReadStore.secretPath))
+            #expect(Self.errorText(answer).contains("server log"))
+        }
+    }
+}
+
+/// An in-memory store whose reads fail with a message full of internals, as a broken SQL store's would.
+final class FailingReadStore: LocalStore {
+    static let secretPath = "/var/lib/secret/server.sqlite"
+    private let inner = InMemoryStore()
+    var info: StoreInfo { inner.info }
+    var schema: StoreSchema { get throws { try inner.schema } }
+    func open(schema: StoreSchema) throws { try inner.open(schema: schema) }
+    func read(_ query: Query) throws -> QueryResult {
+        if query.top == 1, query.selection == ["updatedAt"] { return try inner.read(query) }
+        throw OfflineSyncError(
+            .storage, "disk I/O error in SELECT \"text\" FROM \"todoitem\" WHERE ... (\(Self.secretPath))")
+    }
+    func lookup(table: String, id: String) throws -> Item? { try inner.lookup(table: table, id: id) }
+    func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result { try inner.write(body) }
+    func close() throws { try inner.close() }
+}

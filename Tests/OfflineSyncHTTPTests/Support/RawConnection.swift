@@ -1,0 +1,98 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A plain TCP connection to a loopback port, for requests no HTTP client would send (partial,
+/// HTTP/1.0, odd headers) and for watching when the server closes.
+final class RawConnection {
+    private let socket: Int32
+
+    /// Connects to 127.0.0.1:`port`; reads give up after `timeoutSeconds`.
+    init(port: Int, timeoutSeconds: Int = 10) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw RawConnectionError(message: "socket() failed: errno \(errno)") }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw RawConnectionError(message: "connect() to port \(port) failed: errno \(errno)")
+        }
+    }
+
+    deinit { close(socket) }
+
+    /// Sends `text` as it is.
+    func send(_ text: String) {
+        send(Array(text.utf8))
+    }
+
+    /// Sends `bytes` as they are (stops quietly when the server has closed).
+    func send(_ bytes: [UInt8]) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return }
+            written += count
+        }
+    }
+
+    /// Reads until the server closes the connection or the read timeout passes; answers what was
+    /// read and whether the server closed.
+    func readUntilClosed() -> (text: String, closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(socket, $0.baseAddress, $0.count) }
+            if count > 0 {
+                received += buffer[0..<count]
+                continue
+            }
+            return (String(decoding: received, as: UTF8.self), count == 0 || (count < 0 && errno == ECONNRESET))
+        }
+    }
+
+    /// Reads until `count` complete answers (by `Content-Length`) have arrived, the server
+    /// closes, or the read timeout passes.
+    func readAnswers(_ count: Int) -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while RawConnection.completeAnswers(in: String(decoding: received, as: UTF8.self)) < count {
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(socket, $0.baseAddress, $0.count) }
+            guard read > 0 else { break }
+            received += buffer[0..<read]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    private static func completeAnswers(in text: String) -> Int {
+        var rest = Substring(text)
+        var answers = 0
+        while let headEnd = rest.range(of: "\r\n\r\n") {
+            let head = rest[..<headEnd.lowerBound].lowercased()
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            let bodyStart = headEnd.upperBound
+            guard rest[bodyStart...].utf8.count >= length else { break }
+            answers += 1
+            rest = rest[rest.utf8.index(bodyStart, offsetBy: length)...]
+        }
+        return answers
+    }
+}
+
+struct RawConnectionError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
