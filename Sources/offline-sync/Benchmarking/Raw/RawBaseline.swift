@@ -3,7 +3,7 @@
 /// A raw baseline stores ``BenchmarkRecord`` fields with no value model, no schema checks and no
 /// sync logic: what a programmer writing against the C library by hand would do. Every backend's
 /// figure is divided by its baseline's figure for the same work in the same run.
-public protocol RawBaseline: AnyObject {
+protocol RawBaseline: AnyObject {
     /// Creates an empty store (item table, operation-queue table, and the index on `quantity`
     /// when `indexed`) and leaves it open.
     func create(indexed: Bool) throws
@@ -34,7 +34,7 @@ public protocol RawBaseline: AnyObject {
 }
 
 /// How hard a store flushes a commit to disk, matched between a backend and its baseline.
-public enum RawDurability: String, Sendable, Hashable {
+enum RawDurability: String, Sendable, Hashable {
     /// A commit survives a crash of the process but does not wait for the disk: SQLite WAL with
     /// `synchronous=NORMAL` (the SQL stores' default), LMDB with `MDB_NOSYNC` (`LMDBStore`'s
     /// `noSync`; a process crash loses nothing in any LMDB mode).
@@ -45,31 +45,31 @@ public enum RawDurability: String, Sendable, Hashable {
 }
 
 /// Which key the SQLCipher baseline opens with.
-public enum RawSQLCipherKey: Sendable, Hashable {
+enum RawSQLCipherKey: Sendable, Hashable {
     /// A passphrase, stretched by SQLCipher's PBKDF2 at every open.
     case passphrase(String)
     /// A raw 256-bit key as 64 hex digits (no key derivation).
     case raw(hex: String)
 
     /// The passphrase used by the benchmarks.
-    public static let benchmarkPassphrase = RawSQLCipherKey.passphrase(benchmarkPassphraseText)
+    static let benchmarkPassphrase = RawSQLCipherKey.passphrase(benchmarkPassphraseText)
 
     /// The text of ``benchmarkPassphrase``.
-    public static let benchmarkPassphraseText = "benchmark passphrase"
+    static let benchmarkPassphraseText = "benchmark passphrase"
     /// The raw key used by the benchmarks.
-    public static let benchmarkRawKey = RawSQLCipherKey.raw(
+    static let benchmarkRawKey = RawSQLCipherKey.raw(
         hex: benchmarkRawKeyBytes.map {
             ($0 < 16 ? "0" : "") + String($0, radix: 16)
         }.joined())
 
     /// The bytes of ``benchmarkRawKey``.
-    public static let benchmarkRawKeyBytes: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+    static let benchmarkRawKeyBytes: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
 }
 
 /// A failure of a raw baseline (a C call that returned an error), with the call and message.
-public struct RawBaselineError: Error, CustomStringConvertible, Sendable {
+struct RawBaselineError: Error, CustomStringConvertible, Sendable {
     /// What failed.
-    public var description: String
+    var description: String
 
     init(_ description: String) {
         self.description = description

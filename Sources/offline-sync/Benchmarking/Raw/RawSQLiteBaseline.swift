@@ -9,9 +9,9 @@ import OfflineSyncSQLite
 /// The C functions are called through the SQL engine's function table (`SQLiteAPI`), filled from
 /// the linked libsqlite3 or from SQLCipher loaded with `dlopen(RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)`
 /// by `SQLCipherLibrary`, so SQLCipher is never linked at build time.
-public final class RawSQLiteBaseline: RawBaseline {
+final class RawSQLiteBaseline: RawBaseline {
     /// Which library the baseline calls.
-    public enum Library: Sendable, Hashable {
+    enum Library: Sendable, Hashable {
         /// The system SQLite linked into the process.
         case system
         /// SQLCipher, loaded at run time from `SQLCipherLibrary.defaultPath`.
@@ -31,7 +31,7 @@ public final class RawSQLiteBaseline: RawBaseline {
     /// - Parameters:
     ///   - library: the system SQLite or SQLCipher (throws when SQLCipher cannot be loaded).
     ///   - key: the SQLCipher key (required with SQLCipher, ignored without).
-    public init(library: Library, path: String, durability: RawDurability, key: RawSQLCipherKey? = nil) throws {
+    init(library: Library, path: String, durability: RawDurability, key: RawSQLCipherKey? = nil) throws {
         switch library {
         case .system:
             api = .system
@@ -49,7 +49,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         close()
     }
 
-    public func create(indexed: Bool) throws {
+    func create(indexed: Bool) throws {
         try open()
         try execute(
             """
@@ -62,7 +62,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         }
     }
 
-    public func open() throws {
+    func open() throws {
         guard connection == nil else { return }
         var handle: OpaquePointer?
         let flags: Int32 = 0x0000_0002 | 0x0000_0004 | 0x0000_8000  // READWRITE | CREATE | NOMUTEX
@@ -89,7 +89,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         try execute("SELECT count(*) FROM sqlite_master")
     }
 
-    public func close() {
+    func close() {
         for statement in statements.values {
             _ = api.finalize(statement)
         }
@@ -100,7 +100,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         connection = nil
     }
 
-    public func insert(_ records: ArraySlice<BenchmarkRecord>, rowsPerTransaction: Int, queueRows: Bool) throws {
+    func insert(_ records: ArraySlice<BenchmarkRecord>, rowsPerTransaction: Int, queueRows: Bool) throws {
         let items = try itemUpsert()
         let insertOperation = queueRows ? try statement(Self.insertOperationSQL) : nil
         var index = records.startIndex
@@ -123,7 +123,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         }
     }
 
-    public func drainQueue(_ records: [BenchmarkRecord]) throws {
+    func drainQueue(_ records: [BenchmarkRecord]) throws {
         let first = try statement("SELECT seq, itemId FROM queue ORDER BY seq LIMIT 1")
         let items = try itemUpsert()
         let deleteOperation = try statement("DELETE FROM queue WHERE seq = ?")
@@ -142,14 +142,14 @@ public final class RawSQLiteBaseline: RawBaseline {
         }
     }
 
-    public func lookup(id: String) throws -> BenchmarkRecord? {
+    func lookup(id: String) throws -> BenchmarkRecord? {
         let select = try statement("SELECT * FROM item WHERE id = ?")
         _ = api.bind_text(select, 1, id, -1, SQLiteAPI.transient)
         defer { _ = api.reset(select) }
         return try step(select) ? decode(select) : nil
     }
 
-    public func queryTop() throws -> [BenchmarkRecord] {
+    func queryTop() throws -> [BenchmarkRecord] {
         let select = try statement("SELECT * FROM item WHERE quantity >= ? AND done = 0 ORDER BY quantity, id LIMIT ?")
         _ = api.bind_int64(select, 1, BenchmarkData.queryThreshold)
         _ = api.bind_int64(select, 2, Int64(BenchmarkData.queryLimit))
@@ -161,7 +161,7 @@ public final class RawSQLiteBaseline: RawBaseline {
         return result
     }
 
-    public func deleteAll() throws -> Int {
+    func deleteAll() throws -> Int {
         let count = try statement("SELECT count(*) FROM item")
         guard try step(count) else { throw RawBaselineError("\(name): count(*) returned no row") }
         let rows = Int(api.column_int64(count, 0))
@@ -171,7 +171,7 @@ public final class RawSQLiteBaseline: RawBaseline {
     }
 
     /// The library's version, e.g. `3.40.1` (SQLCipher 3.4.1 answers `3.15.2`).
-    public var libraryVersion: String { api.version }
+    var libraryVersion: String { api.version }
 
     /// The prepared statements of an item upsert: `INSERT … ON CONFLICT(id) DO UPDATE` alone, or
     /// an `INSERT` followed, when the id exists, by an `UPDATE`.

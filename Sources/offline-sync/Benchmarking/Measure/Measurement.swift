@@ -3,18 +3,18 @@
 #endif
 
 /// What one run of a scenario on one target cost.
-public struct Measurement: Sendable, Hashable, Codable {
+struct Measurement: Sendable, Hashable, Codable {
     /// How many operations (rows, queries, opens …) the run performed.
-    public var operations: Int
+    var operations: Int
     /// Wall-clock seconds of the measured part (set-up excluded).
-    public var seconds: Double
+    var seconds: Double
     /// Peak resident memory during the measured part, in bytes (`nil` where unavailable).
-    public var peakResidentBytes: Int?
+    var peakResidentBytes: Int?
     /// Resident memory when the measured part started, in bytes.
-    public var startResidentBytes: Int?
+    var startResidentBytes: Int?
 
     /// Creates a measurement.
-    public init(operations: Int, seconds: Double, peakResidentBytes: Int? = nil, startResidentBytes: Int? = nil) {
+    init(operations: Int, seconds: Double, peakResidentBytes: Int? = nil, startResidentBytes: Int? = nil) {
         self.operations = operations
         self.seconds = seconds
         self.peakResidentBytes = peakResidentBytes
@@ -22,10 +22,10 @@ public struct Measurement: Sendable, Hashable, Codable {
     }
 
     /// Operations per second.
-    public var throughput: Double { seconds > 0 ? Double(operations) / seconds : 0 }
+    var throughput: Double { seconds > 0 ? Double(operations) / seconds : 0 }
 
     /// Runs `body`, timing it with a monotonic clock and tracking peak resident memory.
-    public static func measure(operations: Int, _ body: () async throws -> Void) async rethrows -> Measurement {
+    static func measure(operations: Int, _ body: () async throws -> Void) async rethrows -> Measurement {
         ProcessMemory.resetPeak()
         let startResident = ProcessMemory.residentBytes
         let start = monotonicSeconds()

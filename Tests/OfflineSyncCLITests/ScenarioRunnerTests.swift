@@ -1,15 +1,15 @@
 import Foundation
 import OfflineSync
-import OfflineSyncBenchmarkKit
+@testable import offline_sync
 import Testing
 
 @Suite("The benchmark runner")
-struct BenchmarkRunnerTests {
+struct ScenarioRunnerTests {
     static let size = BenchmarkSize.scaled(records: 1_000)
 
     @Test("runs every applicable scenario on every available backend and its raw baseline")
     func measuresEveryApplicableScenario() async throws {
-        let runner = BenchmarkRunner(
+        let runner = ScenarioRunner(
             backends: BenchmarkBackend.available, scenarios: BenchmarkScenario.all, size: Self.size)
         let report = await runner.run()
         for backend in BenchmarkBackend.available {
@@ -31,7 +31,7 @@ struct BenchmarkRunnerTests {
         let backend = BenchmarkBackend(
             name: "memory", makeStore: { _ in InMemoryStore() },
             makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
-        let runner = BenchmarkRunner(backends: [backend], scenarios: [.bulkUpsert], size: Self.size)
+        let runner = ScenarioRunner(backends: [backend], scenarios: [.bulkUpsert], size: Self.size)
         let report = await runner.run()
         let cell = try #require(report.cell("bulk-upsert", "memory"))
         let raw = try #require(cell.raw, "the raw baseline ran: \(cell.rawError ?? "")")
@@ -44,7 +44,7 @@ struct BenchmarkRunnerTests {
 
     @Test("calls progress once per trial and finally with the total")
     func reportsProgress() async {
-        let runner = BenchmarkRunner(backends: [.memory], scenarios: [.lookup], size: Self.size)
+        let runner = ScenarioRunner(backends: [.memory], scenarios: [.lookup], size: Self.size)
         var calls: [(Int, Int)] = []
         _ = await runner.run { done, total, _ in calls.append((done, total)) }
         #expect(calls.map(\.0) == [0, 1])
@@ -53,7 +53,7 @@ struct BenchmarkRunnerTests {
 
     @Test("renders Markdown tables and decodable JSON")
     func rendersMarkdownAndJSON() async throws {
-        let report = await BenchmarkRunner(backends: [.memory], scenarios: [.lookup], size: Self.size).run()
+        let report = await ScenarioRunner(backends: [.memory], scenarios: [.lookup], size: Self.size).run()
         #expect(report.rendered(as: .markdown).contains("| lookup by random id |"))
         let decoded = try JSONDecoder().decode(BenchmarkReport.self, from: Data(report.rendered(as: .json).utf8))
         #expect(decoded.cells == report.cells)

@@ -3,20 +3,20 @@ import OfflineSync
 
 /// Runs scenarios over backends and their raw baselines, one trial at a time, each in a fresh
 /// directory that is removed afterwards.
-public struct BenchmarkRunner: Sendable {
+struct ScenarioRunner: Sendable {
     /// The backends to measure, in column order.
-    public var backends: [BenchmarkBackend]
+    var backends: [BenchmarkBackend]
     /// The scenarios to run, in row order.
-    public var scenarios: [BenchmarkScenario]
+    var scenarios: [BenchmarkScenario]
     /// How big each scenario is.
-    public var size: BenchmarkSize
+    var size: BenchmarkSize
     /// The directory under which each trial gets its own temporary directory.
-    public var workDirectory: String
+    var workDirectory: String
     /// How many times each trial runs; the report keeps the run with the median wall clock.
-    public var repetitions: Int
+    var repetitions: Int
 
     /// Creates a runner.
-    public init(
+    init(
         backends: [BenchmarkBackend], scenarios: [BenchmarkScenario], size: BenchmarkSize,
         workDirectory: String = NSTemporaryDirectory(), repetitions: Int = 1
     ) {
@@ -28,7 +28,7 @@ public struct BenchmarkRunner: Sendable {
     }
 
     /// How many trials ``run(progress:)`` performs (for a progress bar).
-    public var trialCount: Int {
+    var trialCount: Int {
         scenarios.reduce(0) { total, scenario in
             total
                 + backends.filter { scenario.applies(to: $0.name) }.reduce(0) { count, backend in
@@ -40,7 +40,7 @@ public struct BenchmarkRunner: Sendable {
     /// Runs every applicable (scenario, backend) pair and its baseline. A failing trial is
     /// recorded in the report with its error; the run goes on.
     /// - Parameter progress: called before each trial with the number done, the total and a label.
-    public func run(progress: (Int, Int, String) -> Void = { _, _, _ in }) async -> BenchmarkReport {
+    func run(progress: (Int, Int, String) -> Void = { _, _, _ in }) async -> BenchmarkReport {
         var report = BenchmarkReport(
             size: size, backends: backends.map(\.name),
             scenarios: scenarios.map {

@@ -4,7 +4,7 @@ import OfflineSync
 /// `InMemoryRemote`.
 extension BenchmarkScenario {
     /// Local inserts of new items, all in one batch (one transaction with their queued operations).
-    public static let enqueueBatch = BenchmarkScenario(
+    static let enqueueBatch = BenchmarkScenario(
         id: "enqueue-batch", title: "enqueue, inserts in one batch", unit: "ops",
         prepareStore: { store, size in
             let (context, table) = try syncContext(store, remote: try emptyRemote())
@@ -32,7 +32,7 @@ extension BenchmarkScenario {
         })
 
     /// Local inserts, each in its own transaction with full durability (flushed to disk).
-    public static let enqueueDurable = BenchmarkScenario(
+    static let enqueueDurable = BenchmarkScenario(
         id: "enqueue-durable", title: "enqueue, one durable transaction each", unit: "ops", durability: .full,
         prepareStore: { store, size in
             let (context, table) = try syncContext(store, remote: try emptyRemote())
@@ -56,7 +56,7 @@ extension BenchmarkScenario {
         })
 
     /// Pushing queued inserts to the remote (each operation applied, acknowledged and dequeued).
-    public static let push = BenchmarkScenario(
+    static let push = BenchmarkScenario(
         id: "push", title: "push queued inserts to InMemoryRemote", unit: "ops",
         prepareStore: { store, size in
             let remote = try emptyRemote()
@@ -89,7 +89,7 @@ extension BenchmarkScenario {
         })
 
     /// A full pull of every record of the remote, with `pageSize` records per request.
-    public static func pullFull(pageSize: Int) -> BenchmarkScenario {
+    static func pullFull(pageSize: Int) -> BenchmarkScenario {
         BenchmarkScenario(
             id: "pull-full-\(pageSize)", title: "full pull, pages of \(pageSize.formatted)", unit: "rows",
             prepareStore: { store, size in
@@ -114,7 +114,7 @@ extension BenchmarkScenario {
     }
 
     /// An incremental pull that brings the records changed on the remote since the last pull.
-    public static let pullIncremental = BenchmarkScenario(
+    static let pullIncremental = BenchmarkScenario(
         id: "pull-incremental", title: "incremental pull of changed records", unit: "rows",
         prepareStore: { store, size in
             let remote = try seededRemote(records: size.records)
@@ -148,7 +148,7 @@ extension BenchmarkScenario {
         })
 
     /// Purging every pulled record of the table.
-    public static let purge = BenchmarkScenario(
+    static let purge = BenchmarkScenario(
         id: "purge", title: "purge all rows", unit: "rows",
         prepareStore: { store, size in
             let (context, table) = try syncContext(store, remote: try emptyRemote())

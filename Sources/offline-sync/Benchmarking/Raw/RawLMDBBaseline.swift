@@ -5,7 +5,7 @@ import CLMDB
 /// Layout: sub-database `item` keyed by id (value: five 8-byte integers, two flag bytes, then
 /// length-prefixed title and version); `item_quantity` keyed by the order-preserving big-endian
 /// quantity followed by the id (empty value) when indexed; `queue` keyed by the big-endian sequence.
-public final class RawLMDBBaseline: RawBaseline {
+final class RawLMDBBaseline: RawBaseline {
     private let path: String
     private let durability: RawDurability
     private var environment: OpaquePointer?
@@ -16,7 +16,7 @@ public final class RawLMDBBaseline: RawBaseline {
     private var buffer: [UInt8] = []
 
     /// A baseline storing its environment in the directory `path` (created by the caller).
-    public init(path: String, durability: RawDurability) {
+    init(path: String, durability: RawDurability) {
         self.path = path
         self.durability = durability
     }
@@ -25,11 +25,11 @@ public final class RawLMDBBaseline: RawBaseline {
         close()
     }
 
-    public func create(indexed: Bool) throws {
+    func create(indexed: Bool) throws {
         try openEnvironment(create: true, indexed: indexed)
     }
 
-    public func open() throws {
+    func open() throws {
         try openEnvironment(create: false, indexed: false)
         try withTransaction(readOnly: true) { transaction in
             var key = MDB_val(mv_size: 0, mv_data: nil)
@@ -45,14 +45,14 @@ public final class RawLMDBBaseline: RawBaseline {
         }
     }
 
-    public func close() {
+    func close() {
         if let environment {
             mdb_env_close(environment)
         }
         environment = nil
     }
 
-    public func insert(_ records: ArraySlice<BenchmarkRecord>, rowsPerTransaction: Int, queueRows: Bool) throws {
+    func insert(_ records: ArraySlice<BenchmarkRecord>, rowsPerTransaction: Int, queueRows: Bool) throws {
         var start = records.startIndex
         while start < records.endIndex {
             let end = min(start + max(rowsPerTransaction, 1), records.endIndex)
@@ -68,7 +68,7 @@ public final class RawLMDBBaseline: RawBaseline {
         }
     }
 
-    public func drainQueue(_ records: [BenchmarkRecord]) throws {
+    func drainQueue(_ records: [BenchmarkRecord]) throws {
         for record in records {
             try withTransaction(readOnly: false) { transaction in
                 var cursor: OpaquePointer?
@@ -85,19 +85,19 @@ public final class RawLMDBBaseline: RawBaseline {
         }
     }
 
-    public func lookup(id: String) throws -> BenchmarkRecord? {
+    func lookup(id: String) throws -> BenchmarkRecord? {
         try withTransaction(readOnly: true) { transaction in
             try get(id, in: transaction)
         }
     }
 
-    public func queryTop() throws -> [BenchmarkRecord] {
+    func queryTop() throws -> [BenchmarkRecord] {
         try withTransaction(readOnly: true) { transaction in
             index == nil ? try scanTop(in: transaction) : try indexedTop(in: transaction)
         }
     }
 
-    public func deleteAll() throws -> Int {
+    func deleteAll() throws -> Int {
         try withTransaction(readOnly: false) { transaction in
             var stat = MDB_stat()
             try check(mdb_stat(transaction, items, &stat), "mdb_stat")

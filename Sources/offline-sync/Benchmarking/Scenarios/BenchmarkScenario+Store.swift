@@ -3,7 +3,7 @@ import OfflineSync
 /// Scenarios that exercise a store directly (the storage side of pull, query, lookup, open).
 extension BenchmarkScenario {
     /// Upserts every record as server data, one transaction per page of 1,000 (what a pull stores).
-    public static let bulkUpsert = BenchmarkScenario(
+    static let bulkUpsert = BenchmarkScenario(
         id: "bulk-upsert", title: "bulk upsert, pages of 1,000", unit: "rows",
         prepareStore: { store, size in
             try store.open(schema: StoreSchema([BenchmarkData.table(indexed: false)]))
@@ -25,7 +25,7 @@ extension BenchmarkScenario {
         })
 
     /// Filter + order + top 50 over every record, with or without the index on `quantity`.
-    public static func query(indexed: Bool) -> BenchmarkScenario {
+    static func query(indexed: Bool) -> BenchmarkScenario {
         BenchmarkScenario(
             id: indexed ? "query-indexed" : "query-scan",
             title: indexed ? "query filter+order+top 50, indexed" : "query filter+order+top 50, no index",
@@ -57,7 +57,7 @@ extension BenchmarkScenario {
     }
 
     /// Lookups of random existing ids.
-    public static let lookup = BenchmarkScenario(
+    static let lookup = BenchmarkScenario(
         id: "lookup", title: "lookup by random id", unit: "lookups",
         prepareStore: { store, size in
             try filledStore(store, records: size.records, indexed: false)
@@ -84,7 +84,7 @@ extension BenchmarkScenario {
 
     /// Opening an existing store and reading one row, repeated (for SQLCipher: with the raw key,
     /// or with the passphrase when `passphrase` is `true`).
-    public static func coldOpen(passphrase: Bool) -> BenchmarkScenario {
+    static func coldOpen(passphrase: Bool) -> BenchmarkScenario {
         BenchmarkScenario(
             id: passphrase ? "cold-open-passphrase" : "cold-open",
             title: passphrase ? "cold open, SQLCipher passphrase" : "cold open (SQLCipher: raw key)",
@@ -160,9 +160,9 @@ extension BenchmarkScenario {
 }
 
 /// A scenario that did not do the work it measures (wrong row count, missing row …).
-public struct BenchmarkError: Error, CustomStringConvertible, Sendable {
+struct BenchmarkError: Error, CustomStringConvertible, Sendable {
     /// What went wrong.
-    public var description: String
+    var description: String
 
     init(_ description: String) {
         self.description = description

@@ -2,26 +2,26 @@ import OfflineSync
 
 /// How big each scenario is. ``issue`` is the full size of the benchmark suite; ``scaled(records:)``
 /// shrinks every scenario in proportion for a quick run.
-public struct BenchmarkSize: Sendable, Hashable, Codable {
+struct BenchmarkSize: Sendable, Hashable, Codable {
     /// Rows in the table for pulls, queries, lookups and purge.
-    public var records: Int
+    var records: Int
     /// Inserts in the one-batch enqueue scenario.
-    public var batchInserts: Int
+    var batchInserts: Int
     /// Inserts in the one-durable-transaction-each enqueue scenario.
-    public var durableInserts: Int
+    var durableInserts: Int
     /// Queued operations pushed.
-    public var pushOperations: Int
+    var pushOperations: Int
     /// Records changed on the server before the incremental pull.
-    public var changedRecords: Int
+    var changedRecords: Int
     /// Random-id lookups.
-    public var lookups: Int
+    var lookups: Int
     /// Repetitions of the top-50 query.
-    public var queries: Int
+    var queries: Int
     /// Repetitions of the cold open.
-    public var opens: Int
+    var opens: Int
 
     /// Creates a size.
-    public init(
+    init(
         records: Int, batchInserts: Int, durableInserts: Int, pushOperations: Int, changedRecords: Int,
         lookups: Int, queries: Int, opens: Int
     ) {
@@ -37,13 +37,13 @@ public struct BenchmarkSize: Sendable, Hashable, Codable {
 
     /// The sizes the issue asks for: 100,000 records, 10,000 batched inserts, 1,000 durable
     /// inserts, 10,000 pushed operations, 1,000 changed records.
-    public static let issue = BenchmarkSize(
+    static let issue = BenchmarkSize(
         records: 100_000, batchInserts: 10_000, durableInserts: 1_000,
         pushOperations: 10_000, changedRecords: 1_000, lookups: 10_000,
         queries: 20, opens: 10)
 
     /// Every scenario scaled to `records` rows (the others keep their proportion to 100,000).
-    public static func scaled(records: Int) -> BenchmarkSize {
+    static func scaled(records: Int) -> BenchmarkSize {
         let records = max(records, 1_000)
         func part(_ fraction: Int) -> Int { max(records / fraction, 10) }
         return BenchmarkSize(
@@ -54,27 +54,27 @@ public struct BenchmarkSize: Sendable, Hashable, Codable {
 }
 
 /// One measured run being prepared: set-up is done, ``run()`` is what gets timed.
-public final class Trial {
+final class Trial {
     /// How many operations ``run()`` performs.
-    public let operations: Int
+    let operations: Int
     private let body: () async throws -> Void
     private var teardown: () async throws -> Void
 
     /// A trial whose measured part is `body` and whose clean-up is `teardown` (which may stop
     /// servers or tasks the set-up started).
-    public init(operations: Int, body: @escaping () async throws -> Void, teardown: @escaping () async throws -> Void) {
+    init(operations: Int, body: @escaping () async throws -> Void, teardown: @escaping () async throws -> Void) {
         self.operations = operations
         self.body = body
         self.teardown = teardown
     }
 
     /// The measured part.
-    public func run() async throws {
+    func run() async throws {
         try await body()
     }
 
     /// Closes stores and baselines and removes the trial's directory.
-    public func finish() async throws {
+    func finish() async throws {
         try await teardown()
     }
 
@@ -90,26 +90,26 @@ public final class Trial {
 }
 
 /// A benchmark scenario: the same work prepared over a store and over a raw baseline.
-public struct BenchmarkScenario: Sendable {
+struct BenchmarkScenario: Sendable {
     /// A short stable identifier, e.g. `pull-full-1000`.
-    public var id: String
+    var id: String
     /// The row title in reports.
-    public var title: String
+    var title: String
     /// The unit of ``Measurement/operations`` (`rows`, `ops`, `queries` …).
-    public var unit: String
+    var unit: String
     /// The durability both sides run with.
-    public var durability: RawDurability
+    var durability: RawDurability
     /// For SQLCipher, whether this scenario opens with the passphrase.
-    public var usesPassphrase: Bool
+    var usesPassphrase: Bool
     /// Backends this scenario applies to (`nil`: all).
-    public var backends: Set<String>?
+    var backends: Set<String>?
     /// Prepares a trial over a (closed, new) store.
-    public var prepareStore: @Sendable (any LocalStore, BenchmarkSize) async throws -> Trial
+    var prepareStore: @Sendable (any LocalStore, BenchmarkSize) async throws -> Trial
     /// Prepares the same work over a (new) raw baseline, or `nil` when it has no raw equivalent.
-    public var prepareBaseline: (@Sendable (any RawBaseline, BenchmarkSize) throws -> Trial)?
+    var prepareBaseline: (@Sendable (any RawBaseline, BenchmarkSize) throws -> Trial)?
 
     /// Creates a scenario.
-    public init(
+    init(
         id: String, title: String, unit: String, durability: RawDurability = .normal,
         usesPassphrase: Bool = false, backends: Set<String>? = nil,
         prepareStore: @escaping @Sendable (any LocalStore, BenchmarkSize) async throws -> Trial,
@@ -127,7 +127,7 @@ public struct BenchmarkScenario: Sendable {
 
     /// Prepares this scenario over a new store of `backend` in a new directory under `workDirectory`;
     /// the trial's ``Trial/finish()`` removes the directory.
-    public func storeTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws
+    func storeTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws
         -> Trial
     {
         let location = try makeLocation(under: workDirectory)
@@ -142,7 +142,7 @@ public struct BenchmarkScenario: Sendable {
 
     /// Prepares this scenario over `backend`'s raw baseline in a new directory, or `nil` when the
     /// backend or the scenario has none.
-    public func baselineTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String)
+    func baselineTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String)
         async throws -> Trial?
     {
         guard let makeBaseline = backend.makeBaseline, let prepareBaseline else { return nil }
@@ -161,7 +161,7 @@ public struct BenchmarkScenario: Sendable {
     }
 
     /// Whether the scenario runs on `backend`.
-    public func applies(to backend: String) -> Bool {
+    func applies(to backend: String) -> Bool {
         backends?.contains(backend) ?? true
     }
 }

@@ -4,30 +4,30 @@ import OfflineSync
 ///
 /// The raw baselines store these fields directly; the OfflineSync backends receive the same
 /// values as an ``Item`` (see ``item``), so both sides do the same storage work.
-public struct BenchmarkRecord: Sendable, Hashable {
+struct BenchmarkRecord: Sendable, Hashable {
     /// The primary key.
-    public var id: String
+    var id: String
     /// A short text (`title`, string column).
-    public var title: String
+    var title: String
     /// An integer in `0..<1000` (`quantity`, the indexed column of the query scenarios).
-    public var quantity: Int64
+    var quantity: Int64
     /// A price (`price`, double column).
-    public var price: Double
+    var price: Double
     /// A flag (`done`, bool column).
-    public var done: Bool
+    var done: Bool
     /// A due date in milliseconds since 1970 (`due`, date column).
-    public var due: Int64
+    var due: Int64
     /// The server's `createdAt`, in milliseconds since 1970.
-    public var createdAt: Int64
+    var createdAt: Int64
     /// The server's `updatedAt`, in milliseconds since 1970.
-    public var updatedAt: Int64
+    var updatedAt: Int64
     /// The server's opaque `version`.
-    public var version: String
+    var version: String
     /// The server's soft-delete flag.
-    public var deleted: Bool
+    var deleted: Bool
 
     /// Creates a record.
-    public init(
+    init(
         id: String, title: String, quantity: Int64, price: Double, done: Bool, due: Int64,
         createdAt: Int64, updatedAt: Int64, version: String, deleted: Bool
     ) {
@@ -44,7 +44,7 @@ public struct BenchmarkRecord: Sendable, Hashable {
     }
 
     /// The record as an OfflineSync item (every column set).
-    public var item: Item {
+    var item: Item {
         var item = localItem
         item.values[SystemProperty.createdAt.rawValue] = .date(Timestamp(millisecondsSince1970: createdAt))
         item.values[SystemProperty.updatedAt.rawValue] = .date(Timestamp(millisecondsSince1970: updatedAt))
@@ -54,7 +54,7 @@ public struct BenchmarkRecord: Sendable, Hashable {
     }
 
     /// The record as a local app write: the five app columns only (the server assigns the rest).
-    public var localItem: Item {
+    var localItem: Item {
         Item(
             id: id,
             values: [
@@ -68,18 +68,18 @@ public struct BenchmarkRecord: Sendable, Hashable {
 }
 
 /// The benchmark table and the deterministic records that fill it.
-public enum BenchmarkData {
+enum BenchmarkData {
     /// The table every scenario uses.
-    public static let tableName = "benchmark_item"
+    static let tableName = "benchmark_item"
     /// The secondary index of the indexed query scenarios.
-    public static let quantityIndex = Index("benchmark_item_quantity", on: ["quantity"])
+    static let quantityIndex = Index("benchmark_item_quantity", on: ["quantity"])
     /// The filter of the query scenarios: `quantity >= queryThreshold and done == false`.
-    public static let queryThreshold: Int64 = 500
+    static let queryThreshold: Int64 = 500
     /// The `top` of the query scenarios.
-    public static let queryLimit = 50
+    static let queryLimit = 50
 
     /// The table declaration, with or without the index on `quantity`.
-    public static func table(indexed: Bool) -> TableSchema {
+    static func table(indexed: Bool) -> TableSchema {
         TableSchema(
             tableName,
             columns: [
@@ -92,7 +92,7 @@ public enum BenchmarkData {
     }
 
     /// The query scenario's query: filter, order by `quantity` (then `id`), top 50.
-    public static var query: Query {
+    static var query: Query {
         Query(
             table: tableName,
             filter: .and(
@@ -104,7 +104,7 @@ public enum BenchmarkData {
 
     /// `count` records with ids `item-000000…`, reproducible from `seed`. `updatedAt` increases
     /// with the index (one millisecond apart from `firstUpdate`), so records sort by index in pulls.
-    public static func records(
+    static func records(
         count: Int, seed: UInt64 = 42, firstUpdate: Int64 = 1_767_225_600_000,
         idPrefix: String = "item-"
     ) -> [BenchmarkRecord] {
@@ -139,16 +139,16 @@ public enum BenchmarkData {
 }
 
 /// A small, fast, reproducible pseudo-random generator (SplitMix64).
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// Creates a generator from a seed.
-    public init(seed: UInt64) {
+    init(seed: UInt64) {
         state = seed
     }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

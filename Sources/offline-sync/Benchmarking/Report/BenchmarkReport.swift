@@ -2,50 +2,50 @@ import Foundation
 
 /// The results of a run: one cell per (scenario, backend) with the backend's and the raw
 /// baseline's measurements, rendered as a side-by-side table, Markdown or JSON.
-public struct BenchmarkReport: Sendable, Codable {
+struct BenchmarkReport: Sendable, Codable {
     /// A row of the report.
-    public struct ScenarioInfo: Sendable, Codable, Hashable {
+    struct ScenarioInfo: Sendable, Codable, Hashable {
         /// The scenario's identifier.
-        public var id: String
+        var id: String
         /// The row title.
-        public var title: String
+        var title: String
         /// The unit of its operations.
-        public var unit: String
+        var unit: String
     }
 
     /// One (scenario, backend) result.
-    public struct Cell: Sendable, Codable, Hashable {
+    struct Cell: Sendable, Codable, Hashable {
         /// The scenario's identifier.
-        public var scenario: String
+        var scenario: String
         /// The backend's name.
-        public var backend: String
+        var backend: String
         /// The backend's measurement, `nil` when it failed.
-        public var store: Measurement?
+        var store: Measurement?
         /// The raw baseline's measurement, `nil` when there is none or it failed.
-        public var raw: Measurement?
+        var raw: Measurement?
         /// Why the backend's trial failed.
-        public var error: String?
+        var error: String?
         /// Why the baseline's trial failed.
-        public var rawError: String?
+        var rawError: String?
 
         /// Backend throughput divided by raw throughput (1.0 = as fast as the raw C API).
-        public var ratio: Double? {
+        var ratio: Double? {
             guard let store, let raw, raw.throughput > 0 else { return nil }
             return store.throughput / raw.throughput
         }
     }
 
     /// The sizes the run used.
-    public var size: BenchmarkSize
+    var size: BenchmarkSize
     /// The backend columns, in order.
-    public var backends: [String]
+    var backends: [String]
     /// The scenario rows, in order.
-    public var scenarios: [ScenarioInfo]
+    var scenarios: [ScenarioInfo]
     /// The results.
-    public var cells: [Cell] = []
+    var cells: [Cell] = []
 
     /// The output formats.
-    public enum Format: String, Sendable, CaseIterable {
+    enum Format: String, Sendable, CaseIterable {
         /// Aligned plain text for a terminal.
         case table
         /// GitHub-flavoured Markdown tables.
@@ -55,12 +55,12 @@ public struct BenchmarkReport: Sendable, Codable {
     }
 
     /// The cell of a scenario and backend, if it ran.
-    public func cell(_ scenario: String, _ backend: String) -> Cell? {
+    func cell(_ scenario: String, _ backend: String) -> Cell? {
         cells.first { $0.scenario == scenario && $0.backend == backend }
     }
 
     /// The report rendered in `format`.
-    public func rendered(as format: Format) -> String {
+    func rendered(as format: Format) -> String {
         switch format {
         case .json:
             let encoder = JSONEncoder()

@@ -5,16 +5,16 @@ import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
 /// A store backend under test, with the raw C baseline its figures are divided by.
-public struct BenchmarkBackend: Sendable {
+struct BenchmarkBackend: Sendable {
     /// The backend's scheme name (`memory`, `sqlite`, `sqlcipher`, `lmdb`), a column of the report.
-    public var name: String
+    var name: String
     /// Creates a closed store in the location's (empty, existing) directory.
-    public var makeStore: @Sendable (StoreLocation) throws -> any LocalStore
+    var makeStore: @Sendable (StoreLocation) throws -> any LocalStore
     /// Creates the raw baseline in the location's directory, or `nil` when there is none (memory).
-    public var makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)?
+    var makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)?
 
     /// Describes a backend.
-    public init(
+    init(
         name: String, makeStore: @escaping @Sendable (StoreLocation) throws -> any LocalStore,
         makeBaseline: (@Sendable (StoreLocation) throws -> any RawBaseline)? = nil
     ) {
@@ -24,27 +24,27 @@ public struct BenchmarkBackend: Sendable {
     }
 
     /// The reference ``InMemoryStore`` (no raw baseline: there is no C API to compare with).
-    public static let memory = BenchmarkBackend(name: "memory") { _ in InMemoryStore() }
+    static let memory = BenchmarkBackend(name: "memory") { _ in InMemoryStore() }
 }
 
 /// Where a trial keeps its files, and the settings a backend opens with.
-public struct StoreLocation: Sendable, Hashable {
+struct StoreLocation: Sendable, Hashable {
     /// An empty directory owned by this trial, removed after it.
-    public var directory: String
+    var directory: String
     /// How hard commits are flushed; a backend and its baseline use the same level.
-    public var durability: RawDurability
+    var durability: RawDurability
     /// For SQLCipher: open with the passphrase (`true`) or the raw key (`false`).
-    public var usesPassphrase: Bool
+    var usesPassphrase: Bool
 
     /// Creates a location.
-    public init(directory: String, durability: RawDurability = .normal, usesPassphrase: Bool = false) {
+    init(directory: String, durability: RawDurability = .normal, usesPassphrase: Bool = false) {
         self.directory = directory
         self.durability = durability
         self.usesPassphrase = usesPassphrase
     }
 
     /// A location in a new, empty directory under `parent`.
-    public static func makeTemporary(under parent: String, durability: RawDurability, usesPassphrase: Bool) throws
+    static func makeTemporary(under parent: String, durability: RawDurability, usesPassphrase: Bool) throws
         -> StoreLocation
     {
         let directory = (parent as NSString).appendingPathComponent("offline-sync-bench-\(UUID().uuidString)")
@@ -53,44 +53,44 @@ public struct StoreLocation: Sendable, Hashable {
     }
 
     /// Removes the directory and everything in it.
-    public func removeDirectory() {
+    func removeDirectory() {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// The SQLCipher key the benchmarks open with.
-    public var sqlCipherKey: RawSQLCipherKey {
+    var sqlCipherKey: RawSQLCipherKey {
         usesPassphrase ? .benchmarkPassphrase : .benchmarkRawKey
     }
 }
 
 extension BenchmarkBackend {
     /// The raw libsqlite3 baseline alone, as a backend-less column (`raw sqlite`).
-    public static func rawSQLiteBaseline(_ location: StoreLocation) throws -> any RawBaseline {
+    static func rawSQLiteBaseline(_ location: StoreLocation) throws -> any RawBaseline {
         try RawSQLiteBaseline(
             library: .system, path: location.directory + "/raw.sqlite", durability: location.durability)
     }
 
     /// The raw SQLCipher baseline (libsqlcipher loaded with dlopen).
-    public static func rawSQLCipherBaseline(_ location: StoreLocation) throws -> any RawBaseline {
+    static func rawSQLCipherBaseline(_ location: StoreLocation) throws -> any RawBaseline {
         try RawSQLiteBaseline(
             library: .sqlcipher, path: location.directory + "/raw.sqlcipher",
             durability: location.durability, key: location.sqlCipherKey)
     }
 
     /// The raw LMDB baseline.
-    public static func rawLMDBBaseline(_ location: StoreLocation) -> any RawBaseline {
+    static func rawLMDBBaseline(_ location: StoreLocation) -> any RawBaseline {
         RawLMDBBaseline(path: location.directory, durability: location.durability)
     }
 }
 
 extension BenchmarkBackend {
     /// Every backend built into OfflineSync, in report column order.
-    public static var available: [BenchmarkBackend] {
+    static var available: [BenchmarkBackend] {
         [.memory, .sqlite, .sqlcipher, .lmdb]
     }
 
     /// ``named(_:)`` of every backend name in `names` (all available backends when empty).
-    public static func named(_ names: [String]) throws -> [BenchmarkBackend] {
+    static func named(_ names: [String]) throws -> [BenchmarkBackend] {
         guard !names.isEmpty else { return available }
         return try names.map { name in
             guard let backend = available.first(where: { $0.name == name }) else {
@@ -102,14 +102,14 @@ extension BenchmarkBackend {
     }
 
     /// `SQLiteStore`, next to prepared statements on libsqlite3.
-    public static let sqlite = BenchmarkBackend(
+    static let sqlite = BenchmarkBackend(
         name: "sqlite",
         makeStore: { location in
             SQLiteStore(path: location.directory + "/store.sqlite", options: sqlOptions(location))
         }, makeBaseline: rawSQLiteBaseline)
 
     /// `SQLCipherStore`, next to the same prepared statements on the dlopen'ed libsqlcipher.
-    public static let sqlcipher = BenchmarkBackend(
+    static let sqlcipher = BenchmarkBackend(
         name: "sqlcipher",
         makeStore: { location in
             try SQLCipherStore(
@@ -121,7 +121,7 @@ extension BenchmarkBackend {
         }, makeBaseline: rawSQLCipherBaseline)
 
     /// `LMDBStore`, next to `mdb_put` / `mdb_get` with a hand-written record encoding.
-    public static let lmdb = BenchmarkBackend(
+    static let lmdb = BenchmarkBackend(
         name: "lmdb",
         makeStore: { location in
             try LMDBStore(

@@ -3,17 +3,17 @@
 #endif
 
 /// The process's resident memory, read from `/proc/self/status` (Linux).
-public enum ProcessMemory {
+enum ProcessMemory {
     /// The current resident set size in bytes (`VmRSS`), or `nil` where `/proc` is unavailable.
-    public static var residentBytes: Int? { statusField("VmRSS:") }
+    static var residentBytes: Int? { statusField("VmRSS:") }
 
     /// The peak resident set size in bytes since start or the last ``resetPeak()`` (`VmHWM`).
-    public static var peakResidentBytes: Int? { statusField("VmHWM:") }
+    static var peakResidentBytes: Int? { statusField("VmHWM:") }
 
     /// Resets the peak to the current resident size (writes `5` to `/proc/self/clear_refs`).
     /// Returns `false` when the kernel refused, in which case the peak covers the whole process.
     @discardableResult
-    public static func resetPeak() -> Bool {
+    static func resetPeak() -> Bool {
         let descriptor = Glibc.open("/proc/self/clear_refs", O_WRONLY)
         guard descriptor >= 0 else { return false }
         defer { Glibc.close(descriptor) }

@@ -1,6 +1,6 @@
 import Foundation
 import OfflineSync
-import OfflineSyncBenchmarkKit
+@testable import offline_sync
 import Testing
 
 @Suite("Raw baselines do the same storage work as the stores")
