@@ -115,7 +115,11 @@ let package = Package(
             dependencies: [
                 "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
             ]),
-        .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
+        .testTarget(
+            name: "OfflineSyncConfigurationTests",
+            dependencies: [
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+            ]),
         .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
     ]
 )
