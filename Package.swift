@@ -70,7 +70,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ], exclude: ["Fixtures"]),
         // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
-        // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
+        // run time by OfflineSyncSQLCipher (see docs/ARCHITECTURE.md, "Facts that constrain the backends").
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "OfflineSyncSQLite", dependencies: ["OfflineSync", "CSQLite"]),
         // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
@@ -108,7 +108,11 @@ let package = Package(
             dependencies: [
                 "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
             ]),
-        .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
+        .testTarget(
+            name: "OfflineSyncConfigurationTests",
+            dependencies: [
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+            ]),
         .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
     ]
 )
