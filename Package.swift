@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
         .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
+        .library(name: "OfflineSyncPostgres", targets: ["OfflineSyncPostgres"]),
         .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
         .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
@@ -103,6 +104,12 @@ let package = Package(
         .testTarget(
             name: "OfflineSyncLMDBTests",
             dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
+        // libpq, PostgreSQL's C client library (Debian libpq-dev).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .target(name: "OfflineSyncPostgres", dependencies: ["OfflineSync", "CLibPQ"]),
+        .testTarget(
+            name: "OfflineSyncPostgresTests",
+            dependencies: ["OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres"]),
         .testTarget(
             name: "OfflineSyncConformanceTests",
             dependencies: [
