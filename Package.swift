@@ -12,7 +12,6 @@ let package = Package(
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
         .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
-        .library(name: "OfflineSyncBenchmarkKit", targets: ["OfflineSyncBenchmarkKit"]),
         .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
         .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
@@ -80,12 +79,14 @@ let package = Package(
         .target(
             name: "OfflineSyncStores",
             dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
+        // Sources/offline-sync/Benchmarking holds the benchmark scenarios and raw C baselines, internal to
+        // the tool; the Benchmarks/ package compiles the same files through a symbolic link (see
+        // docs/ARCHITECTURE.md, "Measurement code").
         .executableTarget(
             name: "offline-sync",
             dependencies: [
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
-                "OfflineSyncServer", "OfflineSyncHTTP",
-                "OfflineSyncBenchmarkKit",
+                "OfflineSyncServer", "OfflineSyncHTTP", "OfflineSyncSQLite", "OfflineSyncLMDB", "CLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -93,9 +94,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "sqlite-upsert-bench",
-            dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncProtocolTests", dependencies: ["OfflineSync", "OfflineSyncProtocol"]),
         .testTarget(
@@ -105,17 +103,9 @@ let package = Package(
             ]),
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
-        .executableTarget(name: "LMDBMeasure", dependencies: ["OfflineSync", "OfflineSyncLMDB", "CLMDB"]),
         .testTarget(
             name: "OfflineSyncLMDBTests",
             dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
-        // The benchmark scenarios, shared by `offline-sync bench` and the Benchmarks/ package.
-        .target(
-            name: "OfflineSyncBenchmarkKit",
-            dependencies: [
-                "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "CSQLite", "CLMDB",
-            ]),
-        .testTarget(name: "OfflineSyncBenchmarkKitTests", dependencies: ["OfflineSyncBenchmarkKit"]),
         .testTarget(
             name: "OfflineSyncConformanceTests",
             dependencies: [

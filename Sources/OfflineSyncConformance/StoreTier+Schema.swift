@@ -73,6 +73,36 @@ extension StoreTierGroups {
                 context.attempt("upsert(added, id 'n1')") { try store.upsert([item], into: "added") }
                 context.expectRows(store, "added", [item], "upsert into table 'added' declared on reopen")
             },
+            ConformanceCase("an index added on reopen covers the rows written before", requires: .persistent) {
+                context in
+                let store = try context.openStore(StoreSchema([Fixtures.notes]))
+                let rows = (0..<12).map { index in
+                    var item = Fixtures.note(
+                        "i\(index)", title: "t\(index % 3)", score: Double(index % 4) - 1.5, done: index % 2 == 0)
+                    item["due"] = .date(Timestamp(millisecondsSince1970: Int64(index % 5) * 86_400_000 - 1))
+                    return item
+                }
+                try store.upsert(rows, into: "notes")
+                try store.close()
+                let indexed = TableSchema(
+                    "notes", columns: Fixtures.notes.columns,
+                    indexes: Fixtures.notes.indexes + [
+                        Index("notes_done", on: ["done"]), Index("notes_due_score", on: ["due", "score"]),
+                    ])
+                try store.open(schema: StoreSchema([indexed]))
+                let queries: [Query] = [
+                    Query(table: "notes", filter: .comparison(.column("done"), .eq, .literal(true))),
+                    Query(
+                        table: "notes", filter: .comparison(.column("due"), .lt, .literal(.date(.epoch))),
+                        orderBy: [SortKey("due")]),
+                    Query(
+                        table: "notes", filter: .comparison(.column("score"), .ge, .literal(0)),
+                        orderBy: [SortKey("due"), SortKey("score")], top: 4),
+                ]
+                for query in queries {
+                    context.expectReference(store, query, rows: rows, schema: indexed)
+                }
+            },
             ConformanceCase("reopening with a changed column type is rejected", requires: .persistent) { context in
                 let store = try context.openStore(StoreSchema([Fixtures.notes]))
                 let row = Fixtures.note("a", priority: 5)
@@ -88,6 +118,40 @@ extension StoreTierGroups {
                     try store.open(schema: StoreSchema([Fixtures.notes]))
                 }
                 context.expectRows(store, "notes", [row], "open(schema:) after a rejected retyping")
+            },
+            ConformanceCase(
+                "reopening with a changed column type is rejected while the table is empty", requires: .persistent
+            ) {
+                context in
+                let store = try context.openStore(StoreSchema([Fixtures.notes, Fixtures.left]))
+                try store.upsert([Item(id: "l1", values: ["n": 1])], into: "lefts")
+                try store.close()
+                for (table, column, type) in [
+                    ("notes", "priority", ColumnType.string), ("notes", "updatedAt", .integer),
+                    ("notes", "tags", .string),
+                ] {
+                    let retyped = TableSchema(table, columns: [Column(column, type)], synced: false)
+                    context.expectThrows(
+                        "open(schema:) declaring the empty table's \(table).\(column) as \(type.rawValue)",
+                        code: .invalidSchema, mentioning: [table, column]
+                    ) { try store.open(schema: StoreSchema([retyped])) }
+                    try? store.close()
+                }
+                context.attempt("open(schema:) with the original schema after rejected retypings") {
+                    try store.open(schema: StoreSchema([Fixtures.notes]))
+                }
+                if let stored = context.attempt("schema after rejected retypings", { try store.schema }) {
+                    expectDeclares(
+                        context, stored, StoreSchema([Fixtures.notes, Fixtures.left]), "schema after rejected retypings"
+                    )
+                }
+                let row = Fixtures.note("a", priority: 5)
+                context.attempt("upsert(notes, id 'a') with an integer priority after rejected retypings") {
+                    try store.upsert([row], into: "notes")
+                }
+                context.expectRows(store, "notes", [row], "upsert after rejected retypings")
+                context.expectRows(
+                    store, "lefts", [Item(id: "l1", values: ["n": 1])], "rejected retypings of another table")
             },
             ConformanceCase("an undeclared table is an unknownTable error") { context in
                 let store = try context.openStore(Fixtures.schema)

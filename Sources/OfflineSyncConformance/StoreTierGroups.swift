@@ -4,6 +4,7 @@ import OfflineSync
 /// `StoreTier+<Group>.swift` files).
 enum StoreTierGroups {
     static let all: [ConformanceGroup] = [
-        schema, crud, missing, query, paging, selection, deleteByQuery, transactions, validation,
+        schema, crud, values, missing, query, paging, limits, selection, deleteByQuery, transactions,
+        transactionScope, concurrency, validation,
     ]
 }

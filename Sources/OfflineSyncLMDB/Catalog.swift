@@ -161,7 +161,9 @@ final class Catalog: Sendable {
             throw LMDBError(
                 .corruptRecord, code: 0, reason: "the stored schema cannot be decoded (\(error))",
                 operation: "reading the stored schema", path: context.path,
-                advice: "the environment was written by another program or is damaged; restore it from a copy")
+                advice:
+                    "the environment was written by another program or is damaged; restore the directory from a backup, or delete it and pull the data again"
+            )
         }
     }
 

@@ -32,6 +32,28 @@ enum EnvironmentDirectory {
         }
     }
 
+    /// The size liblmdb 0.9 gives `lock.mdb` for ``LMDBEnvironment/maximumReaders`` readers on a
+    /// 64-bit platform: a 192-byte `MDB_txninfo` holding the first reader slot, then 64 bytes for
+    /// each further slot.
+    static let lockFileSize = 192 + 64 * (Int(LMDBEnvironment.maximumReaders) - 1)
+
+    /// Allocates the disk blocks of `lock.mdb` before LMDB maps it. LMDB extends a new lock file
+    /// with `ftruncate`, which leaves a hole, and then writes to it through the memory map: on a
+    /// full disk that write has no block to land on and the process dies of `SIGBUS`. With the
+    /// blocks allocated here, a full disk is an error at open instead.
+    static func allocateLockFile(in path: String) throws {
+        let file = path + "/lock.mdb"
+        let descriptor = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return }  // LMDB reports why it cannot open the lock file
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, Int(info.st_size) < lockFileSize else { return }
+        let code = posix_fallocate(descriptor, 0, off_t(lockFileSize))
+        if code == ENOSPC || code == EDQUOT {
+            throw LMDBError(code: code, operation: "allocating '\(file)'", path: path)
+        }
+    }
+
     private static func makeDirectories(_ path: String) throws {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {

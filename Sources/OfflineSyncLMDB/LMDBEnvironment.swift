@@ -64,6 +64,13 @@ final class LMDBEnvironment: @unchecked Sendable {
                     "LMDB forbids two handles on one environment in one process; share the LMDBStore that has it open, or close it first"
             )
         }
+        do {
+            try DataFileCheck.checkHeader(directory: path)
+            try EnvironmentDirectory.allocateLockFile(in: path)
+        } catch {
+            EnvironmentRegistry.release(identity)
+            throw error
+        }
         var handle: OpaquePointer?
         var code = mdb_env_create(&handle)
         guard code == 0, let handle else {
@@ -79,7 +86,33 @@ final class LMDBEnvironment: @unchecked Sendable {
             EnvironmentRegistry.release(identity)
             throw LMDBError(code: code, operation: "mdb_env_open", path: path)
         }
+        do {
+            try checkPages(handle: handle, path: path)
+        } catch {
+            mdb_env_close(handle)
+            EnvironmentRegistry.release(identity)
+            throw error
+        }
         return LMDBEnvironment(path: path, options: options, handle: handle, identity: identity)
+    }
+
+    /// Runs ``DataFileCheck/checkPages(handle:txn:directory:)`` in a read transaction, again with a
+    /// new one when another process committed twice meanwhile.
+    private static func checkPages(handle: OpaquePointer, path: String) throws {
+        while true {
+            var txn: OpaquePointer?
+            var code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+            if code == MDB_MAP_RESIZED {
+                code = mdb_env_set_mapsize(handle, 0)
+                guard code == 0 else { throw LMDBError(code: code, operation: "mdb_env_set_mapsize(0)", path: path) }
+                continue
+            }
+            guard code == 0, let txn else {
+                throw LMDBError(code: code, operation: "mdb_txn_begin (checking the data file)", path: path)
+            }
+            defer { mdb_txn_abort(txn) }
+            if try DataFileCheck.checkPages(handle: handle, txn: txn, directory: path) { return }
+        }
     }
 
     /// The current map size in bytes, or `nil` once closed.
@@ -170,9 +203,7 @@ final class LMDBEnvironment: @unchecked Sendable {
                     }
                     let commit = mdb_txn_commit(txn)
                     if commit == MDB_MAP_FULL { return .mapFull }
-                    guard commit == 0 else {
-                        return .failed(LMDBError(code: commit, operation: "mdb_txn_commit", path: path))
-                    }
+                    guard commit == 0 else { return .failed(LMDBError.commitFailed(code: commit, path: path)) }
                     return .done(result)
                 }
                 switch attempt {

@@ -31,6 +31,9 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let capacity = Kind("capacity")
         /// A stored record or the stored schema could not be read back.
         public static let corruptRecord = Kind("corruptRecord")
+        /// The data file is damaged (truncated, or pages overwritten) in a way that reading it
+        /// would crash the process; the store refuses to open it.
+        public static let damaged = Kind("damaged")
         /// Any other failure of the engine.
         public static let engine = Kind("engine")
 
@@ -110,10 +113,28 @@ extension LMDBError {
         }
     }
 
+    /// The error for a failed `mdb_txn_commit`. LMDB reports a write cut short by a full disk
+    /// as `EIO` (a short `pwrite`), so an `EIO` or `ENOSPC` on a file system with less than a
+    /// MiB left is reported as the full disk it is.
+    static func commitFailed(code: Int32, path: String) -> LMDBError {
+        var info = statvfs()
+        if code == EIO || code == ENOSPC, statvfs(path, &info) == 0,
+            UInt64(info.f_bavail) * UInt64(info.f_frsize) < 1 << 20
+        {
+            return LMDBError(
+                .engine, code: ENOSPC, reason: "no space left on device: the commit could not write its pages",
+                operation: "mdb_txn_commit", path: path,
+                advice: "the disk is full; free space and retry (the store is unchanged by the failed write)")
+        }
+        return LMDBError(code: code, operation: "mdb_txn_commit", path: path)
+    }
+
     /// A stored record that cannot be decoded.
     static func corrupt(_ what: String, table: String, path: String) -> LMDBError {
         LMDBError(
             .corruptRecord, code: 0, reason: what, operation: "decoding a record of table '\(table)'", path: path,
-            advice: "the data file was written by an incompatible program or is damaged; restore it from a copy")
+            advice:
+                "the data file was written by an incompatible program or is damaged; restore the directory from a backup, or delete it and pull the data again"
+        )
     }
 }

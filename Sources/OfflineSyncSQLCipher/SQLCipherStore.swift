@@ -3,6 +3,10 @@ import OfflineSync
 import OfflineSyncSQLite
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A ``OfflineSync/LocalStore`` in an SQLCipher-encrypted database file.
 ///
 /// ```swift
@@ -72,6 +76,27 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
 
     /// The database file.
     public var path: String { engine.path }
+
+    /// Opens the store, running the checks listed on the type.
+    ///
+    /// Two processes may create the same new file at once. SQLCipher keys a connection to an
+    /// empty file with a fresh random salt and reads the salt from the file otherwise, so the
+    /// process that keys the empty file second could not read the first page the other one
+    /// wrote ("wrong key"). Creating a store is therefore serialised between processes: while the
+    /// file is missing or empty, the open holds an exclusive `flock` on the file's directory (a
+    /// directory lock leaves SQLite's own `fcntl` locks on the file alone), and the second
+    /// process keys the file once the first one has written it.
+    public func open(schema: StoreSchema) throws {
+        guard SQLCipherStore.isMissingOrEmpty(path) else { return try engine.open(schema: schema) }
+        let lock = DirectoryLock(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        defer { lock?.release() }
+        try engine.open(schema: schema)
+    }
+
+    private static func isMissingOrEmpty(_ path: String) -> Bool {
+        let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        return size == nil || size == 0
+    }
 
     /// The version of the SQLite inside SQLCipher, e.g. `3.15.2`.
     public var sqliteVersion: String { library.sqliteVersion }
@@ -166,29 +191,67 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
         } catch let error as SQLiteError where error.code == .notADatabase {
             throw SQLCipherError(
                 .wrongKey,
-                "wrong key or not an encrypted OfflineSync store: '\(connection.path)' cannot be read with this key")
+                "wrong key or not an encrypted OfflineSync store: '\(connection.path)' cannot be read with this key; check the key, or, if the file is damaged, restore it from a backup or delete it and pull the data again"
+            )
         }
     }
 
-    /// Step 4 of the open checks. In WAL mode a new file's first page may still be in the WAL,
-    /// so it is checkpointed first.
+    /// Step 4 of the open checks, reading the file through the connection's own file handle
+    /// (see ``OfflineSyncSQLite/Connection/fileHeader(count:)``). In WAL mode a new file's first
+    /// page may still be in the WAL: only then is it checkpointed first, so that an existing
+    /// store opens (read-only work) on a full disk, where a checkpoint could not write.
     static func verifyEncryptedHeader(of connection: Connection) throws {
-        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        try verifyHeader(atPath: connection.path)
+        if connection.fileHeader(count: plaintextHeader.count) == nil {
+            try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        }
+        guard let header = connection.fileHeader(count: plaintextHeader.count) else {
+            throw SQLCipherError(
+                .notEncrypted, "'\(connection.path)' cannot be read back to check that it is encrypted")
+        }
+        if Data(header) == plaintextHeader {
+            throw SQLCipherError(
+                .notEncrypted,
+                "'\(connection.path)' starts with the plaintext SQLite header, so it is not encrypted; refusing to use it as an encrypted store"
+            )
+        }
     }
 
-    private static func verifyHeader(atPath path: String) throws {
+    private static let plaintextHeader = Data("SQLite format 3\u{0}".utf8)
+
+    private static func header(atPath path: String) throws -> Data {
         guard let file = FileHandle(forReadingAtPath: path) else {
             throw SQLCipherError(.notEncrypted, "'\(path)' cannot be read back to check that it is encrypted")
         }
         defer { try? file.close() }
-        let header = (try? file.read(upToCount: 16)) ?? Data()
-        if header == Data("SQLite format 3\u{0}".utf8) {
+        return (try? file.read(upToCount: plaintextHeader.count)) ?? Data()
+    }
+
+    /// Checks the header of a file that no connection of this process has open (the detached
+    /// export target): reading it through a new descriptor is safe only then.
+    private static func verifyHeader(atPath path: String) throws {
+        if try header(atPath: path) == plaintextHeader {
             throw SQLCipherError(
                 .notEncrypted,
                 "'\(path)' starts with the plaintext SQLite header, so it is not encrypted; refusing to use it as an encrypted store"
             )
         }
+    }
+}
+
+/// An exclusive `flock` on a directory, held from creation until ``release()``.
+private struct DirectoryLock {
+    let descriptor: Int32
+
+    /// Waits for the lock; `nil` when the directory cannot be opened (nothing to serialise on).
+    init?(_ path: String) {
+        descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+    }
+
+    func release() {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
     }
 }
 

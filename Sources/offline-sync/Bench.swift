@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import OfflineSync
-import OfflineSyncBenchmarkKit
 
 /// `offline-sync bench`: every benchmark scenario over the chosen backends, side by side, each
 /// next to the raw C API doing the same storage work.
@@ -57,7 +56,7 @@ struct Bench: AsyncParsableCommand {
         let directory = workDirectory ?? NSTemporaryDirectory()
         let catalog = BenchmarkScenario.catalog(workDirectory: directory)
         let selected = try scenarios.map { try BenchmarkScenario.named(Self.list($0), among: catalog) } ?? catalog
-        let runner = BenchmarkRunner(
+        let runner = ScenarioRunner(
             backends: backends, scenarios: selected, size: .scaled(records: records),
             workDirectory: directory, repetitions: repetitions)
         var bar = ProgressBar("bench", total: runner.trialCount)

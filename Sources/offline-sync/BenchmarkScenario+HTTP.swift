@@ -1,10 +1,10 @@
 import Foundation
 import OfflineSync
-import OfflineSyncBenchmarkKit
 
 /// The scenarios over HTTP: a `TableServer` in this process on the loopback interface, its store
 /// an SQLite file, the client store the column's backend. They live here rather than in
-/// OfflineSyncBenchmarkKit, which stays free of NIO and Hummingbird.
+/// `Benchmarking/`, which the `Benchmarks/` package compiles too and which stays free of NIO and
+/// Hummingbird.
 extension BenchmarkScenario {
     /// Every scenario of the kit, with the HTTP ones next to their in-process counterparts
     /// (`http-push` and `http-push-pipelined` after `push`, `http-pull` after the full pull with

@@ -39,6 +39,7 @@ struct Import: AsyncParsableCommand {
     func run() async throws {
         let logger = global.start("import")
         let configuration = try selection.configuration()
+        try Import.refuseSystemTable(table)
         let declared = try schema.map(SchemaFile.load)
         guard let data = FileManager.default.contents(atPath: file) else {
             throw OfflineSyncError(.configuration, "cannot read the file \(file); check the path")
@@ -47,9 +48,16 @@ struct Import: AsyncParsableCommand {
         var store: (any LocalStore)?
         var stored: StoreSchema?
         if exists {
-            let opened = try StoreAccess.openExisting(configuration, logger: logger)
-            store = opened.store
-            stored = opened.schema
+            do {
+                let opened = try StoreAccess.openExisting(configuration, logger: logger)
+                store = opened.store
+                stored = opened.schema
+            } catch where declared != nil {
+                // Another process may be creating the store right now (its file exists but holds
+                // no store yet): the open with the schema file below creates or widens it, and
+                // reports any other fault again.
+                logger.debug("the existing store did not open (\(error)); opening it with the schema file")
+            }
         }
         defer { try? store?.close() }
         let declaration = try Import.declaration(
@@ -85,6 +93,16 @@ struct Import: AsyncParsableCommand {
                 "the \(configuration.scheme): store keeps nothing after this command ends; name a file store to keep the items"
             )
         }
+    }
+
+    /// Throws for a system table (`__operations`, `__errors`, `__config`, …): the sync engine
+    /// owns their rows, and rows it did not write would leave a queue it then refuses to push.
+    static func refuseSystemTable(_ table: String) throws {
+        guard table.hasPrefix("__") else { return }
+        throw OfflineSyncError(
+            .invalidOperation,
+            "table '\(table)' is a system table (its name starts with '__') that only the sync engine writes; import into a user table instead (nothing was imported)"
+        )
     }
 
     /// The table as the store will hold it after the import: the stored declaration widened by the

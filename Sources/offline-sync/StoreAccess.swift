@@ -19,6 +19,14 @@ enum StoreAccess {
                     "no store at \(path) (\(configuration.scheme):\(file == path ? "" : " no data.mdb in it")); check the path, or create one with 'offline-sync import' or 'offline-sync migrate'"
                 )
             }
+            // SQLite would take an empty file for a new database and answer "no tables".
+            let size = try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int
+            if size == 0 {
+                throw OfflineSyncError(
+                    .storage,
+                    "the store file \(file) is empty (0 bytes), so it holds no store: it was truncated or never written; restore it from a backup, or delete it and pull the data again"
+                )
+            }
         }
         let store = try open(configuration, schema: StoreSchema([]), logger: logger)
         return (store, try store.schema)

@@ -8,6 +8,8 @@ struct CLIResult: CustomStringConvertible {
     let status: Int32
     let stdout: String
     let stderr: String
+    /// `true` when the process was ended by a signal (then ``status`` is the signal's number).
+    var signalled = false
 
     /// The whitespace-separated fields of every stdout line.
     var rows: [[String]] {
@@ -17,7 +19,9 @@ struct CLIResult: CustomStringConvertible {
     /// `true` when stdout has a line whose fields are exactly `fields`.
     func hasRow(_ fields: String...) -> Bool { rows.contains(fields) }
 
-    var description: String { "exit \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)" }
+    var description: String {
+        "\(signalled ? "signal" : "exit") \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)"
+    }
 }
 
 /// Runs the real `offline-sync` executable, built next to the test bundle.
@@ -84,7 +88,8 @@ enum CLI {
         return CLIResult(
             status: process.terminationStatus,
             stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+            stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self),
+            signalled: process.terminationReason == .uncaughtSignal)
     }
 }
 

@@ -301,3 +301,20 @@ struct CLIKeyTests {
         #expect(result.stderr.contains("OFFLINE_SYNC_UNSET_KEY"), "\(result)")
     }
 }
+
+@Suite("offline-sync import refuses system tables")
+struct CLIImportSystemTableTests {
+    @Test(arguments: Backend.available, ["__operations", "__errors", "__config"])
+    func importIntoASystemTableIsRefusedAndLeavesTheStoreAsItWas(backend: Backend, table: String) throws {
+        try Todo.withImportedStore(on: backend) { directory, url in
+            let file = try directory.write(
+                "queue.jsonl", #"{"id":"1","table":"todoitem","itemId":"a","kind":"insert","sequence":1}"#)
+            let result = try CLI.run(["import", "--store", url, "--table", table, "--file", file])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.stderr.contains("'\(table)' is a system table"), "\(result)")
+            #expect(result.stderr.contains("nothing was imported"), "\(result)")
+            let inspect = try CLI.run(["inspect", "--store", url])
+            #expect(inspect.stdout.contains("no pending operations"), "\(inspect)")
+        }
+    }
+}

@@ -1,29 +1,168 @@
+import Foundation
 import OfflineSync
 import Synchronization
 
+private typealias Expression = OfflineSync.Expression
+
 /// A test double that wraps ``InMemoryStore`` and breaks exactly one rule of the store contract,
-/// to prove that the conformance suite catches that kind of bug.
+/// the way a plausible backend bug would, to prove that the conformance suite catches that bug.
+///
+/// Each ``Fault`` is one cell of the rule-by-method coverage matrix (see the conformance DocC
+/// catalog, "Coverage matrix"): it names the rule of `LocalStore` it breaks in ``Fault/rule``
+/// and the method through which it breaks it. Everything else is passed through unchanged.
 final class BrokenStore: LocalStore {
-    /// The one rule a ``BrokenStore`` breaks.
+    /// The one bug a ``BrokenStore`` has.
     enum Fault: String, Sendable, CaseIterable, CustomStringConvertible {
-        /// Reads and deletes by query ignore `top`.
-        case ignoresTop
-        /// Orderings put nulls last in both directions (the contract puts them first ascending).
-        case ordersNullsLast
-        /// Filters compare strings without regard to letter case.
-        case comparesStringsCaseInsensitively
-        /// Upserts store `-0.0` as `0.0`.
-        case dropsNegativeZeroSign
-        /// Every operation of a transaction commits on its own, so a throw keeps what came before.
-        case commitsPartialTransactions
-        /// Closing forgets every table, so a reopened store starts empty.
+        // Rule 1: declare before use, widening, no retyping, the schema getter, close.
+        case readsUndeclaredTablesAsEmpty
+        case looksUpUndeclaredTablesAsMissing
+        case transactionReadsUndeclaredTablesAsEmpty
+        case transactionLooksUpUndeclaredTablesAsMissing
+        case ignoresLocalWritesToUndeclaredTables
+        case ignoresServerWritesToUndeclaredTables
+        case ignoresDeletesByIdsFromUndeclaredTables
+        case ignoresDeletesByQueryOnUndeclaredTables
+        case dropsRowsWhenWidening
+        case forgetsTablesLeftOutOnReopen
+        case skipsIndexBackfillOnWiden
+        case acceptsRetypingEmptyTables
+        case acceptsRetypingTablesWithRows
+        case schemaAnswersTheLastDeclaration
+        case closeDoesNothing
         case losesSchemaOnReopen
+        // Rule 2: values are checked by the core; upserts replace the whole row.
+        case truncatesConvertedDates
+        case keepsUnknownServerColumns
+        case dropsUnknownLocalColumns
+        case mergesLocalUpserts
+        case mergesServerUpserts
+        case keepsOldValueUnderExplicitNullFromLocal
+        case keepsOldValueUnderExplicitNullFromServer
+        case transactionLookupAnswersItemsAsWritten
+        // Rule 3: values round-trip exactly.
+        case dropsNegativeZeroSign
+        case readsDropNegativeZeroSign
+        case lookupsDropNegativeZeroSign
+        case transactionReadsDropNegativeZeroSign
+        case reloadDropsNegativeZeroSign
+        case stripsLeadingByteOrderMark
+        case truncatesIndexedStringsTo255Bytes
+        case replacesNonBMPCharactersInIndexedColumns
+        case canonicalisesJSON
+        case truncatesDateMilliseconds
+        case normalisesUnicode
+        case trimsStrings
+        case roundsIntegersThroughDouble
+        // Rule 4: queries mean what QueryEvaluator says.
+        case ignoresTop
+        case returnsOneRowTooManyForTop
+        case ignoresSkipWithoutTop
+        case capsTopAt1000
+        case capsSkipAt1000
+        case truncatesLongInLists
+        case failsOnInListsPast32766
+        case ordersIdsAscendingAlways
+        case ordersNullsLast
+        case comparesStringsCaseInsensitively
+        case totalCountIgnoresFilter
+        case indexedFiltersComparePrefixOnly
+        case transactionReadsIgnoreTop
+        case deleteByQueryIgnoresSkip
+        case deleteByQueryCapsTopAt1000
+        case deleteByQueryTreatsNullComparisonsAsUnknown
+        // Rule 5: missing ids are not errors.
+        case lookupOfMissingIdThrows
+        case transactionLookupOfMissingIdThrows
+        case deletingMissingIdsThrows
+        case looksUpIdsCaseInsensitively
+        case deletesIdsCaseInsensitively
+        // Rule 6: atomic, isolated, serialised transactions that see their own writes.
+        case commitsPartialTransactions
+        case rollbackKeepsDeletesByIds
+        case rollbackKeepsDeletesByQuery
+        case rollbackKeepsServerUpserts
+        case rollbackRestoresOnlyTheLastWrittenTable
+        case rethrowsAWrappedError
+        case transactionReadsIgnoreOwnWrites
+        case transactionLookupsIgnoreOwnWrites
+        case ownWritesVisibleOnlyInTheLastWrittenTable
+        case deleteByQueryInTransactionIgnoresOwnWrites
+        case interleavesTransactions
+        case showsUncommittedWrites
+        // Rule 7: errors, not crashes, naming what is at fault.
+        case reportsUnknownTablesAsStorageErrors
+        case errorsOmitTheColumn
+        case skipsQueryValidation
+        // Rule 8: any method from any thread.
+        case readsFailDuringWrites
+        case lookupsFailDuringWrites
+        case writesFailWhenConcurrent
 
         var description: String { rawValue }
+
+        /// The rule of `LocalStore` the fault breaks, as numbered in its doc comment.
+        var rule: Int {
+            switch self {
+            case .readsUndeclaredTablesAsEmpty, .looksUpUndeclaredTablesAsMissing,
+                .transactionReadsUndeclaredTablesAsEmpty, .transactionLooksUpUndeclaredTablesAsMissing,
+                .ignoresLocalWritesToUndeclaredTables, .ignoresServerWritesToUndeclaredTables,
+                .ignoresDeletesByIdsFromUndeclaredTables, .ignoresDeletesByQueryOnUndeclaredTables,
+                .dropsRowsWhenWidening, .forgetsTablesLeftOutOnReopen, .skipsIndexBackfillOnWiden,
+                .acceptsRetypingEmptyTables, .acceptsRetypingTablesWithRows, .schemaAnswersTheLastDeclaration,
+                .closeDoesNothing, .losesSchemaOnReopen:
+                return 1
+            case .truncatesConvertedDates, .keepsUnknownServerColumns, .dropsUnknownLocalColumns, .mergesLocalUpserts,
+                .mergesServerUpserts, .keepsOldValueUnderExplicitNullFromLocal,
+                .keepsOldValueUnderExplicitNullFromServer,
+                .transactionLookupAnswersItemsAsWritten:
+                return 2
+            case .dropsNegativeZeroSign, .readsDropNegativeZeroSign, .lookupsDropNegativeZeroSign,
+                .transactionReadsDropNegativeZeroSign, .reloadDropsNegativeZeroSign, .stripsLeadingByteOrderMark,
+                .truncatesIndexedStringsTo255Bytes, .replacesNonBMPCharactersInIndexedColumns, .canonicalisesJSON,
+                .truncatesDateMilliseconds, .normalisesUnicode, .trimsStrings, .roundsIntegersThroughDouble:
+                return 3
+            case .ignoresTop, .returnsOneRowTooManyForTop, .ignoresSkipWithoutTop, .capsTopAt1000, .capsSkipAt1000,
+                .truncatesLongInLists, .failsOnInListsPast32766, .ordersIdsAscendingAlways, .ordersNullsLast,
+                .comparesStringsCaseInsensitively, .totalCountIgnoresFilter, .indexedFiltersComparePrefixOnly,
+                .transactionReadsIgnoreTop, .deleteByQueryIgnoresSkip, .deleteByQueryCapsTopAt1000,
+                .deleteByQueryTreatsNullComparisonsAsUnknown:
+                return 4
+            case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .deletingMissingIdsThrows,
+                .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively:
+                return 5
+            case .commitsPartialTransactions, .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery,
+                .rollbackKeepsServerUpserts, .rollbackRestoresOnlyTheLastWrittenTable, .rethrowsAWrappedError,
+                .transactionReadsIgnoreOwnWrites, .transactionLookupsIgnoreOwnWrites,
+                .ownWritesVisibleOnlyInTheLastWrittenTable, .deleteByQueryInTransactionIgnoresOwnWrites,
+                .interleavesTransactions, .showsUncommittedWrites:
+                return 6
+            case .reportsUnknownTablesAsStorageErrors, .errorsOmitTheColumn, .skipsQueryValidation:
+                return 7
+            case .readsFailDuringWrites, .lookupsFailDuringWrites, .writesFailWhenConcurrent:
+                return 8
+            }
+        }
+    }
+
+    /// What the store remembers besides the wrapped store's tables.
+    private struct Side {
+        /// The stored schema after the last open, and what that open declared.
+        var stored: StoreSchema?
+        var declared = StoreSchema([])
+        /// Rows per table when the store was last closed.
+        var rowCounts: [String: Int] = [:]
+        /// Unknown columns kept from server writes, by table and id.
+        var extras: [String: [[UInt8]: [String: Value]]] = [:]
+        /// Per table, the columns of indexes added by a reopen and the ids of the rows already there.
+        var unindexed: [String: (columns: Set<String>, ids: Set<[UInt8]>)] = [:]
+        /// Write transactions running now.
+        var activeWrites = 0
     }
 
     let fault: Fault
     private let inner = Mutex(InMemoryStore())
+    private let side = Mutex(Side())
+    private let writerLock = Mutex(())
 
     init(_ fault: Fault) {
         self.fault = fault
@@ -33,75 +172,378 @@ final class BrokenStore: LocalStore {
 
     var info: StoreInfo { StoreInfo(backend: "broken-\(fault)") }
 
-    var schema: StoreSchema { get throws { try store.schema } }
+    var schema: StoreSchema {
+        get throws {
+            let stored = try store.schema
+            return fault == .schemaAnswersTheLastDeclaration ? side.withLock { $0.declared } : stored
+        }
+    }
+
+    // MARK: Open and close
 
     func open(schema: StoreSchema) throws {
-        try store.open(schema: schema)
-    }
-
-    func read(_ query: Query) throws -> QueryResult {
-        let schema = try store.schema
-        return try distortedRead(query, schema: schema, read: store.read)
-    }
-
-    func lookup(table: String, id: String) throws -> Item? {
-        try store.lookup(table: table, id: id)
-    }
-
-    func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         let store = self.store
-        let schema = try store.schema
-        if fault == .commitsPartialTransactions {
-            return try body(Transaction(store: self, schema: schema, target: .autocommit(store)))
+        let previous = side.withLock { $0.stored }
+        var declared = schema
+        if let previous, fault == .acceptsRetypingEmptyTables || fault == .acceptsRetypingTablesWithRows {
+            let counts = side.withLock { $0.rowCounts }
+            declared = StoreSchema(
+                schema.tables.filter { table in
+                    guard let old = previous.table(named: table.name) else { return true }
+                    let retyped = table.columns.contains { column in
+                        old.column(named: column.name).map { $0.type != column.type } ?? false
+                    }
+                    let hasRows = (counts[table.name] ?? 0) > 0
+                    return !(retyped && hasRows == (fault == .acceptsRetypingTablesWithRows))
+                })
         }
-        return try store.write { inner in
-            try body(Transaction(store: self, schema: schema, target: .transaction(inner)))
+        try store.open(schema: declared)
+        let stored = try store.schema
+        side.withLock {
+            $0.stored = stored
+            $0.declared = schema
+        }
+        if let previous { try reopened(store, previous: previous, declared: schema, stored: stored) }
+    }
+
+    /// Bends the store after a reopen, for the faults of widening and reloading.
+    private func reopened(_ store: InMemoryStore, previous: StoreSchema, declared: StoreSchema, stored: StoreSchema)
+        throws
+    {
+        switch fault {
+        case .dropsRowsWhenWidening:
+            for table in declared.tables {
+                guard let old = previous.table(named: table.name),
+                    table.columns.contains(where: { old.column(named: $0.name) == nil })
+                else { continue }
+                try store.delete(matching: Query(table: table.name))
+            }
+        case .forgetsTablesLeftOutOnReopen:
+            for table in previous.tables where declared.table(named: table.name) == nil {
+                try store.delete(matching: Query(table: table.name))
+            }
+        case .skipsIndexBackfillOnWiden:
+            for table in declared.tables {
+                guard let old = previous.table(named: table.name) else { continue }
+                let added = table.indexes.filter { index in !old.indexes.contains { $0.name == index.name } }
+                guard !added.isEmpty else { continue }
+                let ids = try store.read(Query(table: table.name, selection: [])).items.map { Array($0.id.utf8) }
+                side.withLock { $0.unindexed[table.name] = (Set(added.flatMap(\.columns)), Set(ids)) }
+            }
+        case .reloadDropsNegativeZeroSign:
+            for table in stored.tables {
+                let rows = try store.read(Query(table: table.name)).items
+                try store.upsert(rows.map(withoutNegativeZero), into: table.name, origin: .server)
+            }
+        default:
+            break
         }
     }
 
     func close() throws {
+        if fault == .closeDoesNothing { return }
+        let store = self.store
+        if let stored = try? store.schema {
+            let counts = stored.tables.map { ($0.name, (try? store.count($0.name)) ?? 0) }
+            side.withLock { $0.rowCounts = Dictionary(counts, uniquingKeysWith: { $1 }) }
+        }
         try inner.withLock { store in
             try store.close()
             if fault == .losesSchemaOnReopen { store = InMemoryStore() }
         }
+        if fault == .losesSchemaOnReopen { side.withLock { $0.stored = nil } }
     }
 
-    /// Answers `query` through `read`, bending the rule this store breaks.
-    fileprivate func distortedRead(_ query: Query, schema: StoreSchema, read: (Query) throws -> QueryResult) throws
-        -> QueryResult
-    {
+    // MARK: Reads
+
+    func read(_ query: Query) throws -> QueryResult {
+        if fault == .readsFailDuringWrites { try failIfWriting() }
+        let store = self.store
+        let schema = try store.schema
+        if fault == .readsUndeclaredTablesAsEmpty, schema.table(named: query.table) == nil {
+            return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil)
+        }
+        var result = try reportingErrors {
+            try distortedRead(query, schema: schema, inTransaction: false, read: store.read)
+        }
+        if fault == .readsDropNegativeZeroSign { result.items = result.items.map(withoutNegativeZero) }
+        return result
+    }
+
+    func lookup(table: String, id: String) throws -> Item? {
+        if fault == .lookupsFailDuringWrites { try failIfWriting() }
+        let store = self.store
+        if fault == .looksUpUndeclaredTablesAsMissing, try store.schema.table(named: table) == nil { return nil }
+        var found = try reportingErrors { try store.lookup(table: table, id: id) }
         switch fault {
-        case .ignoresTop:
-            var widened = query
-            widened.top = nil
-            return try read(widened)
+        case .lookupOfMissingIdThrows where found == nil:
+            throw OfflineSyncError(.invalidOperation, "table '\(table)' has no row with id '\(id)'")
+        case .looksUpIdsCaseInsensitively where found == nil:
+            found = try store.read(Query(table: table)).items.first { $0.id.lowercased() == id.lowercased() }
+        case .lookupsDropNegativeZeroSign:
+            found = found.map(withoutNegativeZero)
+        case .keepsUnknownServerColumns:
+            if var item = found, let extra = side.withLock({ $0.extras[table]?[Array(id.utf8)] }) {
+                item.values.merge(extra) { $1 }
+                found = item
+            }
+        default:
+            break
+        }
+        return found
+    }
+
+    /// Answers `query` through `read`, bending the query rule this store breaks.
+    fileprivate func distortedRead(
+        _ query: Query, schema: StoreSchema, inTransaction: Bool, read: (Query) throws -> QueryResult
+    ) throws -> QueryResult {
+        var query = query
+        let table = try schema.requireTable(query.table)
+        if fault == .skipsQueryValidation, (try? query.validate(against: table)) == nil {
+            return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil)
+        }
+        switch fault {
+        case .ignoresTop: query.top = nil
+        case .transactionReadsIgnoreTop where inTransaction: query.top = nil
+        case .returnsOneRowTooManyForTop: query.top = query.top.map { $0 > 0 && $0 < Int.max ? $0 + 1 : $0 }
+        case .ignoresSkipWithoutTop where query.top == nil: query.skip = 0
+        case .capsTopAt1000: query.top = query.top.map { min($0, 1_000) }
+        case .capsSkipAt1000: query.skip = min(query.skip, 1_000)
+        case .truncatesLongInLists: query.filter = query.filter.map { rewrite($0, lists: { Array($0.prefix(999)) }) }
+        case .failsOnInListsPast32766:
+            if let filter = query.filter, longestList(filter) > 32_766 {
+                throw OfflineSyncError(.storage, "too many SQL variables in a query on '\(query.table)'")
+            }
+        case .ordersIdsAscendingAlways:
+            query.orderBy = query.orderBy.map { $0.column == "id" ? SortKey("id") : $0 }
+        case .comparesStringsCaseInsensitively:
+            query.filter = query.filter.map { foldCase($0, in: table) }
+        case .indexedFiltersComparePrefixOnly:
+            let indexed = Set(table.indexes.compactMap(\.columns.first))
+            query.filter = query.filter.map { prefixOnly($0, indexed: indexed) }
         case .ordersNullsLast where !query.orderBy.isEmpty:
-            let evaluator = try QueryEvaluator(query: query, schema: schema.requireTable(query.table))
+            let evaluator = try QueryEvaluator(query: query, schema: table)
             var matching = try read(Query(table: query.table, filter: query.filter)).items
             matching.sort { nullsLastPrecedes($0, $1, query.orderBy) }
             let page = matching.dropFirst(query.skip).prefix(query.top ?? matching.count).map(evaluator.select)
             return QueryResult(items: Array(page), totalCount: query.includeTotalCount ? matching.count : nil)
-        case .comparesStringsCaseInsensitively:
-            let table = try schema.requireTable(query.table)
-            var folded = query
-            folded.filter = query.filter.map { foldCase($0, in: table) }
-            return try read(folded)
+        case .skipsIndexBackfillOnWiden:
+            guard let unindexed = side.withLock({ $0.unindexed[query.table] }), let filter = query.filter,
+                !unindexed.columns.isDisjoint(with: columns(of: filter))
+            else { break }
+            var result = try read(query)
+            result.items.removeAll { unindexed.ids.contains(Array($0.id.utf8)) }
+            return result
         default:
-            return try read(query)
+            break
+        }
+        var result = try read(query)
+        if fault == .totalCountIgnoresFilter, query.includeTotalCount {
+            result.totalCount = try read(Query(table: query.table, top: 0, includeTotalCount: true)).totalCount
+        }
+        return result
+    }
+
+    // MARK: Writes
+
+    func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
+        try side.withLock { side in
+            if fault == .writesFailWhenConcurrent, side.activeWrites > 0 {
+                throw OfflineSyncError(.storage, "the database is busy: another write transaction is running")
+            }
+            side.activeWrites += 1
+        }
+        defer { side.withLock { $0.activeWrites -= 1 } }
+        let store = self.store
+        let schema = try store.schema
+        switch fault {
+        case .commitsPartialTransactions:
+            return try body(Transaction(store: self, schema: schema, target: .autocommit(store)))
+        case .showsUncommittedWrites:
+            return try writerLock.withLock { _ in
+                let transaction = Transaction(store: self, schema: schema, target: .writeThrough(store))
+                do {
+                    return try body(transaction)
+                } catch {
+                    try transaction.undoWriteThrough()
+                    throw error
+                }
+            }
+        case .interleavesTransactions:
+            return try writeOnACopy(store, schema: schema, body)
+        default:
+            break
+        }
+        let needsSnapshot: Set<Fault> = [
+            .transactionReadsIgnoreOwnWrites, .transactionLookupsIgnoreOwnWrites,
+            .ownWritesVisibleOnlyInTheLastWrittenTable, .deleteByQueryInTransactionIgnoresOwnWrites,
+        ]
+        let snapshot = needsSnapshot.contains(fault) ? try Self.snapshot(of: store, schema: schema) : [:]
+        var replay: [Transaction.Operation] = []
+        do {
+            return try store.write { inner in
+                let transaction = Transaction(
+                    store: self, schema: schema, target: .transaction(inner), snapshot: snapshot)
+                defer { replay = transaction.operationsKeptOnRollback() }
+                return try body(transaction)
+            }
+        } catch {
+            if !replay.isEmpty {
+                try store.write { inner in
+                    for operation in replay { try operation.apply(to: inner) }
+                }
+            }
+            if fault == .rethrowsAWrappedError, !(error is OfflineSyncError) {
+                throw OfflineSyncError(.storage, "the transaction failed: \(error)")
+            }
+            throw error
         }
     }
 
-    /// Items as this store writes them.
-    fileprivate func distorted(_ items: [Item]) -> [Item] {
-        guard fault == .dropsNegativeZeroSign else { return items }
-        return items.map { item in
-            Item(
-                id: item.id,
-                values: item.values.mapValues { value in
-                    if case .double(let number) = value, number == 0 { return .double(0) }
-                    return value
-                })
+    /// A transaction without a writer lock: it copies the committed tables, runs on the copy and
+    /// then replaces the tables it wrote with the copy's, so a concurrent transaction's writes
+    /// between the copy and the commit are lost.
+    private func writeOnACopy<Result>(
+        _ store: InMemoryStore, schema: StoreSchema, _ body: (any StoreTransaction) throws -> Result
+    ) throws -> Result {
+        let snapshot = try Self.snapshot(of: store, schema: schema)
+        let copy = InMemoryStore()
+        try copy.open(schema: schema)
+        try copy.write { transaction in
+            for (table, rows) in snapshot { try transaction.upsert(rows, into: table, origin: .server) }
         }
+        var written: Set<String> = []
+        let result = try copy.write { inner in
+            let transaction = Transaction(store: self, schema: schema, target: .transaction(inner))
+            defer { written = transaction.writtenTables }
+            return try body(transaction)
+        }
+        let tables = try written.map { ($0, try copy.read(Query(table: $0)).items) }
+        try store.write { transaction in
+            for (table, rows) in tables {
+                try transaction.delete(matching: Query(table: table))
+                try transaction.upsert(rows, into: table, origin: .server)
+            }
+        }
+        return result
+    }
+
+    /// Every row of every table, as committed.
+    fileprivate static func snapshot(of store: InMemoryStore, schema: StoreSchema) throws -> [String: [Item]] {
+        var rows: [String: [Item]] = [:]
+        for table in schema.tables { rows[table.name] = try store.read(Query(table: table.name)).items }
+        return rows
+    }
+
+    private func failIfWriting() throws {
+        if side.withLock({ $0.activeWrites > 0 }) {
+            throw OfflineSyncError(.storage, "the database is locked by a write transaction")
+        }
+    }
+
+    /// Runs `body`, bending the errors it throws the way this store's fault says.
+    fileprivate func reportingErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as OfflineSyncError {
+            switch fault {
+            case .reportsUnknownTablesAsStorageErrors where error.code == .unknownTable:
+                throw OfflineSyncError(.storage, error.message)
+            case .errorsOmitTheColumn where error.code == .invalidValue:
+                throw OfflineSyncError(.invalidValue, "a value is invalid")
+            default:
+                throw error
+            }
+        }
+    }
+
+    fileprivate func rememberExtras(_ items: [Item], table: TableSchema) {
+        side.withLock { side in
+            for item in items {
+                let extra = item.values.filter { !$0.value.isNull && table.column(named: $0.key) == nil }
+                side.extras[table.name, default: [:]][Array(item.id.utf8)] = extra.isEmpty ? nil : extra
+            }
+        }
+    }
+
+    // MARK: Distortions
+
+    /// Items as this store writes them into `table`.
+    fileprivate func distorted(_ items: [Item], table: TableSchema) -> [Item] {
+        let indexed = Set(table.indexes.flatMap(\.columns))
+        return items.map { item in
+            var item = item
+            for (column, value) in item.values {
+                item.values[column] = distorted(
+                    value, indexed: indexed.contains(column), type: table.column(named: column)?.type)
+            }
+            return item
+        }
+    }
+
+    private func distorted(_ value: Value, indexed: Bool, type: ColumnType?) -> Value {
+        switch (fault, value) {
+        case (.dropsNegativeZeroSign, .double(let number)) where number == 0: return .double(0)
+        case (.stripsLeadingByteOrderMark, .string(let text)) where text.hasPrefix("\u{FEFF}"):
+            return .string(String(text.unicodeScalars.dropFirst()))
+        case (.truncatesIndexedStringsTo255Bytes, .string(let text)) where indexed && text.utf8.count > 255:
+            var cut = ""
+            for scalar in text.unicodeScalars where cut.utf8.count + String(scalar).utf8.count <= 255 {
+                cut.unicodeScalars.append(scalar)
+            }
+            return .string(cut)
+        case (.replacesNonBMPCharactersInIndexedColumns, .string(let text)) where indexed:
+            return .string(
+                String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value > 0xFFFF ? "\u{FFFD}" : $0 })))
+        case (.canonicalisesJSON, .json(let text)): return .json(Self.withoutWhitespace(text))
+        case (.truncatesDateMilliseconds, .date(let date)):
+            let milliseconds = date.millisecondsSince1970
+            return .date(Timestamp(millisecondsSince1970: milliseconds - ((milliseconds % 1000) + 1000) % 1000))
+        case (.truncatesConvertedDates, .string(let text)) where type == .date:
+            guard let date = Timestamp(iso8601: text) else { return value }
+            let milliseconds = date.millisecondsSince1970
+            return .date(Timestamp(millisecondsSince1970: milliseconds - ((milliseconds % 1000) + 1000) % 1000))
+        case (.normalisesUnicode, .string(let text)): return .string(text.precomposedStringWithCanonicalMapping)
+        case (.trimsStrings, .string(let text)): return .string(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        case (.roundsIntegersThroughDouble, .int(let number)):
+            let rounded = Double(number)
+            return .int(rounded >= 9.2e18 ? .max : rounded <= -9.2e18 ? .min : Int64(rounded))
+        default: return value
+        }
+    }
+
+    fileprivate func withoutNegativeZero(_ item: Item) -> Item {
+        Item(
+            id: item.id,
+            values: item.values.mapValues { value in
+                if case .double(let number) = value, number == 0 { return .double(0) }
+                return value
+            })
+    }
+
+    /// JSON text with the whitespace between tokens removed.
+    private static func withoutWhitespace(_ text: String) -> String {
+        var result = ""
+        var inString = false
+        var escaped = false
+        for character in text {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inString = false
+                }
+                result.append(character)
+            } else if character == "\"" {
+                inString = true
+                result.append(character)
+            } else if !character.isWhitespace {
+                result.append(character)
+            }
+        }
+        return result
     }
 
     private func nullsLastPrecedes(_ lhs: Item, _ rhs: Item, _ keys: [SortKey]) -> Bool {
@@ -118,69 +560,327 @@ final class BrokenStore: LocalStore {
     /// `expression` with every string column read through `tolower` and every string literal in
     /// lower case, so comparisons ignore ASCII letter case.
     private func foldCase(_ expression: Expression, in table: TableSchema) -> Expression {
-        func fold(_ expression: Expression) -> Expression { foldCase(expression, in: table) }
         func fold(_ value: Value) -> Value {
             if case .string(let text) = value { return .string(text.lowercased()) }
             return value
         }
-        switch expression {
-        case .literal(let value): return .literal(fold(value))
-        case .column(let name):
-            let isString = name == "id" || table.column(named: name)?.type == .string
-            return isString ? .function(.toLower, [expression]) : expression
-        case .not(let operand): return .not(fold(operand))
-        case .and(let lhs, let rhs): return .and(fold(lhs), fold(rhs))
-        case .or(let lhs, let rhs): return .or(fold(lhs), fold(rhs))
-        case .comparison(let lhs, let op, let rhs): return .comparison(fold(lhs), op, fold(rhs))
-        case .isIn(let operand, let values): return .isIn(fold(operand), values.map(fold))
-        case .function(let function, let arguments): return .function(function, arguments.map(fold))
-        case .arithmetic(let lhs, let op, let rhs): return .arithmetic(fold(lhs), op, fold(rhs))
-        case .negate(let operand): return .negate(fold(operand))
+        return transform(expression) { node in
+            switch node {
+            case .literal(let value): return .literal(fold(value))
+            case .column(let name):
+                let isString = name == "id" || table.column(named: name)?.type == .string
+                return isString ? .function(.toLower, [node]) : node
+            case .isIn(let operand, let values): return .isIn(foldCase(operand, in: table), values.map(fold))
+            default: return nil
+            }
         }
     }
 
-    /// The transaction handed to `write`'s body: the real one, or (for
-    /// ``Fault/commitsPartialTransactions``) one that commits every operation on its own.
-    private struct Transaction: StoreTransaction {
+    /// `expression` whose `eq` comparisons of an indexed string column with a long string compare
+    /// only the first 255 bytes, as an index of cut keys without a recheck would.
+    private func prefixOnly(_ expression: Expression, indexed: Set<String>) -> Expression {
+        transform(expression) { node in
+            guard case .comparison(.column(let column), .eq, .literal(.string(let text))) = node,
+                indexed.contains(column), text.utf8.count > 255
+            else { return nil }
+            let prefix = String(decoding: text.utf8.prefix(255), as: UTF8.self)
+            return .function(.startsWith, [.column(column), .literal(.string(prefix))])
+        }
+    }
+
+    private func rewrite(_ expression: Expression, lists: @escaping ([Value]) -> [Value]) -> Expression {
+        transform(expression) { node in
+            guard case .isIn(let operand, let values) = node else { return nil }
+            return .isIn(operand, lists(values))
+        }
+    }
+
+    /// `expression` rebuilt bottom-up, each node replaced by what `replace` answers (or kept on `nil`).
+    private func transform(_ expression: Expression, _ replace: (Expression) -> Expression?) -> Expression {
+        if let replaced = replace(expression) { return replaced }
+        func again(_ node: Expression) -> Expression { transform(node, replace) }
+        switch expression {
+        case .literal, .column: return expression
+        case .not(let operand): return .not(again(operand))
+        case .and(let lhs, let rhs): return .and(again(lhs), again(rhs))
+        case .or(let lhs, let rhs): return .or(again(lhs), again(rhs))
+        case .comparison(let lhs, let op, let rhs): return .comparison(again(lhs), op, again(rhs))
+        case .isIn(let operand, let values): return .isIn(again(operand), values)
+        case .function(let function, let arguments): return .function(function, arguments.map(again))
+        case .arithmetic(let lhs, let op, let rhs): return .arithmetic(again(lhs), op, again(rhs))
+        case .negate(let operand): return .negate(again(operand))
+        }
+    }
+
+    private func longestList(_ expression: Expression) -> Int {
+        switch expression {
+        case .isIn(let operand, let values): return max(values.count, longestList(operand))
+        case .not(let operand): return longestList(operand)
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs):
+            return max(longestList(lhs), longestList(rhs))
+        case .function(_, let arguments): return arguments.map(longestList).max() ?? 0
+        case .arithmetic(let lhs, _, let rhs): return max(longestList(lhs), longestList(rhs))
+        case .negate(let operand): return longestList(operand)
+        case .literal, .column: return 0
+        }
+    }
+
+    fileprivate func columns(of expression: Expression) -> Set<String> {
+        switch expression {
+        case .column(let name): return [name]
+        case .literal: return []
+        case .not(let operand), .isIn(let operand, _): return columns(of: operand)
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs):
+            return columns(of: lhs).union(columns(of: rhs))
+        case .function(_, let arguments): return arguments.reduce(into: []) { $0.formUnion(columns(of: $1)) }
+        case .arithmetic(let lhs, _, let rhs): return columns(of: lhs).union(columns(of: rhs))
+        case .negate(let operand): return columns(of: operand)
+        }
+    }
+
+    // MARK: The transaction
+
+    /// The transaction handed to `write`'s body: the wrapped store's, bent by the fault.
+    private final class Transaction: StoreTransaction {
         enum Target {
+            /// The wrapped store's transaction.
             case transaction(any StoreTransaction)
+            /// Every operation commits on its own.
             case autocommit(InMemoryStore)
+            /// Every operation commits on its own, undone table by table when the body throws.
+            case writeThrough(InMemoryStore)
+        }
+
+        /// A write, to apply again after a rollback.
+        enum Operation {
+            case upsert([Item], String, WriteOrigin)
+            case delete([String], String)
+
+            var table: String {
+                switch self {
+                case .upsert(_, let table, _), .delete(_, let table): table
+                }
+            }
+
+            func apply(to transaction: any StoreTransaction) throws {
+                switch self {
+                case .upsert(let items, let table, let origin):
+                    try transaction.upsert(items, into: table, origin: origin)
+                case .delete(let ids, let table): try transaction.delete(ids: ids, from: table)
+                }
+            }
         }
 
         let store: BrokenStore
         let schema: StoreSchema
         let target: Target
+        let snapshot: [String: [Item]]
+        private(set) var writtenTables: Set<String> = []
+        private var lastWrittenTable: String?
+        private var operations: [Operation] = []
+        private var itemsAsWritten: [String: [[UInt8]: Item]] = [:]
+        private var tablesBeforeWriteThrough: [String: [Item]] = [:]
 
-        private func perform<T>(_ operation: (any StoreTransaction) throws -> T) throws -> T {
-            switch target {
-            case .transaction(let transaction): return try operation(transaction)
-            case .autocommit(let store): return try store.write(operation)
+        init(store: BrokenStore, schema: StoreSchema, target: Target, snapshot: [String: [Item]] = [:]) {
+            self.store = store
+            self.schema = schema
+            self.target = target
+            self.snapshot = snapshot
+        }
+
+        private var fault: Fault { store.fault }
+
+        private func perform<T>(_ table: String, _ operation: (any StoreTransaction) throws -> T) throws -> T {
+            try store.reportingErrors {
+                switch target {
+                case .transaction(let transaction): return try operation(transaction)
+                case .autocommit(let inner): return try inner.write(operation)
+                case .writeThrough(let inner):
+                    if tablesBeforeWriteThrough[table] == nil, schema.table(named: table) != nil {
+                        tablesBeforeWriteThrough[table] = try inner.read(Query(table: table)).items
+                    }
+                    return try inner.write(operation)
+                }
+            }
+        }
+
+        /// Puts back the tables a write-through transaction changed.
+        func undoWriteThrough() throws {
+            guard case .writeThrough(let inner) = target else { return }
+            try inner.write { transaction in
+                for (table, rows) in tablesBeforeWriteThrough {
+                    try transaction.delete(matching: Query(table: table))
+                    try transaction.upsert(rows, into: table, origin: .server)
+                }
+            }
+        }
+
+        /// The operations that this store's fault keeps although the transaction rolled back.
+        func operationsKeptOnRollback() -> [Operation] {
+            switch fault {
+            case .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery, .rollbackKeepsServerUpserts:
+                return operations
+            case .rollbackRestoresOnlyTheLastWrittenTable:
+                return operations.filter { $0.table != lastWrittenTable }
+            default:
+                return []
+            }
+        }
+
+        private func wrote(_ table: String) {
+            writtenTables.insert(table)
+            lastWrittenTable = table
+        }
+
+        private func isUndeclared(_ table: String) -> Bool { schema.table(named: table) == nil }
+
+        /// `true` when this read must answer from the committed state.
+        private func readsCommitted(_ table: String) -> Bool {
+            switch fault {
+            case .transactionReadsIgnoreOwnWrites: return true
+            case .ownWritesVisibleOnlyInTheLastWrittenTable: return table != lastWrittenTable
+            default: return false
             }
         }
 
         func read(_ query: Query) throws -> QueryResult {
-            try store.distortedRead(query, schema: schema) { query in try perform { try $0.read(query) } }
+            if fault == .transactionReadsUndeclaredTablesAsEmpty, isUndeclared(query.table) {
+                return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil)
+            }
+            if readsCommitted(query.table), let rows = snapshot[query.table] {
+                return try QueryEvaluator(query: query, schema: schema.requireTable(query.table)).run(over: rows)
+            }
+            var result = try store.distortedRead(query, schema: schema, inTransaction: true) { query in
+                try perform(query.table) { try $0.read(query) }
+            }
+            if fault == .transactionReadsDropNegativeZeroSign {
+                result.items = result.items.map(store.withoutNegativeZero)
+            }
+            return result
         }
 
         func lookup(table: String, id: String) throws -> Item? {
-            try perform { try $0.lookup(table: table, id: id) }
+            if fault == .transactionLooksUpUndeclaredTablesAsMissing, isUndeclared(table) { return nil }
+            let found: Item?
+            let committed =
+                fault == .transactionLookupsIgnoreOwnWrites
+                || (fault == .ownWritesVisibleOnlyInTheLastWrittenTable && table != lastWrittenTable)
+            if committed, let rows = snapshot[table] {
+                found = rows.first { $0.id.utf8.elementsEqual(id.utf8) }
+            } else if fault == .transactionLookupAnswersItemsAsWritten,
+                let item = itemsAsWritten[table]?[Array(id.utf8)]
+            {
+                found = item
+            } else {
+                found = try perform(table) { try $0.lookup(table: table, id: id) }
+            }
+            if fault == .transactionLookupOfMissingIdThrows, found == nil {
+                throw OfflineSyncError(.invalidOperation, "table '\(table)' has no row with id '\(id)'")
+            }
+            return found
         }
 
         func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
-            let items = store.distorted(items)
-            try perform { try $0.upsert(items, into: table, origin: origin) }
+            if isUndeclared(table) {
+                if fault == .ignoresLocalWritesToUndeclaredTables && origin == .local { return }
+                if fault == .ignoresServerWritesToUndeclaredTables && origin == .server { return }
+            }
+            guard let declared = schema.table(named: table) else {
+                return try perform(table) { try $0.upsert(items, into: table, origin: origin) }
+            }
+            var items = store.distorted(items, table: declared)
+            var origin = origin
+            if fault == .dropsUnknownLocalColumns { origin = .server }
+            let merges =
+                (fault == .mergesLocalUpserts && origin == .local)
+                || (fault == .mergesServerUpserts && origin == .server)
+            let keepsUnderNull =
+                (fault == .keepsOldValueUnderExplicitNullFromLocal && origin == .local)
+                || (fault == .keepsOldValueUnderExplicitNullFromServer && origin == .server)
+            if merges || keepsUnderNull {
+                items = try items.map { item in
+                    guard let existing = try perform(table, { try $0.lookup(table: table, id: item.id) }) else {
+                        return item
+                    }
+                    var merged = item
+                    if merges {
+                        merged.values = existing.values.merging(item.values) { $1 }
+                    } else {
+                        for (column, value) in item.values where value.isNull {
+                            merged.values[column] = existing[column]
+                        }
+                    }
+                    return merged
+                }
+            }
+            try perform(table) { try $0.upsert(items, into: table, origin: origin) }
+            if fault == .keepsUnknownServerColumns, origin == .server { store.rememberExtras(items, table: declared) }
+            if fault == .transactionLookupAnswersItemsAsWritten {
+                for item in items { itemsAsWritten[table, default: [:]][Array(item.id.utf8)] = item }
+            }
+            if (fault == .rollbackKeepsServerUpserts && origin == .server)
+                || fault == .rollbackRestoresOnlyTheLastWrittenTable
+            {
+                operations.append(.upsert(items, table, origin))
+            }
+            wrote(table)
         }
 
         func delete(ids: [String], from table: String) throws {
-            try perform { try $0.delete(ids: ids, from: table) }
+            if fault == .ignoresDeletesByIdsFromUndeclaredTables, isUndeclared(table) { return }
+            var ids = ids
+            if fault == .deletingMissingIdsThrows {
+                for id in ids where try perform(table, { try $0.lookup(table: table, id: id) }) == nil {
+                    throw OfflineSyncError(.invalidOperation, "table '\(table)' has no row with id '\(id)' to delete")
+                }
+            }
+            if fault == .deletesIdsCaseInsensitively, !isUndeclared(table) {
+                let folded = Set(ids.map { $0.lowercased() })
+                let all = try perform(table) { try $0.read(Query(table: table, selection: [])) }.items.map(\.id)
+                ids += all.filter { folded.contains($0.lowercased()) }
+            }
+            try perform(table) { try $0.delete(ids: ids, from: table) }
+            itemsAsWritten[table] = itemsAsWritten[table]?.filter { !ids.contains($0.value.id) }
+            if fault == .rollbackKeepsDeletesByIds || fault == .rollbackRestoresOnlyTheLastWrittenTable {
+                operations.append(.delete(ids, table))
+            }
+            wrote(table)
         }
 
         func delete(matching query: Query) throws -> Int {
-            var idsOnly = query
-            idsOnly.selection = []
-            idsOnly.includeTotalCount = false
-            let ids = try read(idsOnly).items.map(\.id)
-            try delete(ids: ids, from: query.table)
+            if fault == .ignoresDeletesByQueryOnUndeclaredTables, isUndeclared(query.table) { return 0 }
+            let bent: Set<Fault> = [
+                .deleteByQueryIgnoresSkip, .deleteByQueryCapsTopAt1000, .deleteByQueryTreatsNullComparisonsAsUnknown,
+                .deleteByQueryInTransactionIgnoresOwnWrites, .rollbackKeepsDeletesByQuery,
+                .rollbackRestoresOnlyTheLastWrittenTable, .transactionLookupAnswersItemsAsWritten,
+            ]
+            guard bent.contains(fault) else {
+                let count = try perform(query.table) { try $0.delete(matching: query) }
+                wrote(query.table)
+                return count
+            }
+            var chosen = query
+            chosen.includeTotalCount = false
+            chosen.selection = nil
+            if fault == .deleteByQueryIgnoresSkip { chosen.skip = 0 }
+            if fault == .deleteByQueryCapsTopAt1000 { chosen.top = chosen.top.map { min($0, 1_000) } }
+            var rows: [Item]
+            if fault == .deleteByQueryInTransactionIgnoresOwnWrites, let committed = snapshot[query.table] {
+                rows = try QueryEvaluator(query: chosen, schema: schema.requireTable(query.table)).run(over: committed)
+                    .items
+            } else {
+                rows = try perform(query.table) { try $0.read(chosen) }.items
+            }
+            if fault == .deleteByQueryTreatsNullComparisonsAsUnknown, let filter = query.filter {
+                let compared = store.columns(of: filter)
+                rows.removeAll { row in compared.contains { row[$0].isNull } }
+            }
+            let ids = rows.map(\.id)
+            let tracked = fault == .rollbackKeepsDeletesByQuery || fault == .rollbackRestoresOnlyTheLastWrittenTable
+            try perform(query.table) { try $0.delete(ids: ids, from: query.table) }
+            itemsAsWritten[query.table] = itemsAsWritten[query.table]?.filter { !ids.contains($0.value.id) }
+            if tracked { operations.append(.delete(ids, query.table)) }
+            wrote(query.table)
             return ids.count
         }
     }

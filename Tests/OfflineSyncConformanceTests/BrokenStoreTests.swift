@@ -2,17 +2,196 @@ import OfflineSync
 import OfflineSyncConformance
 import Testing
 
-/// The conformance suite catches stores that break the contract: each broken store fails the
-/// group (and the case) that covers the rule it breaks.
+/// The suite's own mutation matrix: for every cell of the coverage matrix a ``BrokenStore`` with
+/// that one bug, and proof that the group covering the cell fails it (in the named cases) on every
+/// run, while a group of another rule still passes it (so each broken store breaks one rule).
 @Suite struct BrokenStoreTests {
+    @Test(arguments: BrokenStore.Fault.allCases)
+    func theSuiteCatchesTheBrokenStore(_ fault: BrokenStore.Fault) async {
+        for (group, cases) in Self.catchers(of: fault) {
+            await expectCaught(fault, group: group, failingCases: cases)
+        }
+    }
+
+    @Test(arguments: BrokenStore.Fault.allCases)
+    func theBrokenStorePassesAGroupOfAnotherRule(_ fault: BrokenStore.Fault) async {
+        let group = Self.controlGroups[fault.rule]!
+        let result = await run(group, on: fault)
+        #expect(result.failed == 0 && result.passed > 0, "\(fault) breaks rule \(fault.rule) only: \(result)")
+    }
+
+    @Test func everyRuleHasBrokenStores() {
+        let rules = Set(BrokenStore.Fault.allCases.map(\.rule))
+        #expect(rules == Set(1...8))
+        #expect(BrokenStore.Fault.allCases.count == 76)
+    }
+
+    @Test func aFailingGeneratedQueryIsPrintedWithItsSeed() async {
+        let result = await run("query", on: .comparesStringsCaseInsensitively)
+        let message = result.failureMessages.first { $0.contains("generated query #") }
+        #expect(
+            message?.contains("seed 0x\(String(ConformanceSuite.defaultSeed, radix: 16))") == true,
+            "\(result.failureMessages.prefix(3))")
+        #expect(message?.contains("$filter=") == true, "\(result.failureMessages.prefix(3))")
+    }
+
+    @Test func aValueFailureNamesOperationTableIdAndColumn() async {
+        let result = await run("crud", on: .dropsNegativeZeroSign)
+        let message = result.failureMessages.first { $0.contains("negative zero keeps its sign bit") }
+        #expect(message?.contains("lookup(values, id 'negative-zero') column 'd'") == true, "\(result.failureMessages)")
+    }
+
+    // MARK: The matrix
+
+    /// For each rule, a group that covers none of the broken stores of that rule.
+    static let controlGroups: [Int: String] = [
+        1: "missing", 2: "paging", 3: "paging", 4: "crud", 5: "paging", 6: "missing", 7: "crud", 8: "missing",
+    ]
+
+    /// The groups, and in each the cases, that must fail a store with `fault`.
+    static func catchers(of fault: BrokenStore.Fault) -> [(group: String, cases: [String])] {
+        switch fault {
+        case .readsUndeclaredTablesAsEmpty, .looksUpUndeclaredTablesAsMissing, .reportsUnknownTablesAsStorageErrors:
+            return [("schema", [Case.undeclared]), ("validation", [Case.unknownTables])]
+        case .transactionReadsUndeclaredTablesAsEmpty, .transactionLooksUpUndeclaredTablesAsMissing,
+            .ignoresServerWritesToUndeclaredTables:
+            return [("transactionScope", [Case.undeclaredInTransactions])]
+        case .ignoresLocalWritesToUndeclaredTables, .ignoresDeletesByQueryOnUndeclaredTables:
+            return [("schema", [Case.undeclared]), ("transactionScope", [Case.undeclaredInTransactions])]
+        case .ignoresDeletesByIdsFromUndeclaredTables:
+            return [
+                ("schema", [Case.undeclared]), ("transactionScope", [Case.undeclaredInTransactions]),
+                ("validation", [Case.unknownTables]),
+            ]
+        case .dropsRowsWhenWidening: return [("schema", [Case.newColumns])]
+        case .forgetsTablesLeftOutOnReopen: return [("schema", [Case.newTables])]
+        case .skipsIndexBackfillOnWiden: return [("schema", [Case.indexBackfill])]
+        case .acceptsRetypingEmptyTables: return [("schema", [Case.retypeEmpty])]
+        case .acceptsRetypingTablesWithRows: return [("schema", [Case.retype])]
+        case .schemaAnswersTheLastDeclaration: return [("schema", [Case.newTables, Case.retypeEmpty])]
+        case .closeDoesNothing: return [("schema", [Case.closed, Case.reopenKeeps])]
+        case .losesSchemaOnReopen:
+            return [("schema", [Case.reopenKeeps, Case.newTables, Case.retype]), ("values", [Case.valuesReopen])]
+        case .truncatesConvertedDates: return [("crud", [Case.normalized]), ("values", [Case.valuesInTransaction])]
+        case .keepsUnknownServerColumns: return [("crud", [Case.serverDrops])]
+        case .dropsUnknownLocalColumns: return [("crud", [Case.localRejects])]
+        case .mergesLocalUpserts: return [("crud", [Case.replaces]), ("values", [Case.valuesReplace])]
+        case .mergesServerUpserts: return [("values", [Case.valuesReplace])]
+        case .keepsOldValueUnderExplicitNullFromLocal, .keepsOldValueUnderExplicitNullFromServer:
+            return [("values", [Case.explicitNull])]
+        case .transactionLookupAnswersItemsAsWritten, .transactionReadsDropNegativeZeroSign:
+            return [("values", [Case.valuesInTransaction])]
+        case .dropsNegativeZeroSign:
+            return [("crud", [Case.negativeZero, Case.roundTrip]), ("values", [Case.valuesRoundTrip])]
+        case .readsDropNegativeZeroSign, .lookupsDropNegativeZeroSign:
+            return [("crud", [Case.negativeZero]), ("values", [Case.valuesRoundTrip])]
+        case .reloadDropsNegativeZeroSign: return [("schema", [Case.reopenKeeps]), ("values", [Case.valuesReopen])]
+        case .stripsLeadingByteOrderMark: return [("values", [Case.valuesRoundTrip, Case.valuesServer])]
+        case .truncatesIndexedStringsTo255Bytes: return [("values", [Case.valuesRoundTrip, Case.longStrings])]
+        case .replacesNonBMPCharactersInIndexedColumns, .canonicalisesJSON:
+            return [("values", [Case.valuesRoundTrip])]
+        case .truncatesDateMilliseconds, .trimsStrings, .roundsIntegersThroughDouble:
+            return [("crud", [Case.roundTrip]), ("values", [Case.valuesRoundTrip])]
+        case .normalisesUnicode: return [("crud", [Case.precomposed]), ("values", [Case.valuesRoundTrip])]
+        case .ignoresTop: return [("paging", [Case.windows, Case.topZero]), ("limits", [Case.largePages])]
+        case .returnsOneRowTooManyForTop, .ignoresSkipWithoutTop: return [("paging", [Case.windows])]
+        case .capsTopAt1000: return [("limits", [Case.largePages, Case.largePagesInTransaction])]
+        case .capsSkipAt1000, .ordersIdsAscendingAlways: return [("limits", [Case.largePages])]
+        case .truncatesLongInLists, .failsOnInListsPast32766: return [("limits", [Case.longLists])]
+        case .ordersNullsLast: return [("query", [Case.nullsFirst, Case.generated])]
+        case .comparesStringsCaseInsensitively: return [("query", [Case.byteStrings, Case.generated])]
+        case .totalCountIgnoresFilter: return [("paging", [Case.skipPastEnd])]
+        case .indexedFiltersComparePrefixOnly: return [("values", [Case.longStrings])]
+        case .transactionReadsIgnoreTop:
+            return [("query", [Case.generatedInTransaction]), ("limits", [Case.largePagesInTransaction])]
+        case .deleteByQueryIgnoresSkip: return [("deleteByQuery", [Case.deleteWindow])]
+        case .deleteByQueryCapsTopAt1000: return [("limits", [Case.largeDeletes])]
+        case .deleteByQueryTreatsNullComparisonsAsUnknown: return [("deleteByQuery", [Case.deleteFilter])]
+        case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .looksUpIdsCaseInsensitively:
+            return [("missing", [Case.missingLookup])]
+        case .deletingMissingIdsThrows, .deletesIdsCaseInsensitively: return [("missing", [Case.missingDelete])]
+        case .commitsPartialTransactions: return [("transactions", [Case.throwLeavesNothing, Case.failingOperation])]
+        case .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery:
+            return [("transactions", [Case.throwLeavesNothing]), ("transactionScope", [Case.deletesRolledBack])]
+        case .rollbackKeepsServerUpserts: return [("transactionScope", [Case.everyTableRolledBack])]
+        case .rollbackRestoresOnlyTheLastWrittenTable:
+            return [("transactions", [Case.throwLeavesNothing]), ("transactionScope", [Case.everyTableRolledBack])]
+        case .rethrowsAWrappedError: return [("transactions", [Case.throwLeavesNothing])]
+        case .transactionReadsIgnoreOwnWrites:
+            return [("transactions", [Case.ownWrites]), ("query", [Case.generatedInTransaction])]
+        case .transactionLookupsIgnoreOwnWrites: return [("transactions", [Case.ownWrites])]
+        case .ownWritesVisibleOnlyInTheLastWrittenTable: return [("transactionScope", [Case.ownWritesEveryTable])]
+        case .deleteByQueryInTransactionIgnoresOwnWrites: return [("transactionScope", [Case.deleteOwnWrites])]
+        case .interleavesTransactions, .writesFailWhenConcurrent: return [("concurrency", [Case.noInterleaving])]
+        case .showsUncommittedWrites, .readsFailDuringWrites, .lookupsFailDuringWrites:
+            return [("concurrency", [Case.noDirtyReads])]
+        case .errorsOmitTheColumn: return [("validation", [Case.wrongTypes])]
+        case .skipsQueryValidation: return [("validation", [Case.illTyped])]
+        }
+    }
+
+    /// The names of the cases the matrix refers to.
+    enum Case {
+        static let undeclared = "an undeclared table is an unknownTable error"
+        static let reopenKeeps = "reopening keeps the data"
+        static let newColumns = "reopening adds new columns and old rows read them as null"
+        static let newTables = "reopening adds new tables and keeps tables left out"
+        static let indexBackfill = "an index added on reopen covers the rows written before"
+        static let retype = "reopening with a changed column type is rejected"
+        static let retypeEmpty = "reopening with a changed column type is rejected while the table is empty"
+        static let closed = "a closed store refuses to work"
+        static let undeclaredInTransactions = "an undeclared table is an unknownTable error in every transaction method"
+        static let ownWritesEveryTable = "a transaction sees its own writes in every table it wrote, not only the last"
+        static let deletesRolledBack = "a throw rolls back tables written only by delete(ids:) or delete(matching:)"
+        static let everyTableRolledBack = "a throw rolls back every table, the first written as well as the last"
+        static let deleteOwnWrites = "delete(matching:) inside a transaction deletes the rows the transaction wrote"
+        static let unknownTables = "unknown and badly named tables are rejected in every operation"
+        static let wrongTypes = "values of the wrong type are rejected and nothing is stored"
+        static let illTyped = "ill-typed queries are rejected naming the operand"
+        static let roundTrip = "every value type round-trips exactly"
+        static let negativeZero = "negative zero keeps its sign bit"
+        static let precomposed = "precomposed and decomposed é are different ids and values"
+        static let replaces = "an upsert replaces the whole row"
+        static let normalized = "stored values are the normalized values"
+        static let serverDrops = "server writes drop unknown columns"
+        static let localRejects = "local writes reject unknown columns"
+        static let valuesRoundTrip = "every value kind round-trips in indexed and unindexed columns"
+        static let valuesServer = "server writes store the same values as local writes"
+        static let valuesInTransaction = "a transaction reads back the values it wrote, normalized"
+        static let valuesReopen = "values survive closing and reopening"
+        static let explicitNull = "an explicit null over an existing value clears it, from either origin"
+        static let valuesReplace = "an upsert replaces the whole row, from either origin and inside a transaction"
+        static let longStrings = "strings past 255 bytes in indexed columns order and compare by every byte"
+        static let windows = "every skip and top window agrees with the reference evaluator"
+        static let topZero = "top 0 answers no rows and the full count"
+        static let skipPastEnd = "skip beyond the end answers no rows and the full count"
+        static let largePages = "top and skip past 1,000 agree with the reference evaluator"
+        static let largePagesInTransaction = "top and skip past 1,000 agree with the reference inside a transaction"
+        static let longLists = "in lists past 999 and past 32,766 values find every listed row"
+        static let largeDeletes = "deleting by a query with a long in list or a large top removes exactly those rows"
+        static let generated = "generated queries agree with the reference evaluator"
+        static let generatedInTransaction = "generated queries inside a transaction see its writes"
+        static let nullsFirst = "nulls sort first ascending and last descending, ties by id"
+        static let byteStrings = "strings compare by UTF-8 bytes, case-sensitively"
+        static let deleteFilter = "deleting by a filter removes exactly the matching rows"
+        static let deleteWindow = "deleting with skip and top removes the window"
+        static let missingLookup = "looking up a missing id answers nil"
+        static let missingDelete = "deleting missing ids does nothing"
+        static let throwLeavesNothing = "a throw inside a transaction leaves nothing behind"
+        static let failingOperation = "a failing operation inside a transaction rolls back the earlier ones"
+        static let ownWrites = "reads inside a transaction see its own writes"
+        static let noInterleaving = "read-modify-write transactions on two OS threads never interleave"
+        static let noDirtyReads = "readers on other OS threads never see a transaction's uncommitted writes"
+    }
+
+    // MARK: Running
+
     private func run(_ group: String, on fault: BrokenStore.Fault) async -> GroupResult {
         await ConformanceSuite(storeName: "broken-\(fault)") { BrokenStore(fault) }.run(group: group)
     }
 
-    /// Runs `group` on a store with `fault` and expects each of `failingCases` to fail; answers the
-    /// group's result.
-    @discardableResult
-    private func expectCaught(_ fault: BrokenStore.Fault, group: String, failingCases: [String]) async -> GroupResult {
+    /// Runs `group` on a store with `fault` and expects each of `failingCases` to fail.
+    private func expectCaught(_ fault: BrokenStore.Fault, group: String, failingCases: [String]) async {
         let result = await run(group, on: fault)
         #expect(result.failed > 0, "the \(group) group should fail a store that \(fault): \(result)")
         for name in failingCases {
@@ -22,77 +201,5 @@ import Testing
                 continue
             }
         }
-        return result
-    }
-
-    @Test func catchesAStoreThatIgnoresTop() async {
-        await expectCaught(
-            .ignoresTop, group: "paging",
-            failingCases: [
-                "every skip and top window agrees with the reference evaluator",
-                "top 0 answers no rows and the full count",
-            ])
-        await expectCaught(
-            .ignoresTop, group: "deleteByQuery",
-            failingCases: [
-                "deleting by filter, ordering and top removes the first rows in order"
-            ])
-    }
-
-    @Test func catchesAStoreThatOrdersNullsLast() async {
-        await expectCaught(
-            .ordersNullsLast, group: "query",
-            failingCases: [
-                "nulls sort first ascending and last descending, ties by id",
-                "generated queries agree with the reference evaluator",
-            ])
-    }
-
-    @Test func catchesAStoreThatComparesStringsCaseInsensitivelyAndPrintsTheFailingQuery() async {
-        let result = await expectCaught(
-            .comparesStringsCaseInsensitively, group: "query",
-            failingCases: [
-                "strings compare by UTF-8 bytes, case-sensitively",
-                "generated queries agree with the reference evaluator",
-            ])
-        let message = result.failureMessages.first { $0.contains("generated query #") }
-        #expect(
-            message?.contains("seed 0x\(String(ConformanceSuite.defaultSeed, radix: 16))") == true,
-            "\(result.failureMessages.prefix(3))")
-        #expect(message?.contains("$filter=") == true, "\(result.failureMessages.prefix(3))")
-    }
-
-    @Test func catchesAStoreThatDropsTheSignOfNegativeZero() async {
-        let result = await expectCaught(
-            .dropsNegativeZeroSign, group: "crud",
-            failingCases: [
-                "negative zero keeps its sign bit", "every value type round-trips exactly",
-            ])
-        let message = result.failureMessages.first { $0.contains("negative zero keeps its sign bit") }
-        #expect(message?.contains("lookup(values, id 'negative-zero') column 'd'") == true, "\(result.failureMessages)")
-    }
-
-    @Test func catchesAStoreThatCommitsPartialTransactions() async {
-        await expectCaught(
-            .commitsPartialTransactions, group: "transactions",
-            failingCases: [
-                "a throw inside a transaction leaves nothing behind",
-                "a failing operation inside a transaction rolls back the earlier ones",
-            ])
-    }
-
-    @Test func catchesAStoreThatLosesTheSchemaOnReopen() async {
-        await expectCaught(
-            .losesSchemaOnReopen, group: "schema",
-            failingCases: [
-                "reopening keeps the data", "reopening adds new tables and keeps tables left out",
-                "reopening with a changed column type is rejected",
-            ])
-    }
-
-    @Test func brokenStoresPassTheGroupsTheyDoNotBreak() async {
-        #expect(await run("missing", on: .ignoresTop).failed == 0)
-        #expect(await run("crud", on: .ordersNullsLast).failed == 0)
-        #expect(await run("transactions", on: .dropsNegativeZeroSign).failed == 0)
     }
 }

@@ -15,6 +15,14 @@ import Testing
     @Test(arguments: Backends.all) func transactions(_ backend: Backend) async {
         await expectPasses("transactions", backend)
     }
+    @Test(arguments: Backends.all) func values(_ backend: Backend) async { await expectPasses("values", backend) }
+    @Test(arguments: Backends.all) func limits(_ backend: Backend) async { await expectPasses("limits", backend) }
+    @Test(arguments: Backends.all) func transactionScope(_ backend: Backend) async {
+        await expectPasses("transactionScope", backend)
+    }
+    @Test(arguments: Backends.all) func concurrency(_ backend: Backend) async {
+        await expectPasses("concurrency", backend)
+    }
     @Test(arguments: Backends.all) func validation(_ backend: Backend) async {
         await expectPasses("validation", backend)
     }
@@ -22,8 +30,8 @@ import Testing
     @Test func everyStoreTierGroupHasATest() {
         #expect(
             ConformanceSuite.groupNames(tier: .store) == [
-                "schema", "crud", "missing", "query", "paging", "selection", "deleteByQuery", "transactions",
-                "validation",
+                "schema", "crud", "values", "missing", "query", "paging", "limits", "selection", "deleteByQuery",
+                "transactions", "transactionScope", "concurrency", "validation",
             ])
     }
 

@@ -180,4 +180,25 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: SQLBackend.all)
+    func deeplyNestedFiltersMatchTheEvaluator(backend: SQLBackend) throws {
+        try withStores(backend) { store, reference in
+            let texts = [
+                String(repeating: "not ", count: 60) + "(i gt 0)",
+                String(repeating: "tolower(", count: 80) + "s" + String(repeating: ")", count: 80) + " eq 'abc'",
+                String(repeating: "round(", count: 40) + "d" + String(repeating: ")", count: 40) + " eq 2",
+                "i" + String(repeating: " add 1", count: 95) + " gt 0",
+                (0..<90).map { "s ne 'x\($0)'" }.joined(separator: " and "),
+                String(repeating: "(b or ", count: 90) + "b" + String(repeating: ")", count: 90),
+            ]
+            for text in texts {
+                let query = Query(table: "t", filter: try ODataParser.filter(text), includeTotalCount: true)
+                #expect(try store.read(query) == (try reference.read(query)), "\(backend) \(text.prefix(40))")
+                #expect(
+                    try store.delete(matching: query) == (try reference.delete(matching: query)),
+                    "\(backend) \(text.prefix(40))")
+            }
+        }
+    }
 }

@@ -194,7 +194,7 @@ private func arithmetic(_ lhs: Value, _ op: ArithmeticOperator, _ rhs: Value) ->
     }
 
     @Test func rejectsArgumentsOfTheWrongType() {
-        #expect(error("substring(s, 1.5) eq 'a'")?.message.contains("needs a integer argument") == true)
+        #expect(error("substring(s, 1.5) eq 'a'")?.message.contains("needs an integer argument") == true)
         #expect(error("indexof(n, 'a') eq 1")?.message.contains("indexof needs a string argument") == true)
         #expect(error("hour(s) eq 1")?.message.contains("hour needs a date argument") == true)
     }

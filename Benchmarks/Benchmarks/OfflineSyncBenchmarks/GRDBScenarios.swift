@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import OfflineSyncBenchmarkKit
+import OfflineSync
 
 /// GRDB doing the storage work of the bulk-upsert, query and lookup scenarios.
 enum GRDBScenarios {

@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import OfflineSyncBenchmarkKit
+import OfflineSync
 
 /// Every scenario of OfflineSyncBenchmarkKit over every available backend, each next to its raw
 /// C baseline, plus GRDB doing the storage work of the store scenarios. Benchmark names are

@@ -126,6 +126,30 @@ public enum Function: String, Sendable, Hashable, CaseIterable {
     /// `ceiling(number)` → the least integral number not below it, of the same type.
     case ceiling = "ceiling"
 
+    /// The argument types of the function's longest form (`substring` also takes just the first
+    /// two). `round`, `floor` and `ceiling` take an integer as well as a double, and return the
+    /// type of their argument.
+    public var parameterTypes: [ColumnType] {
+        switch self {
+        case .startsWith, .endsWith, .contains, .indexOf, .concat: return [.string, .string]
+        case .toLower, .toUpper, .trim, .length: return [.string]
+        case .substring: return [.string, .integer, .integer]
+        case .replace: return [.string, .string, .string]
+        case .year, .month, .day, .hour, .minute, .second: return [.date]
+        case .round, .floor, .ceiling: return [.double]
+        }
+    }
+
+    /// The type of the result (for `round`, `floor` and `ceiling`, of a double argument).
+    public var resultType: ColumnType {
+        switch self {
+        case .startsWith, .endsWith, .contains: return .bool
+        case .toLower, .toUpper, .trim, .substring, .concat, .replace: return .string
+        case .length, .indexOf, .year, .month, .day, .hour, .minute, .second: return .integer
+        case .round, .floor, .ceiling: return .double
+        }
+    }
+
     /// How many arguments the function takes.
     public var arity: ClosedRange<Int> {
         switch self {

@@ -157,32 +157,15 @@ struct ExpressionTypes {
             default:
                 break
             }
-            let (parameters, result) = signature(of: function)
-            for (argument, parameter) in zip(arguments, parameters) {
+            for (argument, parameter) in zip(arguments, function.parameterTypes) {
                 if let actual = try type(of: argument), actual != parameter {
                     throw OfflineSyncError(
                         .invalidQuery,
-                        "query on '\(schema.name)': \(function.rawValue) needs a \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)"
+                        "query on '\(schema.name)': \(function.rawValue) needs \(parameter == .integer ? "an" : "a") \(parameter.rawValue) argument, but \(ODataPrinter.filter(argument)) is a \(actual.rawValue)"
                     )
                 }
             }
-            return result
-        }
-    }
-
-    /// The argument types (as many as the most arguments) and the result type of a function
-    /// other than the numeric ones, whose result type is their argument's.
-    private func signature(of function: Function) -> (parameters: [ColumnType], result: ColumnType) {
-        switch function {
-        case .startsWith, .endsWith, .contains: return ([.string, .string], .bool)
-        case .toLower, .toUpper, .trim: return ([.string], .string)
-        case .length: return ([.string], .integer)
-        case .indexOf: return ([.string, .string], .integer)
-        case .substring: return ([.string, .integer, .integer], .string)
-        case .concat: return ([.string, .string], .string)
-        case .replace: return ([.string, .string, .string], .string)
-        case .year, .month, .day, .hour, .minute, .second: return ([.date], .integer)
-        case .round, .floor, .ceiling: return ([.double], .double)
+            return function.resultType
         }
     }
 

@@ -10,33 +10,43 @@
 /// 1. **Declare before use.** ``open(schema:)`` receives every table the caller will use. Using an
 ///    undeclared table throws ``OfflineSyncError/Code-swift.struct/unknownTable``. Reopening with a
 ///    schema that adds columns, indexes or tables widens the stored schema (existing rows read the
-///    new columns as null); tables and columns not mentioned on reopen are kept; a column never
-///    changes type. ``schema`` answers the stored, widened schema.
+///    new columns as null, indexes added cover the rows already stored); tables and columns not
+///    mentioned on reopen are kept; a column never changes type: a reopen declaring another type
+///    throws ``OfflineSyncError/Code-swift.struct/invalidSchema`` whether the table holds rows or
+///    not, and changes nothing. ``schema`` answers the stored, widened schema.
 /// 2. **Values are checked by the core.** Every upsert passes each item through
 ///    ``TableSchema/normalize(_:origin:)`` and stores exactly what it returns, so value conversions
 ///    and unknown-column handling (an error for local writes, dropped for server writes) are the
-///    same on every backend. An upsert **replaces** the whole row: a column absent from the item
-///    reads back as null.
-/// 3. **Values round-trip exactly**: `-0.0` keeps its sign, Int64 extremes, 1 MiB strings,
-///    any Unicode (compared by bytes), dates at millisecond precision before and after 1970.
+///    same on every backend. An upsert **replaces** the whole row, whatever its origin: a column
+///    absent from the item, or null in it, reads back as null, even where the row had a value.
+/// 3. **Values round-trip exactly**, in indexed and unindexed columns alike: `-0.0` keeps its
+///    sign, Int64 extremes, 1 MiB strings, any Unicode byte for byte (a leading U+FEFF,
+///    characters outside the BMP, no normalisation, no trimming, no cut in indexed columns),
+///    JSON text as written (spacing, key order, escapes), dates at millisecond precision before
+///    and after 1970.
 /// 4. **Queries mean what ``QueryEvaluator`` says.** Filter semantics, null handling, ordering
 ///    (nulls first ascending, ties broken by `id` ascending), `skip`/`top` and total counts must
-///    agree with the reference evaluator row for row. A query is validated with
-///    ``Query/validate(against:)`` before it runs.
+///    agree with the reference evaluator row for row, at any size: `top`, `skip`, `in` lists and
+///    id lists have no limit a caller can reach (none at 1,000, 999 or 32,766). A query is
+///    validated with ``Query/validate(against:)`` before it runs.
 /// 5. **Missing ids are not errors**: ``lookup(table:id:)`` returns `nil`; deleting a missing id
 ///    does nothing.
 /// 6. **Writes are atomic transactions across tables.** Everything done through the
 ///    ``StoreTransaction`` handed to ``write(_:)`` commits together when the closure returns, and
 ///    nothing of it remains when the closure throws (the error is rethrown). Reads inside the
-///    closure see the transaction's own writes. Transactions are serialised: two concurrent
-///    `write` calls never interleave, so read-modify-write inside one closure is safe. An
+///    closure (`read`, `lookup` and `delete(matching:)`) see the transaction's own writes, in
+///    every table it wrote. Until `write` returns, no read outside the closure, on any thread,
+///    sees any of them. Transactions are serialised: two concurrent `write` calls never
+///    interleave, so read-modify-write inside one closure is safe. An
 ///    acknowledged (returned) write survives a crash of the process unless the backend was
 ///    configured for relaxed durability.
 /// 7. **Errors, not crashes.** Bad names, bad values, unknown tables and storage failures throw
 ///    ``OfflineSyncError`` (or a backend error type conforming to `Error`) with a message naming
 ///    the table, column or id at fault. No input may crash the process.
-/// 8. **Thread safety.** A store is `Sendable`: any method may be called from any thread or task.
-///    Do not call the store itself from inside a ``write(_:)`` closure; use the transaction.
+/// 8. **Thread safety.** A store is `Sendable`: any method may be called from any thread or task,
+///    also while another thread is inside ``write(_:)``: the call waits or proceeds, it never
+///    fails because of the other thread. Do not call the store itself from inside a
+///    ``write(_:)`` closure; use the transaction.
 ///
 /// ## Why synchronous
 ///

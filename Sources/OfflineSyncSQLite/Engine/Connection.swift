@@ -105,6 +105,23 @@ package final class Connection {
         return result
     }
 
+    /// The first `count` bytes of the main database file as they are on disk (encrypted, for
+    /// SQLCipher), or `nil` when the file is shorter or cannot be read.
+    ///
+    /// They are read through SQLite's own file handle: opening the file a second time and closing
+    /// it would release every POSIX lock this process holds on it, SQLite's included, and in WAL
+    /// mode another process could then take this connection for gone and delete the WAL under it.
+    package func fileHeader(count: Int) -> [UInt8]? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let found = withUnsafeMutablePointer(to: &file) {
+            api.file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, UnsafeMutableRawPointer($0))
+        }
+        guard found == SQLITE_OK, let file, let read = file.pointee.pMethods?.pointee.xRead else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let code = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress, Int32(count), 0) }
+        return code == SQLITE_OK ? bytes : nil
+    }
+
     /// `true` while a transaction is open (SQLite ends one by itself after some errors).
     package var isInTransaction: Bool { api.get_autocommit(handle) == 0 }
 

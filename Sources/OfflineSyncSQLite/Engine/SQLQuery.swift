@@ -37,7 +37,9 @@ import OfflineSync
 ///   cases above; a filter deeper than ``depthLimit`` or longer than ``textLimit`` in SQL) makes
 ///   ``select(_:on:columns:)`` answer `nil`: the store then reads the rows that the filter's
 ///   translatable `and` operands select (``candidates(_:on:)``) and runs
-///   ``OfflineSync/QueryEvaluator`` over them in Swift.
+///   ``OfflineSync/QueryEvaluator`` over them in Swift. The store does the same when SQLite
+///   refuses a statement as too complex to prepare (SQLite 3.15's parser overflows at 15 to 30
+///   levels of nesting, far below ``depthLimit``).
 /// - Ordering: SQLite sorts NULL first ascending and last descending, text by bytes (BINARY),
 ///   and `id` ascending is always the last key. Integers and doubles compare exactly on x86-64
 ///   (SQLite compares them through `long double`).
@@ -294,10 +296,8 @@ struct SQLQuery {
         case .negate(let operand): return type(of: operand)
         case .function(let function, let arguments):
             switch function {
-            case .startsWith, .endsWith, .contains: return .bool
-            case .toLower, .toUpper, .trim, .substring, .concat, .replace: return .string
-            case .length, .indexOf, .year, .month, .day, .hour, .minute, .second: return .integer
             case .round, .floor, .ceiling: return type(of: arguments[0])
+            default: return function.resultType
             }
         }
     }

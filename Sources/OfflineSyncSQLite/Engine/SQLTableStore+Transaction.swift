@@ -85,15 +85,16 @@ extension SQLTableStore {
         func delete(matching query: Query) throws -> Int {
             let layout = try layout(query.table)
             try query.validate(against: layout.schema)
-            guard let delete = SQLQuery.delete(query, on: layout) else {
-                var selection = query
-                selection.selection = []
-                let ids = try read(selection).items.map(\.id)
-                try self.delete(ids: ids, from: query.table)
-                return ids.count
+            if let delete = SQLQuery.delete(query, on: layout),
+                try SQLTableStore.unlessTooComplex({ try connection.execute(delete.sql, delete.arguments) }) != nil
+            {
+                return connection.changes
             }
-            try connection.execute(delete.sql, delete.arguments)
-            return connection.changes
+            var selection = query
+            selection.selection = []
+            let ids = try read(selection).items.map(\.id)
+            try self.delete(ids: ids, from: query.table)
+            return ids.count
         }
     }
 }

@@ -1,6 +1,12 @@
 import OfflineSync
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The shared SQL engine's ``OfflineSync/LocalStore`` logic, used by ``SQLiteStore`` and by
 /// `SQLCipherStore` with their own C API table and hooks.
 ///
@@ -93,26 +99,42 @@ package final class SQLTableStore: Sendable {
                     .invalidOperation,
                     "the \(backend.name) store '\(path)' is already open; close it before opening it again")
             }
-            let connection = try Connection(
-                api: backend.api, path: path, publishesArguments: options.publicStatementArguments)
             do {
-                connection.setBusyTimeout(milliseconds: Int32(clamping: options.busyTimeoutMilliseconds))
-                try backend.didOpen(connection)
-                try configure(connection)
-                let stored = try connection.install(schema)
-                try backend.didInstall(connection)
-                state.schema = stored
-                state.layouts = Dictionary(uniqueKeysWithValues: stored.tables.map { ($0.name, TableLayout($0)) })
-                state.connection = connection
-            } catch {
-                connection.close()
-                throw error
+                try open(schema: schema, into: &state, exclusive: false)
+            } catch let error as SQLiteError where SQLTableStore.sharedMemoryFailures.contains(error.extendedCode) {
+                // The WAL index (`-shm` file) cannot be created, typically because the disk is
+                // full: in exclusive locking mode SQLite keeps the index in memory instead, so
+                // the store still opens and reads (other processes wait until it is closed).
+                try open(schema: schema, into: &state, exclusive: true)
             }
         }
     }
 
+    /// `SQLITE_IOERR_SHMOPEN`, `SQLITE_IOERR_SHMSIZE`, `SQLITE_IOERR_SHMMAP`: the shared-memory WAL
+    /// index could not be created or grown.
+    static let sharedMemoryFailures: Set<Int32> = [4618, 4874, 5386]
+
+    private func open(schema: StoreSchema, into state: inout State, exclusive: Bool) throws {
+        let connection = try Connection(
+            api: backend.api, path: path, publishesArguments: options.publicStatementArguments)
+        do {
+            connection.setBusyTimeout(milliseconds: Int32(clamping: options.busyTimeoutMilliseconds))
+            if exclusive { _ = try connection.singleText("PRAGMA locking_mode = EXCLUSIVE") }
+            try backend.didOpen(connection)
+            try configure(connection)
+            let stored = try connection.install(schema)
+            try backend.didInstall(connection)
+            state.schema = stored
+            state.layouts = Dictionary(uniqueKeysWithValues: stored.tables.map { ($0.name, TableLayout($0)) })
+            state.connection = connection
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
     private func configure(_ connection: Connection) throws {
-        let mode = try connection.singleText("PRAGMA journal_mode = WAL")
+        let mode = try whileBusy { try connection.singleText("PRAGMA journal_mode = WAL") }
         guard mode?.lowercased() == "wal" else {
             throw OfflineSyncError(
                 .storage,
@@ -123,6 +145,22 @@ package final class SQLTableStore: Sendable {
         try connection.execute("PRAGMA cache_size = \(-max(options.cacheSizeKiB, 1))")
         if let pages = options.maximumPageCount {
             _ = try connection.singleText("PRAGMA max_page_count = \(max(pages, 1))")
+        }
+    }
+
+    /// Runs `body` again while it fails with `SQLITE_BUSY`, for up to the busy timeout.
+    ///
+    /// Switching a new database to WAL while another process does the same can fail with
+    /// `SQLITE_BUSY` at once, without SQLite calling the busy handler (the lock is requested in
+    /// a way that must not wait); this waits as the busy timeout promises instead.
+    private func whileBusy<Result>(_ body: () throws -> Result) throws -> Result {
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(options.busyTimeoutMilliseconds))
+        while true {
+            do {
+                return try body()
+            } catch let error as SQLiteError where error.code == .busy && ContinuousClock.now < deadline {
+                usleep(10_000)
+            }
         }
     }
 
@@ -207,26 +245,54 @@ package final class SQLTableStore: Sendable {
             .unknownTable, "table '\(table)' is not declared; declare it in the schema before opening the store")
     }
 
+    /// The answer to a query: in SQL when it translates exactly and SQLite
+    /// accepts the statement, otherwise by ``OfflineSync/QueryEvaluator`` over the rows SQL can
+    /// narrow down (see ``SQLQuery``).
     static func read(_ query: Query, on layout: TableLayout, _ connection: Connection) throws -> QueryResult {
         try query.validate(against: layout.schema)
         let columns = layout.columns(selecting: query.selection)
-        let select = SQLQuery.select(query, on: layout, columns: columns)
-        let count = query.includeTotalCount ? SQLQuery.count(query, on: layout) : nil
-        guard let select, count != nil || !query.includeTotalCount else {
-            let candidates = SQLQuery.candidates(query, on: layout)
-            var rows: [Item] = []
+        if let select = SQLQuery.select(query, on: layout, columns: columns),
+            let answer = try unlessTooComplex({ try read(select, query, on: layout, columns: columns, connection) }),
+            let answer
+        {
+            return answer
+        }
+        let candidates = SQLQuery.candidates(query, on: layout)
+        var rows: [Item] = []
+        let scanned = try unlessTooComplex {
             try connection.forEachRow(candidates.sql, candidates.arguments) {
                 rows.append(layout.decode($0, columns: layout.schema.columns))
             }
-            return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
+        }
+        if scanned == nil {
+            rows = []
+            try connection.forEachRow(layout.scanSQL) { rows.append(layout.decode($0, columns: layout.schema.columns)) }
+        }
+        return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
+    }
+
+    /// The page (and count) of a query in SQL; `nil` when the count has no exact translation.
+    private static func read(
+        _ select: SQLQuery, _ query: Query, on layout: TableLayout, columns: [Column], _ connection: Connection
+    ) throws -> QueryResult? {
+        var total: Int?
+        if query.includeTotalCount {
+            guard let count = SQLQuery.count(query, on: layout) else { return nil }
+            try connection.forEachRow(count.sql, count.arguments) { total = Int($0.int64(0)) }
         }
         var items: [Item] = []
         try connection.forEachRow(select.sql, select.arguments) { items.append(layout.decode($0, columns: columns)) }
-        var total: Int?
-        if let count {
-            try connection.forEachRow(count.sql, count.arguments) { total = Int($0.int64(0)) }
-        }
         return QueryResult(items: items, totalCount: total)
+    }
+
+    /// `body`'s result, or `nil` when SQLite refused a statement as too complex to prepare
+    /// (``SQLiteError/isStatementTooComplex``), so that the caller can answer in Swift.
+    static func unlessTooComplex<Result>(_ body: () throws -> Result) throws -> Result? {
+        do {
+            return try body()
+        } catch let error as SQLiteError where error.isStatementTooComplex {
+            return nil
+        }
     }
 
     static func lookup(_ id: String, on layout: TableLayout, _ connection: Connection) throws -> Item? {

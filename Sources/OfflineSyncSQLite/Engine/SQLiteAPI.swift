@@ -41,6 +41,7 @@ package struct SQLiteAPI: Sendable {
     package var column_double: @convention(c) (OpaquePointer?, Int32) -> Double
     package var column_text: @convention(c) (OpaquePointer?, Int32) -> UnsafePointer<UInt8>?
     package var column_bytes: @convention(c) (OpaquePointer?, Int32) -> Int32
+    package var file_control: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutableRawPointer?) -> Int32
 
     /// The destructor value that tells SQLite to copy bound text before the bind call returns.
     /// It is the same for every SQLite build, SQLCipher's included.
@@ -62,7 +63,7 @@ package struct SQLiteAPI: Sendable {
         bind_null: sqlite3_bind_null, bind_int64: sqlite3_bind_int64, bind_double: sqlite3_bind_double,
         bind_text: sqlite3_bind_text, column_type: sqlite3_column_type,
         column_int64: sqlite3_column_int64, column_double: sqlite3_column_double,
-        column_text: sqlite3_column_text, column_bytes: sqlite3_column_bytes)
+        column_text: sqlite3_column_text, column_bytes: sqlite3_column_bytes, file_control: sqlite3_file_control)
 }
 
 extension SQLiteAPI {
@@ -83,6 +84,6 @@ extension SQLiteAPI {
             bind_double: try load("bind_double"), bind_text: try load("bind_text"),
             column_type: try load("column_type"), column_int64: try load("column_int64"),
             column_double: try load("column_double"), column_text: try load("column_text"),
-            column_bytes: try load("column_bytes"))
+            column_bytes: try load("column_bytes"), file_control: try load("file_control"))
     }
 }

@@ -102,7 +102,7 @@ extension SQLiteError.Code {
         switch self {
         case .notADatabase:
             return
-                "the file is not an SQLite database, or it is encrypted (open encrypted stores with SQLCipherStore and the right key)"
+                "the file is not an SQLite database, or it is encrypted (open encrypted stores with SQLCipherStore and the right key), or it is damaged (restore it from a backup, or delete it and pull the data again)"
         case .busy:
             return
                 "another connection or process holds the database lock for longer than the busy timeout; retry, raise the busy timeout, or close the other connection"
@@ -115,9 +115,21 @@ extension SQLiteError.Code {
             return
                 "the disk is full or the database reached its maximum page count; free space or raise the limit (the failed transaction was rolled back)"
         case .corrupt:
-            return "the database file is damaged; restore it from a backup"
+            return "the database file is damaged; restore it from a backup, or delete it and pull the data again"
         default:
             return nil
         }
+    }
+}
+
+extension SQLiteError {
+    /// `true` when SQLite refused to prepare a statement because it is too deeply nested or too
+    /// large for its parser or code generator (SQLite 3.15's parser stack holds 100 entries, which
+    /// 15 to 30 levels of nested SQL exhaust). The engine then evaluates the query in Swift.
+    var isStatementTooComplex: Bool {
+        code == .error
+            && ["parser stack overflow", "Expression tree is too large", "too many SQL variables"].contains {
+                sqliteMessage.contains($0)
+            }
     }
 }

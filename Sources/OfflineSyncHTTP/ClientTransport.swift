@@ -1,0 +1,85 @@
+import AsyncHTTPClient
+import Logging
+import NIOCore
+import NIOHTTP1
+import OfflineSync
+
+/// The transport of every request that is not pipelined: AsyncHTTPClient, one request per round
+/// trip on its connection pool. Closes the client when the remote created it.
+final class ClientTransport: HTTPTransport {
+    private let client: HTTPClient
+    private let ownsClient: Bool
+    /// The base URL without a trailing `/`; request targets are appended to it.
+    let baseURL: String
+    private let requestTimeout: Duration
+    private let maximumResponseBytes: Int
+    private let logger: Logger
+
+    init(client: HTTPClient, ownsClient: Bool, baseURL: String, configuration: HTTPRemote.Configuration) {
+        self.client = client
+        self.ownsClient = ownsClient
+        self.baseURL = baseURL
+        self.requestTimeout = configuration.requestTimeout
+        self.maximumResponseBytes = configuration.maximumResponseBytes
+        self.logger = configuration.logger
+    }
+
+    deinit {
+        if ownsClient { client.shutdown { _ in } }
+    }
+
+    /// The event loops the client runs on (the pipelining connection uses them too).
+    var eventLoopGroup: any EventLoopGroup { client.eventLoopGroup }
+
+    func shutdown() async throws {
+        if ownsClient { try await client.shutdown() }
+    }
+
+    /// Sends the request through the client; `queued` is not used (one request at a time).
+    func send(_ request: TableRequest, headers: HTTPHeaders, queued: (@Sendable () -> Void)?) async throws
+        -> WireResponse
+    {
+        let what = "\(request.method.rawValue) \(request.target)"
+        let outgoing: HTTPClient.Request
+        do {
+            outgoing = try HTTPClient.Request(
+                url: baseURL + request.target, method: HTTPMethod(rawValue: request.method.rawValue),
+                headers: headers, body: request.body.map { .byteBuffer(ByteBuffer(bytes: $0)) })
+        } catch {
+            throw RemoteError(
+                .server, message: "\(what): the URL \(baseURL + request.target) cannot be requested: \(error)")
+        }
+        do {
+            // The whole answer is gathered on the connection's event loop and handed over once:
+            // one hop back to this task per request (the streaming API costs several).
+            let task = client.execute(
+                request: outgoing,
+                delegate: ResponseAccumulator(request: outgoing, maxBodySize: maximumResponseBytes),
+                eventLoop: .indifferent, deadline: .now() + TimeAmount(requestTimeout),
+                logger: logger.logLevel <= .debug ? logger : nil)
+            let response = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+            return WireResponse(
+                status: Int(response.status.code), headers: response.headers,
+                body: response.body.map { Array($0.readableBytesView) } ?? [])
+        } catch let error as ResponseAccumulator.ResponseTooBigError {
+            throw RemoteError(
+                .server,
+                message:
+                    "\(what): the answer is larger than \(error.maxBodySize) bytes; raise maximumResponseBytes or ask for smaller pages"
+            )
+        } catch {
+            if Task.isCancelled || (error as? HTTPClientError) == .cancelled || error is CancellationError {
+                throw RemoteError(.cancelled, message: "\(what) was cancelled")
+            }
+            if let reason = TransportFailure.connectFailure(error) {
+                throw Unconnected(
+                    error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
+            }
+            throw RemoteError(.network, message: "\(what) did not complete: \(TransportFailure.describe(error))")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import OfflineSync
+import OfflineSyncProtocol
+
+/// Requests for writes, and answers read as results or ``OfflineSync/RemoteError``s (the table in
+/// ``HTTPRemote``'s documentation).
+extension HTTPRemote {
+    /// The request of a write; an item that cannot be written as JSON fails with `.server`.
+    func request(for write: RemoteWrite) throws(RemoteError) -> TableRequest {
+        let version = configuration.clientVersion
+        switch write.kind {
+        case .insert:
+            return try writable(write.item, in: write.table) {
+                try TableRequest.insert(write.item, into: write.table, clientVersion: version)
+            }
+        case .update:
+            return try writable(write.item, in: write.table) {
+                try TableRequest.update(write.item, in: write.table, ifMatch: write.ifMatch, clientVersion: version)
+            }
+        case .delete:
+            return TableRequest.delete(
+                id: write.item.id, from: write.table, ifMatch: write.ifMatch, clientVersion: version)
+        }
+    }
+
+    /// The server's copy in the answer to a write (`nil` after a delete), or the failure it says.
+    func answer(to write: RemoteWrite, _ request: TableRequest, _ response: WireResponse) throws(RemoteError)
+        -> Item?
+    {
+        switch write.kind {
+        case .insert:
+            guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
+            return try serverItem(request, response)
+        case .update:
+            guard response.status == 200 else { throw failure(request, response) }
+            return try serverItem(request, response)
+        case .delete:
+            guard response.status == 200 || response.status == 204 else { throw failure(request, response) }
+            return nil
+        }
+    }
+
+    /// Builds a write request; an item that cannot be written as JSON is a `.server` failure of
+    /// that operation (recorded, the push goes on).
+    func writable(_ item: Item, in table: String, _ build: () throws -> TableRequest) throws(RemoteError)
+        -> TableRequest
+    {
+        do {
+            return try build()
+        } catch {
+            throw RemoteError(.server, message: "item '\(item.id)' of '\(table)' cannot be sent: \(error)")
+        }
+    }
+
+    /// The item of a successful answer, with the version from a strong `ETag` when present.
+    func serverItem(_ request: TableRequest, _ response: WireResponse) throws(RemoteError) -> Item {
+        var item: Item
+        do {
+            item = try WireJSON.decodeItem(response.body)
+        } catch {
+            throw unreadable(request, response, error)
+        }
+        if let tag = response.etag, let version = ETag.version(fromStrong: tag) {
+            item.values[SystemProperty.version.rawValue] = .string(version)
+        }
+        return item
+    }
+
+    /// The error for a non-success status.
+    func failure(_ request: TableRequest, _ response: WireResponse) -> RemoteError {
+        let what = "\(request.method.rawValue) \(request.target)"
+        switch response.status {
+        case 409, 412:
+            let item = try? WireJSON.decodeItem(response.body)
+            let reason =
+                response.status == 412
+                ? "the server's version differs from If-Match" : "the item already exists on the server"
+            let missing = item == nil ? "; the answer carried no readable server item" : ""
+            return RemoteError(
+                .conflict, status: response.status, serverItem: item, message: "\(what): conflict, \(reason)\(missing)")
+        case 401:
+            return RemoteError(
+                .authentication, status: 401,
+                message:
+                    "\(what): the server refused the credentials\(response.summary.map { " (\($0))" } ?? ""); sign in again"
+            )
+        case 404:
+            return RemoteError(
+                .notFound, status: 404, message: "\(what): the item or table does not exist on the server")
+        default:
+            return RemoteError(
+                .server, status: response.status, message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")")
+        }
+    }
+
+    /// The error for a success status whose body is not what the protocol promises.
+    func unreadable(_ request: TableRequest, _ response: WireResponse, _ error: WireFormatError) -> RemoteError
+    {
+        let what = "\(request.method.rawValue) \(request.target)"
+        if response.isHTML {
+            return RemoteError(
+                .server, status: response.status,
+                message:
+                    "\(what): the server answered with an HTML page\(response.summary.map { " (\($0))" } ?? "") instead of JSON; check that the base URL points at an Azure Mobile Apps back end"
+            )
+        }
+        return RemoteError(
+            .server, status: response.status, message: "\(what): the answer could not be read: \(error.message)")
+    }
+}

@@ -1,0 +1,110 @@
+import NIOHTTP1
+import OfflineSync
+
+/// Sending one request: the credential, the 401 renewal and the retries around one attempt of a
+/// transport (``HTTPTransport``).
+extension HTTPRemote {
+    /// Sends a request with authentication, the 401 refresh and the retries (reads after a
+    /// network failure, any request whose connection failed); transport failures become
+    /// `.network` or `.cancelled`.
+    ///
+    /// With `queued`, the request goes out on the pipelining connection and `queued` is called
+    /// once it is handed over. Its connection is retried by the connection itself, which keeps
+    /// the writes waiting for it in order; a write repeated after a 401 goes out behind the
+    /// writes handed over meanwhile.
+    func send(_ request: TableRequest, queued: (@Sendable () -> Void)? = nil) async throws(RemoteError)
+        -> WireResponse
+    {
+        var attempt = 0
+        var renewed: String?
+        while true {
+            let result: Result<WireResponse, RemoteError>
+            var neverSent = false
+            let round = renewal.round
+            do {
+                result = .success(try await sendOnce(request, token: renewed, queued: queued))
+            } catch let failure as Unconnected {
+                result = .failure(failure.error)
+                neverSent = queued == nil
+            } catch {
+                result = .failure(error as? RemoteError ?? RemoteError(.network, message: "\(error)"))
+            }
+            switch result {
+            case .success(let response) where response.status == 401 && renewed == nil:
+                guard let refresh = configuration.authentication?.refresh else { return response }
+                do {
+                    guard let token = try await renewal.renew(after: round, refresh) else { return response }
+                    renewed = token
+                } catch {
+                    throw RemoteError(
+                        .authentication, status: 401,
+                        message:
+                            "\(request.method.rawValue) \(request.target): the server refused the credentials and renewing them failed: \(error)"
+                    )
+                }
+            case .success(let response)
+            where request.method.isIdempotentRead && [502, 503, 504].contains(response.status)
+                && attempt < configuration.readRetries:
+                try await backOff(request, attempt: &attempt, reason: "HTTP \(response.status)")
+            case .success(let response):
+                return response
+            case .failure(let error)
+            where error.kind == .network && (request.method.isIdempotentRead || neverSent)
+                && attempt < configuration.readRetries:
+                try await backOff(request, attempt: &attempt, reason: error.message)
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    func backOff(_ request: TableRequest, attempt: inout Int, reason: String) async throws(RemoteError) {
+        let delay = configuration.retryDelay * (1 << attempt)
+        attempt += 1
+        configuration.logger.warning(
+            "retrying \(request.method.rawValue) \(request.target) in \(delay) after: \(reason)")
+        do {
+            try await Task.sleep(for: delay)
+        } catch {
+            throw RemoteError(.cancelled, message: "\(request.method.rawValue) \(request.target) was cancelled")
+        }
+    }
+
+    /// One attempt with the current credential (or `token`, a renewed one), through the pipelining
+    /// transport when `queued` is given and the remote pipelines, through the client otherwise.
+    /// Throws ``Unconnected`` when no connection could be established (the request was not
+    /// sent), ``OfflineSync/RemoteError`` for every other failure.
+    func sendOnce(_ request: TableRequest, token: String?, queued: (@Sendable () -> Void)?) async throws
+        -> WireResponse
+    {
+        let what = "\(request.method.rawValue) \(request.target)"
+        if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
+        let headers = Self.headers(of: request, credential: try await credential(token, for: what))
+        configuration.logger.debug("\(what)")
+        let transport: any HTTPTransport
+        if queued != nil, let pipeline { transport = pipeline } else { transport = client }
+        return try await transport.send(request, headers: headers, queued: queued)
+    }
+
+    /// The credential header to send: `token` (a renewed one), or the hook's current token.
+    func credential(_ token: String?, for what: @autoclosure () -> String) async throws(RemoteError) -> (
+        name: String, value: String
+    )? {
+        guard let authentication = configuration.authentication else { return nil }
+        if let token { return (authentication.headerName, authentication.prefix + token) }
+        do {
+            return (authentication.headerName, authentication.prefix + (try await authentication.token()))
+        } catch {
+            throw RemoteError(
+                .authentication, message: "\(what()): the authentication token could not be obtained: \(error)")
+        }
+    }
+
+    /// A request's headers, with the credential.
+    static func headers(of request: TableRequest, credential: (name: String, value: String)?) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        for header in request.headers { headers.add(name: header.name, value: header.value) }
+        if let credential { headers.add(name: credential.name, value: credential.value) }
+        return headers
+    }
+}

@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import OfflineSync
+
+/// How a request of the table protocol reaches the server: one attempt, with the headers given
+/// (the credential included), no retries and no renewal — those are ``HTTPRemote``'s.
+///
+/// Two transports implement it: ``ClientTransport`` (AsyncHTTPClient, one request per round trip,
+/// for reads and for writes sent one at a time) and ``PipelinedTransport`` (one HTTP/1.1
+/// connection of the remote's own, keeping several writes of a push in flight in queue order).
+protocol HTTPTransport: Sendable {
+    /// Sends one request and returns the whole answer. `queued`, when given, is called once the
+    /// request has its place in the order in which the server receives requests.
+    ///
+    /// Throws ``Unconnected`` when no connection could be established (the request was never
+    /// sent), ``OfflineSync/RemoteError`` for every other failure (`.cancelled` when the task
+    /// was cancelled, `.network` for a broken connection or a timeout, `.server` for an answer
+    /// over the size limit).
+    func send(_ request: TableRequest, headers: HTTPHeaders, queued: (@Sendable () -> Void)?) async throws
+        -> WireResponse
+
+    /// Closes the transport's connections; requests after this fail.
+    func shutdown() async throws
+}
+
+/// A failed attempt whose connection could not be established: the request was never sent, so
+/// repeating it is safe for any method.
+struct Unconnected: Error {
+    /// The failure to report when the attempt is not repeated.
+    var error: RemoteError
+}
+
+/// The words for transport failures, shared by both transports.
+enum TransportFailure {
+    /// Why no connection could be made, or `nil` when `error` is not a failure to connect. A
+    /// connection to an address is refused (nothing listens) or the network or host is
+    /// unreachable (`IOError` of `connect`); a connection to a host name fails with the
+    /// resolver's or every address's error (`NIOConnectionError`). None of them can happen once
+    /// the request was sent.
+    static func connectFailure(_ error: any Error) -> String? {
+        if let failure = error as? NIOConnectionError {
+            let reasons =
+                failure.connectionErrors.map { connectFailure($0.error) ?? String(describing: $0.error) }
+                + [failure.dnsAError, failure.dnsAAAAError].compactMap { $0.map { "name resolution: \($0)" } }
+            return reasons.isEmpty ? "no address found for \(failure.host)" : reasons.joined(separator: "; ")
+        }
+        switch (error as? IOError)?.errnoCode {
+        case ECONNREFUSED?: return "the connection was refused (no server listens there)"
+        case ENETUNREACH?: return "the network is unreachable"
+        case EHOSTUNREACH?: return "the host is unreachable"
+        default: return nil
+        }
+    }
+
+    /// A transport error in words.
+    static func describe(_ error: any Error) -> String {
+        switch error as? HTTPClientError {
+        case .connectTimeout?: return "connecting timed out"
+        case .deadlineExceeded?: return "the request timed out"
+        case .readTimeout?: return "the server stopped answering (read timed out)"
+        case .remoteConnectionClosed?: return "the server closed the connection"
+        default: return String(describing: error)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import OfflineSync
+
+/// One benchmark row: five app columns plus the four system properties, as plain fields.
+///
+/// The raw baselines store these fields directly; the OfflineSync backends receive the same
+/// values as an ``Item`` (see ``item``), so both sides do the same storage work.
+struct BenchmarkRecord: Sendable, Hashable {
+    /// The primary key.
+    var id: String
+    /// A short text (`title`, string column).
+    var title: String
+    /// An integer in `0..<1000` (`quantity`, the indexed column of the query scenarios).
+    var quantity: Int64
+    /// A price (`price`, double column).
+    var price: Double
+    /// A flag (`done`, bool column).
+    var done: Bool
+    /// A due date in milliseconds since 1970 (`due`, date column).
+    var due: Int64
+    /// The server's `createdAt`, in milliseconds since 1970.
+    var createdAt: Int64
+    /// The server's `updatedAt`, in milliseconds since 1970.
+    var updatedAt: Int64
+    /// The server's opaque `version`.
+    var version: String
+    /// The server's soft-delete flag.
+    var deleted: Bool
+
+    /// Creates a record.
+    init(
+        id: String, title: String, quantity: Int64, price: Double, done: Bool, due: Int64,
+        createdAt: Int64, updatedAt: Int64, version: String, deleted: Bool
+    ) {
+        self.id = id
+        self.title = title
+        self.quantity = quantity
+        self.price = price
+        self.done = done
+        self.due = due
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.version = version
+        self.deleted = deleted
+    }
+
+    /// The record as an OfflineSync item (every column set).
+    var item: Item {
+        var item = localItem
+        item.values[SystemProperty.createdAt.rawValue] = .date(Timestamp(millisecondsSince1970: createdAt))
+        item.values[SystemProperty.updatedAt.rawValue] = .date(Timestamp(millisecondsSince1970: updatedAt))
+        item.values[SystemProperty.version.rawValue] = .string(version)
+        item.values[SystemProperty.deleted.rawValue] = .bool(deleted)
+        return item
+    }
+
+    /// The record as a local app write: the five app columns only (the server assigns the rest).
+    var localItem: Item {
+        Item(
+            id: id,
+            values: [
+                "title": .string(title),
+                "quantity": .int(quantity),
+                "price": .double(price),
+                "done": .bool(done),
+                "due": .date(Timestamp(millisecondsSince1970: due)),
+            ])
+    }
+}
+
+/// The benchmark table and the deterministic records that fill it.
+enum BenchmarkData {
+    /// The table every scenario uses.
+    static let tableName = "benchmark_item"
+    /// The secondary index of the indexed query scenarios.
+    static let quantityIndex = Index("benchmark_item_quantity", on: ["quantity"])
+    /// The filter of the query scenarios: `quantity >= queryThreshold and done == false`.
+    static let queryThreshold: Int64 = 500
+    /// The `top` of the query scenarios.
+    static let queryLimit = 50
+
+    /// The table declaration, with or without the index on `quantity`.
+    static func table(indexed: Bool) -> TableSchema {
+        TableSchema(
+            tableName,
+            columns: [
+                Column("title", .string),
+                Column("quantity", .integer),
+                Column("price", .double),
+                Column("done", .bool),
+                Column("due", .date),
+            ], indexes: indexed ? [quantityIndex] : [])
+    }
+
+    /// The query scenario's query: filter, order by `quantity` (then `id`), top 50.
+    static var query: Query {
+        Query(
+            table: tableName,
+            filter: .and(
+                .comparison(.column("quantity"), .ge, .literal(.int(queryThreshold))),
+                .comparison(.column("done"), .eq, .literal(.bool(false)))),
+            orderBy: [SortKey("quantity")],
+            top: queryLimit)
+    }
+
+    /// `count` records with ids `item-000000…`, reproducible from `seed`. `updatedAt` increases
+    /// with the index (one millisecond apart from `firstUpdate`), so records sort by index in pulls.
+    static func records(
+        count: Int, seed: UInt64 = 42, firstUpdate: Int64 = 1_767_225_600_000,
+        idPrefix: String = "item-"
+    ) -> [BenchmarkRecord] {
+        var generator = SplitMix64(seed: seed)
+        var result: [BenchmarkRecord] = []
+        result.reserveCapacity(count)
+        for index in 0..<count {
+            let random = generator.next()
+            result.append(
+                BenchmarkRecord(
+                    id: idPrefix + zeroPadded(index, width: 6),
+                    title: "Task \(index) \(titleWords[Int(random % UInt64(titleWords.count))])",
+                    quantity: Int64((random >> 8) % 1000),
+                    price: Double((random >> 20) % 100_000) / 100,
+                    done: (random >> 40) & 1 == 1,
+                    due: firstUpdate + Int64((random >> 44) % 1_000_000) * 1000,
+                    createdAt: firstUpdate + Int64(index),
+                    updatedAt: firstUpdate + Int64(index),
+                    version: "v" + String(random, radix: 16),
+                    deleted: false))
+        }
+        return result
+    }
+
+    /// Decimal digits of `value`, left-padded with zeros to `width`.
+    static func zeroPadded(_ value: Int, width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
+    private static let titleWords = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+}
+
+/// A small, fast, reproducible pseudo-random generator (SplitMix64).
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// Creates a generator from a seed.
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    /// The next 64 random bits.
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

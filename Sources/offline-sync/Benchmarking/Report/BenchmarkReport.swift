@@ -1,0 +1,156 @@
+import Foundation
+
+/// The results of a run: one cell per (scenario, backend) with the backend's and the raw
+/// baseline's measurements, rendered as a side-by-side table, Markdown or JSON.
+struct BenchmarkReport: Sendable, Codable {
+    /// A row of the report.
+    struct ScenarioInfo: Sendable, Codable, Hashable {
+        /// The scenario's identifier.
+        var id: String
+        /// The row title.
+        var title: String
+        /// The unit of its operations.
+        var unit: String
+    }
+
+    /// One (scenario, backend) result.
+    struct Cell: Sendable, Codable, Hashable {
+        /// The scenario's identifier.
+        var scenario: String
+        /// The backend's name.
+        var backend: String
+        /// The backend's measurement, `nil` when it failed.
+        var store: Measurement?
+        /// The raw baseline's measurement, `nil` when there is none or it failed.
+        var raw: Measurement?
+        /// Why the backend's trial failed.
+        var error: String?
+        /// Why the baseline's trial failed.
+        var rawError: String?
+
+        /// Backend throughput divided by raw throughput (1.0 = as fast as the raw C API).
+        var ratio: Double? {
+            guard let store, let raw, raw.throughput > 0 else { return nil }
+            return store.throughput / raw.throughput
+        }
+    }
+
+    /// The sizes the run used.
+    var size: BenchmarkSize
+    /// The backend columns, in order.
+    var backends: [String]
+    /// The scenario rows, in order.
+    var scenarios: [ScenarioInfo]
+    /// The results.
+    var cells: [Cell] = []
+
+    /// The output formats.
+    enum Format: String, Sendable, CaseIterable {
+        /// Aligned plain text for a terminal.
+        case table
+        /// GitHub-flavoured Markdown tables.
+        case markdown
+        /// The whole report as JSON.
+        case json
+    }
+
+    /// The cell of a scenario and backend, if it ran.
+    func cell(_ scenario: String, _ backend: String) -> Cell? {
+        cells.first { $0.scenario == scenario && $0.backend == backend }
+    }
+
+    /// The report rendered in `format`.
+    func rendered(as format: Format) -> String {
+        switch format {
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        case .table:
+            return [Self.aligned(throughputRows()), Self.aligned(costRows()), legend].joined(separator: "\n\n")
+        case .markdown:
+            return [Self.markdown(throughputRows()), Self.markdown(costRows()), legend].joined(separator: "\n\n")
+        }
+    }
+
+    private var legend: String {
+        """
+        Throughput of each backend through OfflineSync, with [its ratio to the raw C API doing the same \
+        storage work in the same run]: 1.00 = as fast as hand-written C calls; a cell without brackets \
+        has no raw C equivalent (the row title says what else it involves). The second table gives \
+        wall clock and peak resident memory above the start of the measured part (backend / raw). \
+        "—" = not applicable; "failed" = the trial threw (the JSON report carries the error).
+        """
+    }
+
+    private func throughputRows() -> [[String]] {
+        var rows = [["scenario"] + backends]
+        for scenario in scenarios {
+            rows.append(
+                [scenario.title]
+                    + backends.map { backend in
+                        guard let cell = cell(scenario.id, backend) else { return "—" }
+                        guard let store = cell.store else { return "failed" }
+                        let ratio = cell.ratio.map { String(format: " [%.2f]", $0) } ?? ""
+                        return Self.rate(store.throughput) + " \(scenario.unit)/s" + ratio
+                    })
+        }
+        return rows
+    }
+
+    private func costRows() -> [[String]] {
+        var rows = [["wall clock, peak memory"] + backends]
+        for scenario in scenarios {
+            rows.append(
+                [scenario.title]
+                    + backends.map { backend in
+                        guard let cell = cell(scenario.id, backend) else { return "—" }
+                        guard let store = cell.store else { return "failed" }
+                        let raw = cell.raw.map { " / " + Self.cost($0) } ?? ""
+                        return Self.cost(store) + raw
+                    })
+        }
+        return rows
+    }
+
+    static func rate(_ value: Double) -> String {
+        switch value {
+        case 1_000_000...: return String(format: "%.2fM", value / 1_000_000)
+        case 10_000...: return String(format: "%.0fk", value / 1_000)
+        case 1_000...: return String(format: "%.1fk", value / 1_000)
+        default: return String(format: "%.1f", value)
+        }
+    }
+
+    static func cost(_ measurement: Measurement) -> String {
+        let time =
+            measurement.seconds >= 1
+            ? String(format: "%.2f s", measurement.seconds)
+            : String(format: "%.1f ms", measurement.seconds * 1000)
+        guard let peak = measurement.peakResidentBytes, let start = measurement.startResidentBytes else { return time }
+        return time + String(format: ", +%.0f MB", Double(max(peak - start, 0)) / 1_048_576)
+    }
+
+    static func aligned(_ rows: [[String]]) -> String {
+        let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.enumerated().map { index, row in
+            let line = zip(row, widths).enumerated().map { column, pair in
+                column == 0
+                    ? pair.0.padding(toLength: pair.1, withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: pair.1 - pair.0.count) + pair.0
+            }.joined(separator: "  ")
+            return index == 0 ? line + "\n" + String(repeating: "-", count: line.count) : line
+        }.joined(separator: "\n")
+    }
+
+    static func markdown(_ rows: [[String]]) -> String {
+        guard let header = rows.first else { return "" }
+        let lines =
+            [
+                "| " + header.joined(separator: " | ") + " |",
+                "|" + header.indices.map { $0 == 0 ? " --- |" : " ---: |" }.joined(),
+            ]
+            + rows.dropFirst().map { "| " + $0.joined(separator: " | ") + " |" }
+        return lines.joined(separator: "\n")
+    }
+}

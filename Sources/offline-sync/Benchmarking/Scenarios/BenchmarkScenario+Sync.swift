@@ -1,0 +1,219 @@
+import OfflineSync
+
+/// Scenarios driven through the shared sync logic (`SyncContext` / `SyncTable`) against an
+/// `InMemoryRemote`.
+extension BenchmarkScenario {
+    /// Local inserts of new items, all in one batch (one transaction with their queued operations).
+    static let enqueueBatch = BenchmarkScenario(
+        id: "enqueue-batch", title: "enqueue, inserts in one batch", unit: "ops",
+        prepareStore: { store, size in
+            let (context, table) = try syncContext(store, remote: try emptyRemote())
+            let items = BenchmarkData.records(count: size.batchInserts).map(\.localItem)
+            return Trial(
+                operations: items.count,
+                body: {
+                    try table.insert(items)
+                },
+                teardown: {
+                    // Checked after the measured part, which it would otherwise lengthen.
+                    defer { try? context.close() }
+                    try expectCount(
+                        try context.pendingOperationCount(), items.count, records: items.count, what: "queue")
+                })
+        },
+        prepareBaseline: { baseline, size in
+            try baseline.create(indexed: false)
+            let records = BenchmarkData.records(count: size.batchInserts)
+            return Trial(
+                operations: records.count,
+                body: {
+                    try baseline.insert(records[...], rowsPerTransaction: records.count, queueRows: true)
+                }, teardown: { baseline.close() })
+        })
+
+    /// Local inserts, each in its own transaction with full durability (flushed to disk).
+    static let enqueueDurable = BenchmarkScenario(
+        id: "enqueue-durable", title: "enqueue, one durable transaction each", unit: "ops", durability: .full,
+        prepareStore: { store, size in
+            let (context, table) = try syncContext(store, remote: try emptyRemote())
+            let items = BenchmarkData.records(count: size.durableInserts).map(\.localItem)
+            return Trial(
+                operations: items.count,
+                body: {
+                    for item in items {
+                        try table.insert(item)
+                    }
+                }, teardown: { try context.close() })
+        },
+        prepareBaseline: { baseline, size in
+            try baseline.create(indexed: false)
+            let records = BenchmarkData.records(count: size.durableInserts)
+            return Trial(
+                operations: records.count,
+                body: {
+                    try baseline.insert(records[...], rowsPerTransaction: 1, queueRows: true)
+                }, teardown: { baseline.close() })
+        })
+
+    /// Pushing queued inserts to the remote (each operation applied, acknowledged and dequeued).
+    static let push = BenchmarkScenario(
+        id: "push", title: "push queued inserts to InMemoryRemote", unit: "ops",
+        prepareStore: { store, size in
+            let remote = try emptyRemote()
+            let (context, table) = try syncContext(store, remote: remote)
+            let items = BenchmarkData.records(count: size.pushOperations).map(\.localItem)
+            try table.insert(items)
+            return Trial(
+                operations: items.count,
+                body: {
+                    let result = try await context.push()
+                    try expectCount(result.completedCount, items.count, records: items.count, what: "push")
+                },
+                teardown: {
+                    // Checked after the measured part, which reading every server row would lengthen.
+                    defer { try? context.close() }
+                    try expectCount(
+                        try remote.items(in: BenchmarkData.tableName).count, items.count, records: items.count,
+                        what: "server items after the push")
+                })
+        },
+        prepareBaseline: { baseline, size in
+            try baseline.create(indexed: false)
+            let records = BenchmarkData.records(count: size.pushOperations)
+            try baseline.insert(records[...], rowsPerTransaction: records.count, queueRows: true)
+            return Trial(
+                operations: records.count,
+                body: {
+                    try baseline.drainQueue(records)
+                }, teardown: { baseline.close() })
+        })
+
+    /// A full pull of every record of the remote, with `pageSize` records per request.
+    static func pullFull(pageSize: Int) -> BenchmarkScenario {
+        BenchmarkScenario(
+            id: "pull-full-\(pageSize)", title: "full pull, pages of \(pageSize.formatted)", unit: "rows",
+            prepareStore: { store, size in
+                let remote = try seededRemote(records: size.records)
+                let (context, table) = try syncContext(store, remote: remote)
+                return Trial(
+                    operations: size.records,
+                    body: {
+                        let result = try await table.pull(options: PullOptions(pageSize: pageSize))
+                        try expectCount(result.stored, size.records, records: size.records, what: "pull")
+                    }, teardown: { try context.close() })
+            },
+            prepareBaseline: { baseline, size in
+                try baseline.create(indexed: false)
+                let records = BenchmarkData.records(count: size.records)
+                return Trial(
+                    operations: records.count,
+                    body: {
+                        try baseline.insert(records[...], rowsPerTransaction: pageSize, queueRows: false)
+                    }, teardown: { baseline.close() })
+            })
+    }
+
+    /// An incremental pull that brings the records changed on the remote since the last pull.
+    static let pullIncremental = BenchmarkScenario(
+        id: "pull-incremental", title: "incremental pull of changed records", unit: "rows",
+        prepareStore: { store, size in
+            let remote = try seededRemote(records: size.records)
+            let (context, table) = try syncContext(store, remote: remote)
+            try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
+            for record in BenchmarkData.records(count: size.changedRecords) {
+                _ = try remote.changeFromAnotherDevice(table: BenchmarkData.tableName, id: record.id) { item in
+                    item["quantity"] = .int(record.quantity + 1)
+                }
+            }
+            try prepareServerOrdering(
+                remote, by: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
+                from: .date(Timestamp.minimum))
+            return Trial(
+                operations: size.changedRecords,
+                body: {
+                    let result = try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
+                    try expectCount(
+                        result.stored, size.changedRecords, records: size.changedRecords, what: "incremental pull")
+                }, teardown: { try context.close() })
+        },
+        prepareBaseline: { baseline, size in
+            try filledBaseline(baseline, records: size.records, indexed: false)
+            var changed = BenchmarkData.records(count: size.changedRecords)
+            for index in changed.indices { changed[index].quantity += 1 }
+            return Trial(
+                operations: changed.count,
+                body: {
+                    try baseline.insert(changed[...], rowsPerTransaction: 1_000, queueRows: false)
+                }, teardown: { baseline.close() })
+        })
+
+    /// Purging every pulled record of the table.
+    static let purge = BenchmarkScenario(
+        id: "purge", title: "purge all rows", unit: "rows",
+        prepareStore: { store, size in
+            let (context, table) = try syncContext(store, remote: try emptyRemote())
+            try upsertPages(BenchmarkData.records(count: size.records).map(\.item), into: store, pageSize: 10_000)
+            return Trial(
+                operations: size.records,
+                body: {
+                    let purged = try await table.purge()
+                    try expectCount(purged, size.records, records: size.records, what: "purge")
+                }, teardown: { try context.close() })
+        },
+        prepareBaseline: { baseline, size in
+            try filledBaseline(baseline, records: size.records, indexed: false)
+            return Trial(
+                operations: size.records,
+                body: {
+                    let deleted = try baseline.deleteAll()
+                    try expectCount(deleted, size.records, records: size.records, what: "raw purge")
+                }, teardown: { baseline.close() })
+        })
+
+    // MARK: - Helpers
+
+    /// A sync context over `store` (which it opens) with the benchmark table.
+    static func syncContext(_ store: any LocalStore, remote: InMemoryRemote) throws -> (SyncContext, SyncTable) {
+        let context = try SyncContext(store: store, remote: remote, tables: [BenchmarkData.table(indexed: false)])
+        return (context, try context.table(BenchmarkData.tableName))
+    }
+
+    /// A remote with the benchmark table and no rows, serving pages of up to 1,000.
+    static func emptyRemote() throws -> InMemoryRemote {
+        try InMemoryRemote(
+            tables: [BenchmarkData.table(indexed: false)], options: TableService.Options(maximumPageSize: 1_000))
+    }
+
+    /// A remote holding `records` server rows, ready to page them by id.
+    static func seededRemote(records: Int) throws -> InMemoryRemote {
+        let remote = try emptyRemote()
+        try upsertPages(BenchmarkData.records(count: records).map(\.item), into: remote.service.store, pageSize: 10_000)
+        try prepareServerOrdering(remote, by: [SortKey("id")], from: .string(""))
+        return remote
+    }
+
+    /// Reads one page in the pull's order (bounded on its first key, as the pull's pages are) so
+    /// the server's store sorts its rows (what a real server keeps as an index) before the
+    /// measurement rather than during it.
+    static func prepareServerOrdering(_ remote: InMemoryRemote, by orderBy: [SortKey], from lowest: Value) throws {
+        guard let first = orderBy.first else { return }
+        _ = try remote.service.store.read(
+            Query(
+                table: BenchmarkData.tableName,
+                filter: .comparison(.column(first.column), .ge, .literal(lowest)),
+                orderBy: orderBy, top: 1))
+    }
+}
+
+extension Int {
+    /// The number with thousands separators, e.g. `1,000`.
+    var formatted: String {
+        let digits = String(self)
+        var result = ""
+        for (offset, character) in digits.enumerated() {
+            if offset > 0, (digits.count - offset) % 3 == 0 { result.append(",") }
+            result.append(character)
+        }
+        return result
+    }
+}

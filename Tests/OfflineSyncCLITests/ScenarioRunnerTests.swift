@@ -1,0 +1,73 @@
+import Foundation
+import OfflineSync
+@testable import offline_sync
+import Testing
+
+@Suite("The benchmark runner")
+struct ScenarioRunnerTests {
+    static let size = BenchmarkSize.scaled(records: 1_000)
+
+    @Test("runs every applicable scenario on every available backend and its raw baseline")
+    func measuresEveryApplicableScenario() async throws {
+        let runner = ScenarioRunner(
+            backends: BenchmarkBackend.available, scenarios: BenchmarkScenario.all, size: Self.size)
+        let report = await runner.run()
+        for backend in BenchmarkBackend.available {
+            let applicable = BenchmarkScenario.all.filter { $0.applies(to: backend.name) }
+            #expect(report.cells.filter { $0.backend == backend.name }.map(\.scenario) == applicable.map(\.id))
+        }
+        for cell in report.cells {
+            #expect(cell.error == nil, "\(cell.scenario) on \(cell.backend) failed: \(cell.error ?? "")")
+            #expect(cell.rawError == nil, "\(cell.scenario) on raw \(cell.backend) failed: \(cell.rawError ?? "")")
+            #expect((cell.store?.operations ?? 0) > 0, "\(cell.scenario) on \(cell.backend) measured no operations")
+            #expect(
+                (cell.raw != nil) == (cell.backend != "memory"), "\(cell.scenario) on \(cell.backend): raw baseline ran"
+            )
+        }
+    }
+
+    @Test("reports a backend next to its raw baseline with their ratio")
+    func reportsRatioToRawBaseline() async throws {
+        let backend = BenchmarkBackend(
+            name: "memory", makeStore: { _ in InMemoryStore() },
+            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
+        let runner = ScenarioRunner(backends: [backend], scenarios: [.bulkUpsert], size: Self.size)
+        let report = await runner.run()
+        let cell = try #require(report.cell("bulk-upsert", "memory"))
+        let raw = try #require(cell.raw, "the raw baseline ran: \(cell.rawError ?? "")")
+        #expect(raw.operations == Self.size.records)
+        #expect(cell.ratio != nil)
+        let table = report.rendered(as: .table)
+        #expect(table.contains("bulk upsert, pages of 1,000"))
+        #expect(table.contains("["), "the table shows the ratio in brackets")
+    }
+
+    @Test("calls progress once per trial and finally with the total")
+    func reportsProgress() async {
+        let runner = ScenarioRunner(backends: [.memory], scenarios: [.lookup], size: Self.size)
+        var calls: [(Int, Int)] = []
+        _ = await runner.run { done, total, _ in calls.append((done, total)) }
+        #expect(calls.map(\.0) == [0, 1])
+        #expect(calls.allSatisfy { $0.1 == runner.trialCount })
+    }
+
+    @Test("renders Markdown tables and decodable JSON")
+    func rendersMarkdownAndJSON() async throws {
+        let report = await ScenarioRunner(backends: [.memory], scenarios: [.lookup], size: Self.size).run()
+        #expect(report.rendered(as: .markdown).contains("| lookup by random id |"))
+        let decoded = try JSONDecoder().decode(BenchmarkReport.self, from: Data(report.rendered(as: .json).utf8))
+        #expect(decoded.cells == report.cells)
+    }
+
+    @Test("reads the resident memory of the process")
+    func readsResidentMemory() throws {
+        let resident = try #require(ProcessMemory.residentBytes)
+        #expect(resident > 0)
+        #expect(try #require(ProcessMemory.peakResidentBytes) >= resident)
+    }
+
+    @Test("names unknown scenarios in the error")
+    func rejectsUnknownScenario() {
+        #expect(throws: BenchmarkError.self) { try BenchmarkScenario.named(["lookup", "nope"]) }
+    }
+}
