@@ -79,7 +79,9 @@ let package = Package(
         .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
         .target(
             name: "OfflineSyncStores",
-            dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
+            dependencies: [
+                "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "OfflineSyncPostgres",
+            ]),
         // Sources/offline-sync/Benchmarking holds the benchmark scenarios and raw C baselines, internal to
         // the tool; the Benchmarks/ package compiles the same files through a symbolic link (see
         // docs/ARCHITECTURE.md, "Measurement code").
@@ -88,6 +90,7 @@ let package = Package(
             dependencies: [
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
                 "OfflineSyncServer", "OfflineSyncHTTP", "OfflineSyncSQLite", "OfflineSyncLMDB", "CLMDB",
+                "OfflineSyncPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -48,11 +48,6 @@ public final class PostgresStore: LocalStore {
         lockKey = Int64(bitPattern: PostgresTableLayout.fnv1a("offline-sync \(database).\(settings.schema)"))
     }
 
-    /// Creates a closed store from a `postgres:` configuration (see ``PostgresConnectionSettings``).
-    public convenience init(configuration: StoreConfiguration) throws {
-        self.init(settings: try PostgresConnectionSettings(configuration))
-    }
-
     /// The version of the libpq library, e.g. `150018`.
     public static var libpqVersion: Int { Int(PQlibVersion()) }
 

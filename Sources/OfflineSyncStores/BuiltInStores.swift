@@ -1,5 +1,6 @@
 import OfflineSync
 import OfflineSyncLMDB
+import OfflineSyncPostgres
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
@@ -46,6 +47,7 @@ public enum BuiltInStores {
             (.sqlite, { SQLiteStore.register(in: $0) }),
             (.sqlcipher, { SQLCipherStore.register(in: $0) }),
             (.lmdb, { LMDBStore.register(in: $0) }),
+            (.postgres, { PostgresStore.register(in: $0) }),
         ]
     }
 }

@@ -65,10 +65,10 @@ struct StoreConfigurationTests {
     }
 
     @Test func unknownSchemeListsTheKnownOnes() {
-        let error = #expect(throws: OfflineSyncError.self) { try parse("postgres:/tmp/x") }
+        let error = #expect(throws: OfflineSyncError.self) { try parse("oracle:/tmp/x") }
         #expect(error?.code == .configuration)
-        #expect(error?.message.contains("unknown store scheme 'postgres'") == true)
-        #expect(error?.message.contains("memory:, sqlite:, sqlcipher:, lmdb:") == true)
+        #expect(error?.message.contains("unknown store scheme 'oracle'") == true)
+        #expect(error?.message.contains("memory:, sqlite:, sqlcipher:, lmdb:, postgres:") == true)
     }
 
     @Test func missingSchemeIsExplained() {

@@ -150,8 +150,12 @@ struct PostgresQuery {
     }
 
     private mutating func appendOrderAndPage(_ query: Query) {
-        var keys = query.orderBy.map {
-            "\(layout.quotedColumn($0.column)) \($0.descending ? "DESC NULLS LAST" : "ASC NULLS FIRST")"
+        var keys: [String] = []
+        for key in query.orderBy {
+            let direction = key.descending ? "DESC NULLS LAST" : "ASC NULLS FIRST"
+            // The indexed prefix first (so the index can serve the order), refined by the value.
+            if let prefix = layout.prefixed(key.column) { keys.append("\(prefix) \(direction)") }
+            keys.append("\(layout.quotedColumn(key.column)) \(direction)")
         }
         if !query.orderBy.contains(where: { $0.column == "id" }) { keys.append("\"id\" ASC") }
         sql += " ORDER BY " + keys.joined(separator: ", ")
@@ -422,6 +426,7 @@ struct PostgresQuery {
             break
         }
         let withLiteral = left.isLiteral || right.isLiteral
+        if bare, op != .ne, let condition = prefixedComparison(lhs, left, op, rhs, right) { return condition }
         switch op {
         case .eq where bare && withLiteral:
             return "(\(left.sql) = \(right.sql))"
@@ -435,6 +440,35 @@ struct PostgresQuery {
             let test = "\(left.sql) \(PostgresQuery.symbol(op)) \(right.sql)"
             return bare ? "(\(test))" : "coalesce(\(test), false)"
         }
+    }
+
+    /// A comparison of an index-prefixed column with a literal of its own kind, with the prefix
+    /// condition the index can serve before it (`substring(c …) >= substring($1 …) AND c > $1`),
+    /// for a positive `WHERE` context; `nil` when that does not apply.
+    private func prefixedComparison(
+        _ lhs: Expression, _ left: Operand, _ op: ComparisonOperator, _ rhs: Expression, _ right: Operand
+    ) -> String? {
+        guard left.kind == right.kind else { return nil }
+        let prefixOp: String =
+            switch op {
+            case .eq: "="
+            case .gt, .ge: ">="
+            default: "<="
+            }
+        let flipped: String =
+            switch op {
+            case .eq: "="
+            case .gt, .ge: "<="
+            default: ">="
+            }
+        let test = "\(left.sql) \(PostgresQuery.symbol(op)) \(right.sql)"
+        if case .column(let name) = lhs, right.isLiteral, let prefix = layout.prefixed(name) {
+            return "(\(prefix) \(prefixOp) \(PostgresTableLayout.prefix(right.sql)) AND \(test))"
+        }
+        if case .column(let name) = rhs, left.isLiteral, let prefix = layout.prefixed(name) {
+            return "(\(PostgresTableLayout.prefix(left.sql)) \(prefixOp) \(prefix) AND \(test))"
+        }
+        return nil
     }
 
     /// An exact comparison of an `int8` with a `float8` (either may be NULL), with the evaluator's

@@ -16,7 +16,11 @@ import OfflineSync
 /// - Names longer than PostgreSQL's 63 bytes are shortened to a prefix and a hash of the whole
 ///   name (see ``sqlName(_:)``); the schema record keeps the real names.
 /// - Indexes list their columns `NULLS FIRST` (the ascending order of queries) and end with `id`
-///   (the final ordering key), so an index serves a filter and an ordering on its columns.
+///   (the final ordering key), so an index serves a filter and an ordering on its columns. A
+///   b-tree entry holds at most about 2.7 KB, and string and JSON values have no size limit, so an
+///   index holds the first ``indexPrefixLength`` characters (bytes for `bytea`) of such a column
+///   instead of the whole value; the translation adds the matching prefix condition and ordering
+///   key (see ``prefixed(_:)``), which the whole value then refines, so results are unchanged.
 struct PostgresTableLayout {
     let schema: TableSchema
     /// `"schema"."table"`.
@@ -28,6 +32,11 @@ struct PostgresTableLayout {
     let scanSQL: String
     /// The parameter types of one row of an upsert: `id`, then every column.
     let rowTypes: [PostgresType]
+    /// The string and JSON columns that an index holds by prefix.
+    let prefixIndexedColumns: Set<String>
+
+    /// How many characters of a string or JSON column an index holds (at most 512 bytes).
+    static let indexPrefixLength = 128
 
     init(_ schema: TableSchema, in schemaName: String) {
         self.schema = schema
@@ -40,6 +49,21 @@ struct PostgresTableLayout {
         scanSQL = "SELECT \(allColumns) FROM \(qualifiedName)"
         lookupSQL = scanSQL + " WHERE \"id\" = $1::text"
         rowTypes = [.text] + schema.columns.map { PostgresType(storing: $0.type) }
+        prefixIndexedColumns = Set(
+            schema.indexes.flatMap(\.columns).filter { name in
+                let type = schema.column(named: name)?.type
+                return type == .string || type == .json
+            })
+    }
+
+    /// The index prefix of a column's SQL value (see ``indexPrefixLength``).
+    static func prefix(_ sql: String) -> String {
+        "substring(\(sql) from 1 for \(indexPrefixLength))"
+    }
+
+    /// The indexed prefix of a column when an index holds the column by prefix, else `nil`.
+    func prefixed(_ column: String) -> String? {
+        prefixIndexedColumns.contains(column) ? PostgresTableLayout.prefix(quotedColumn(column)) : nil
     }
 
     /// A column's quoted SQL name (`id` included).
@@ -62,7 +86,7 @@ struct PostgresTableLayout {
     /// the SQL name is `table.index` (names cannot contain a dot, so no two tables' indexes collide).
     func createIndexSQL(_ index: Index) -> String {
         let name = PostgresTableLayout.quote(PostgresTableLayout.sqlName("\(schema.name).\(index.name)"))
-        let keys = index.columns.map { "\(quotedColumn($0)) ASC NULLS FIRST" } + ["\"id\""]
+        let keys = index.columns.map { "(\(prefixed($0) ?? quotedColumn($0))) ASC NULLS FIRST" } + ["\"id\""]
         return "CREATE INDEX IF NOT EXISTS \(name) ON \(qualifiedName) (\(keys.joined(separator: ", ")))"
     }
 

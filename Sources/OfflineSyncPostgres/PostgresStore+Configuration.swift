@@ -18,3 +18,16 @@ extension StoreScheme {
         example: "postgres://app@127.0.0.1:5432/appdb?schema=offline_sync",
         validate: { _ = try PostgresConnectionSettings($0) })
 }
+
+extension PostgresStore {
+    /// Registers the `postgres:` scheme (``OfflineSync/StoreScheme/postgres``) with `registry`, as
+    /// any backend registers its own.
+    public static func register(in registry: StoreRegistry = .shared) {
+        registry.register(.postgres) { try PostgresStore(configuration: $0) }
+    }
+
+    /// Creates a closed store from a `postgres:` configuration (see ``PostgresConnectionSettings``).
+    public convenience init(configuration: StoreConfiguration) throws {
+        self.init(settings: try PostgresConnectionSettings(configuration))
+    }
+}
