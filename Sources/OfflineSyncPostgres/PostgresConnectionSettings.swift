@@ -168,7 +168,7 @@ public struct PostgresConnectionSettings: Sendable, Hashable, CustomStringConver
 
     /// libpq's keyword/value connection parameters, the password read from
     /// ``passwordEnvironmentVariable`` when one is named.
-    func connectionParameters() throws -> [(String, String)] {
+    package func connectionParameters() throws -> [(String, String)] {
         var parameters: [(String, String)] = []
         if let host { parameters.append(("host", host)) }
         if let port { parameters.append(("port", String(port))) }

@@ -6,8 +6,9 @@ import OfflineSync
 /// Not thread-safe: ``PostgresStore`` confines it behind a `Mutex`. Every statement with values is
 /// prepared once (`PQprepare`, named `s1`, `s2`, … per connection) and executed with
 /// `PQexecPrepared`, values bound in binary format and results read in binary format, so no value
-/// is ever spliced into SQL and no text conversion can change a double or a date.
-final class PostgresConnection {
+/// is ever spliced into SQL and no text conversion can change a double or a date. `package`
+/// so the raw libpq baseline of `offline-sync bench` runs on the same connection code.
+package final class PostgresConnection {
     /// The prepared statements kept per connection before the cache is emptied
     /// (`DEALLOCATE ALL`), so a stream of distinct queries cannot grow the server's memory.
     static let statementCacheLimit = 512
@@ -21,7 +22,7 @@ final class PostgresConnection {
 
     /// Connects with libpq keyword/value parameters (a password among them is never kept or
     /// shown). Throws ``PostgresError`` with libpq's message when the connection fails.
-    init(parameters: [(String, String)], location: String) throws {
+    package init(parameters: [(String, String)], location: String) throws {
         self.location = location
         let keywords = parameters.map { strdup($0.0) } + [nil]
         let values = parameters.map { strdup($0.1) } + [nil]
@@ -56,7 +57,7 @@ final class PostgresConnection {
     }
 
     /// Closes the connection; further calls throw.
-    func close() {
+    package func close() {
         if let handle { PQfinish(handle) }
         handle = nil
         statements = [:]
@@ -104,7 +105,7 @@ final class PostgresConnection {
     /// Runs SQL without values (one or more statements, the simple query protocol) and returns the
     /// command tag of the last one, e.g. `COMMIT` or `ROLLBACK`.
     @discardableResult
-    func execute(_ sql: String) throws -> String {
+    package func execute(_ sql: String) throws -> String {
         let handle = try requireHandle()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
@@ -115,7 +116,7 @@ final class PostgresConnection {
     /// Runs a prepared statement with bound values, calls `body` for each row of its result, and
     /// returns the number of rows the statement affected (for `INSERT`, `UPDATE`, `DELETE`).
     @discardableResult
-    func run(
+    package func run(
         _ sql: String, _ parameters: [PostgresParameter] = [], forEachRow body: (PostgresRow) throws -> Void = { _ in }
     )
         throws -> Int
@@ -133,6 +134,49 @@ final class PostgresConnection {
         }
         let affected = String(cString: PQcmdTuples(result))
         return Int(affected) ?? Int(rows)
+    }
+
+    /// Runs `COPY … FROM STDIN` (text format) with `data` as its input and returns the number
+    /// of rows copied.
+    @discardableResult
+    package func copy(_ sql: String, data: [UInt8]) throws -> Int {
+        let handle = try requireHandle()
+        let start = PQexec(handle, sql)
+        let startStatus = start.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        if startStatus != PGRES_COPY_IN {
+            defer { PQclear(start) }
+            try check(start, sql: sql, doing: "starting COPY on \(location)")
+            throw PostgresError(message: "the server did not enter COPY mode", context: "COPY on \(location)", sql: sql)
+        }
+        PQclear(start)
+        let sent =
+            data.isEmpty
+            ? 1
+            : data.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    PQputCopyData(handle, $0, Int32(buffer.count))
+                }
+            }
+        let ended = PQputCopyEnd(handle, sent == 1 ? nil : "sending COPY data failed")
+        var copied = 0
+        var failure: (any Error)?
+        while let result = PQgetResult(handle) {
+            do {
+                try check(result, sql: sql, doing: "copying rows on \(location)")
+                copied += Int(String(cString: PQcmdTuples(result))) ?? 0
+            } catch {
+                failure = failure ?? error
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+        guard sent == 1, ended == 1 else {
+            throw PostgresError(
+                message: PostgresConnection.trimmed(PQerrorMessage(handle)),
+                context: "sending COPY data to \(location)",
+                sql: sql)
+        }
+        return copied
     }
 
     /// The name of the prepared statement for `sql`, preparing it on first use.

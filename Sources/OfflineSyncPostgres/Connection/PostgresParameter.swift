@@ -1,7 +1,7 @@
 import OfflineSync
 
 /// The PostgreSQL types the store binds and reads, with their type OIDs (fixed in `pg_type`).
-enum PostgresType: UInt32 {
+package enum PostgresType: UInt32 {
     case bool = 16
     case bytea = 17
     case int8 = 20
@@ -34,13 +34,13 @@ enum PostgresType: UInt32 {
 /// One bound value in PostgreSQL's binary format: network byte order for `int8` and `float8`
 /// (the IEEE bits, so `-0.0` keeps its sign), one byte for `bool`, the UTF-8 bytes for `text` and
 /// `bytea`; `nil` bytes bind SQL NULL.
-struct PostgresParameter {
-    var type: UInt32
-    var bytes: [UInt8]?
+package struct PostgresParameter {
+    package var type: UInt32
+    package var bytes: [UInt8]?
 
     /// Binds `value` as `type`; a value of another kind than the type stores is a programming
     /// error of the translation and binds NULL (the core has already checked every value).
-    init(_ value: Value, as type: PostgresType) {
+    package init(_ value: Value, as type: PostgresType) {
         self.type = type.rawValue
         switch (value, type) {
         case (.bool(let flag), .bool): bytes = [flag ? 1 : 0]

@@ -2,12 +2,12 @@ import CLibPQ
 import OfflineSync
 
 /// One row of a result read in binary format, valid only during the callback it is handed to.
-struct PostgresRow {
+package struct PostgresRow {
     let result: OpaquePointer
     let row: Int32
 
     /// `true` when the column is SQL NULL.
-    func isNull(_ column: Int32) -> Bool {
+    package func isNull(_ column: Int32) -> Bool {
         PQgetisnull(result, row, column) == 1
     }
 
@@ -21,12 +21,12 @@ struct PostgresRow {
     }
 
     /// A `text` or `bytea` column as a string (its bytes are UTF-8: the store writes nothing else).
-    func string(_ column: Int32) -> String {
+    package func string(_ column: Int32) -> String {
         String(decoding: bytes(column), as: UTF8.self)
     }
 
     /// An `int8` column (8 bytes, network order); 0 for anything shorter.
-    func int64(_ column: Int32) -> Int64 {
+    package func int64(_ column: Int32) -> Int64 {
         let raw = bytes(column)
         guard raw.count == 8 else { return 0 }
         var bits: UInt64 = 0
@@ -35,12 +35,12 @@ struct PostgresRow {
     }
 
     /// A `float8` column (its IEEE bits, network order).
-    func double(_ column: Int32) -> Double {
+    package func double(_ column: Int32) -> Double {
         Double(bitPattern: UInt64(bitPattern: int64(column)))
     }
 
     /// A `bool` column.
-    func bool(_ column: Int32) -> Bool {
+    package func bool(_ column: Int32) -> Bool {
         let raw = bytes(column)
         return raw.count == 1 && raw[0] != 0
     }
