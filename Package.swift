@@ -92,6 +92,9 @@ let package = Package(
                 "OfflineSyncServer", "OfflineSyncHTTP", "OfflineSyncSQLite", "OfflineSyncLMDB", "CLMDB",
                 "OfflineSyncPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
