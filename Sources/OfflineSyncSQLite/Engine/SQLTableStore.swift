@@ -257,18 +257,20 @@ package final class SQLTableStore: Sendable {
         {
             return answer
         }
+        // Only the matching rows are kept while scanning, so a large table costs no more memory
+        // than the answer.
+        let evaluator = try QueryEvaluator(query: query, schema: layout.schema)
         let candidates = SQLQuery.candidates(query, on: layout)
-        var rows: [Item] = []
-        let scanned = try unlessTooComplex {
-            try connection.forEachRow(candidates.sql, candidates.arguments) {
-                rows.append(layout.decode($0, columns: layout.schema.columns))
-            }
+        var matches: [Item] = []
+        func keepMatch(_ statement: Statement) {
+            let item = layout.decode(statement, columns: layout.schema.columns)
+            if evaluator.matches(item) { matches.append(item) }
         }
-        if scanned == nil {
-            rows = []
-            try connection.forEachRow(layout.scanSQL) { rows.append(layout.decode($0, columns: layout.schema.columns)) }
+        if try unlessTooComplex({ try connection.forEachRow(candidates.sql, candidates.arguments, keepMatch) }) == nil {
+            matches = []
+            try connection.forEachRow(layout.scanSQL, [], keepMatch)
         }
-        return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
+        return evaluator.run(over: matches)
     }
 
     /// The page (and count) of a query in SQL; `nil` when the count has no exact translation.
