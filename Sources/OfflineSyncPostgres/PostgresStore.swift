@@ -118,18 +118,19 @@ public final class PostgresStore: LocalStore {
         try state.withLock { state in
             let connection = try requireOpen(state)
             let layout = try PostgresStore.layout(query.table, in: state.schema, state.layouts)
-            try connection.reconnectIfBroken()
-            guard query.includeTotalCount else {
-                return try PostgresStore.read(query, on: layout, connection)
-            }
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            do {
-                let result = try PostgresStore.read(query, on: layout, connection)
-                try connection.execute("COMMIT")
-                return result
-            } catch {
-                connection.rollBack()
-                throw error
+            return try PostgresStore.retryingOnceAfterConnectionLoss(connection) {
+                guard query.includeTotalCount else {
+                    return try PostgresStore.read(query, on: layout, connection)
+                }
+                try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                do {
+                    let result = try PostgresStore.read(query, on: layout, connection)
+                    try connection.execute("COMMIT")
+                    return result
+                } catch {
+                    connection.rollBack()
+                    throw error
+                }
             }
         }
     }
@@ -138,8 +139,25 @@ public final class PostgresStore: LocalStore {
         try state.withLock { state in
             let connection = try requireOpen(state)
             let layout = try PostgresStore.layout(table, in: state.schema, state.layouts)
+            return try PostgresStore.retryingOnceAfterConnectionLoss(connection) {
+                try PostgresStore.lookup(id, on: layout, connection)
+            }
+        }
+    }
+
+    /// Runs a read (or the start of a transaction); when the connection turns out to be lost (a
+    /// server restart, a dropped network, a terminated backend: libpq notices only when a
+    /// statement fails), reconnects and runs it once more. Never a write: a write whose connection
+    /// died may or may not have committed.
+    private static func retryingOnceAfterConnectionLoss<Result>(
+        _ connection: PostgresConnection, _ body: () throws -> Result
+    ) throws -> Result {
+        try connection.reconnectIfBroken()
+        do {
+            return try body()
+        } catch let error as PostgresError where error.isConnectionFailure && connection.isBroken {
             try connection.reconnectIfBroken()
-            return try PostgresStore.lookup(id, on: layout, connection)
+            return try body()
         }
     }
 
@@ -150,8 +168,11 @@ public final class PostgresStore: LocalStore {
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         try state.withLock { state in
             let connection = try requireOpen(state)
-            try connection.reconnectIfBroken()
-            try connection.execute("BEGIN; SELECT pg_advisory_xact_lock(\(lockKey))")
+            // A lost connection is noticed by the first statement; nothing is written before the
+            // lock is held, so beginning again on a new connection is safe.
+            try PostgresStore.retryingOnceAfterConnectionLoss(connection) {
+                try connection.execute("BEGIN; SELECT pg_advisory_xact_lock(\(lockKey))")
+            }
             let transaction = Transaction(connection: connection, schema: state.schema, layouts: state.layouts)
             defer { transaction.isActive = false }
             do {

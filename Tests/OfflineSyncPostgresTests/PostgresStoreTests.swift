@@ -139,3 +139,39 @@ import Testing
         #expect(!text.contains("s3cr3t-value"))
     }
 }
+
+/// A store whose server connection is cut carries on.
+@Suite struct PostgresReconnectionTests {
+    @Test func aReadAfterTheServerEndedTheConnectionReconnectsAndAnswers() throws {
+        let server = try PostgresTestServer.require()
+        let settings = server.freshSettings()
+        let store = PostgresStore(settings: settings)
+        try store.open(schema: StoreSchema([TableSchema("notes", columns: [Column("title", .string)], synced: false)]))
+        defer { try? store.close() }
+        try store.upsert([Item(id: "a", values: ["title": .string("kept")])], into: "notes")
+        try terminateBackends(naming: settings.schema, on: server)
+        #expect(try store.lookup(table: "notes", id: "a")?["title"] == .string("kept"))
+    }
+
+    @Test func aWriteAfterTheServerEndedTheConnectionReconnectsAndCommits() throws {
+        let server = try PostgresTestServer.require()
+        let settings = server.freshSettings()
+        let store = PostgresStore(settings: settings)
+        try store.open(schema: StoreSchema([TableSchema("notes", columns: [Column("title", .string)], synced: false)]))
+        defer { try? store.close() }
+        try store.upsert([Item(id: "a", values: ["title": .string("kept")])], into: "notes")
+        try terminateBackends(naming: settings.schema, on: server)
+        try store.upsert([Item(id: "b", values: ["title": .string("after")])], into: "notes")
+        #expect(try store.count("notes") == 2)
+    }
+
+    /// Ends the server processes whose last statement names `schema` (this test's store only).
+    private func terminateBackends(naming schema: String, on server: PostgresTestServer) throws {
+        try PostgresTestServer.run(
+            "/usr/bin/psql",
+            [
+                "-h", "127.0.0.1", "-p", String(server.port), "-U", "postgres", "-d", "postgres", "-Atc",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%\(schema)%'",
+            ])
+    }
+}

@@ -142,7 +142,8 @@ public struct StoreOption: Sendable, Hashable {
     public static func choice<Choice: StoreChoice>(_ name: String, _ choices: Choice.Type, summary: String = "")
         -> StoreOption
     {
-        StoreOption(name, values: choices.allCases.map { $0.rawValue.lowercased() }, summary: describe(summary, choices))
+        StoreOption(
+            name, values: choices.allCases.map { $0.rawValue.lowercased() }, summary: describe(summary, choices))
     }
 
     /// The `sync` option: how hard a commit works to survive a crash or a power loss, one of

@@ -87,6 +87,12 @@ package final class PostgresConnection {
         return PQtransactionStatus(handle) == PQTRANS_INERROR
     }
 
+    /// `true` when libpq has noticed that the connection is lost.
+    var isBroken: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) != CONNECTION_OK
+    }
+
     /// Re-establishes a connection that the server or the network dropped (outside a transaction
     /// only: a broken transaction is lost with its connection). Prepared statements die with the
     /// old session, so the cache is emptied.
