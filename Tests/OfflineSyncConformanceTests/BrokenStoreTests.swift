@@ -20,6 +20,19 @@ import Testing
         #expect(result.failed == 0 && result.passed > 0, "\(fault) breaks rule \(fault.rule) only: \(result)")
     }
 
+    /// The forced interleavings catch a concurrency bug in the first round that can show it: a
+    /// store whose readers wait for the writer answers only the first call of the reader thread
+    /// during the write, and round 2 is the first to call `lookup` first.
+    @Test(arguments: [
+        (BrokenStore.Fault.interleavesTransactions, 1), (.writesFailWhenConcurrent, 1), (.showsUncommittedWrites, 1),
+        (.readsFailDuringWrites, 1), (.lookupsFailDuringWrites, 2),
+    ])
+    func theConcurrencyCasesCatchInTheFirstRoundThatCan(_ fault: BrokenStore.Fault, _ round: Int) async {
+        let result = await run("concurrency", on: fault)
+        let first = result.failureMessages.first { $0.contains("round ") }
+        #expect(first?.contains("round \(round)") == true, "\(fault): \(result)")
+    }
+
     @Test func everyRuleHasBrokenStores() {
         let rules = Set(BrokenStore.Fault.allCases.map(\.rule))
         #expect(rules == Set(1...8))
