@@ -36,7 +36,7 @@ import Testing
     @Test func everyRuleHasBrokenStores() {
         let rules = Set(BrokenStore.Fault.allCases.map(\.rule))
         #expect(rules == Set(1...8))
-        #expect(BrokenStore.Fault.allCases.count == 76)
+        #expect(BrokenStore.Fault.allCases.count == 79)
     }
 
     @Test func aFailingGeneratedQueryIsPrintedWithItsSeed() async {
@@ -76,7 +76,7 @@ import Testing
                 ("schema", [Case.undeclared]), ("transactionScope", [Case.undeclaredInTransactions]),
                 ("validation", [Case.unknownTables]),
             ]
-        case .dropsRowsWhenWidening: return [("schema", [Case.newColumns])]
+        case .dropsRowsWhenWidening, .dropsValuesOfColumnsAddedOnReopen: return [("schema", [Case.newColumns])]
         case .forgetsTablesLeftOutOnReopen: return [("schema", [Case.newTables])]
         case .skipsIndexBackfillOnWiden: return [("schema", [Case.indexBackfill])]
         case .acceptsRetypingEmptyTables: return [("schema", [Case.retypeEmpty])]
@@ -86,13 +86,15 @@ import Testing
         case .losesSchemaOnReopen:
             return [("schema", [Case.reopenKeeps, Case.newTables, Case.retype]), ("values", [Case.valuesReopen])]
         case .truncatesConvertedDates: return [("crud", [Case.normalized]), ("values", [Case.valuesInTransaction])]
+        case .truncatesConvertedDatesFromServer: return [("values", [Case.valuesServer])]
         case .keepsUnknownServerColumns: return [("crud", [Case.serverDrops])]
         case .dropsUnknownLocalColumns: return [("crud", [Case.localRejects])]
         case .mergesLocalUpserts: return [("crud", [Case.replaces]), ("values", [Case.valuesReplace])]
         case .mergesServerUpserts: return [("values", [Case.valuesReplace])]
         case .keepsOldValueUnderExplicitNullFromLocal, .keepsOldValueUnderExplicitNullFromServer:
             return [("values", [Case.explicitNull])]
-        case .transactionLookupAnswersItemsAsWritten, .transactionReadsDropNegativeZeroSign:
+        case .transactionLookupAnswersItemsAsWritten, .transactionReadsAnswerItemsAsWritten,
+            .transactionReadsDropNegativeZeroSign:
             return [("values", [Case.valuesInTransaction])]
         case .dropsNegativeZeroSign:
             return [("crud", [Case.negativeZero, Case.roundTrip]), ("values", [Case.valuesRoundTrip])]
