@@ -20,17 +20,20 @@ import Testing
         #expect(result.failed == 0 && result.passed > 0, "\(fault) breaks rule \(fault.rule) only: \(result)")
     }
 
-    /// The forced interleavings catch a concurrency bug in the first round that can show it: a
-    /// store whose readers wait for the writer answers only the first call of the reader thread
-    /// during the write, and round 2 is the first to call `lookup` first.
+    /// The forced interleavings catch a concurrency bug by the first round that is sure to show
+    /// it: a store whose readers wait for the writer answers only the first call of the reader
+    /// thread during the write for certain, and round 2 is the first to call `lookup` first (round
+    /// 1 may catch it too, when the lookup comes before the writer has quite finished).
     @Test(arguments: [
         (BrokenStore.Fault.interleavesTransactions, 1), (.writesFailWhenConcurrent, 1), (.showsUncommittedWrites, 1),
         (.readsFailDuringWrites, 1), (.lookupsFailDuringWrites, 2),
     ])
-    func theConcurrencyCasesCatchInTheFirstRoundThatCan(_ fault: BrokenStore.Fault, _ round: Int) async {
+    func theConcurrencyCasesCatchByTheFirstRoundThatIsSureTo(_ fault: BrokenStore.Fault, _ round: Int) async {
         let result = await run("concurrency", on: fault)
-        let first = result.failureMessages.first { $0.contains("round ") }
-        #expect(first?.contains("round \(round)") == true, "\(fault): \(result)")
+        let first = result.failureMessages.first { $0.contains("round ") } ?? ""
+        #expect(
+            (1...round).contains { first.contains("round \($0):") || first.contains("round \($0) ") },
+            "\(fault): \(result)")
     }
 
     @Test func everyRuleHasBrokenStores() {
