@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "OfflineSyncSQLite", targets: ["OfflineSyncSQLite"]),
         .library(name: "OfflineSyncSQLCipher", targets: ["OfflineSyncSQLCipher"]),
         .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
+        .library(name: "OfflineSyncPostgres", targets: ["OfflineSyncPostgres"]),
         .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
         .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
@@ -70,7 +71,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ], exclude: ["Fixtures"]),
         // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
-        // run time by OfflineSyncSQLCipher (see DESIGN.md, "Facts that constrain the backends").
+        // run time by OfflineSyncSQLCipher (see docs/ARCHITECTURE.md, "Facts that constrain the backends").
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "OfflineSyncSQLite", dependencies: ["OfflineSync", "CSQLite"]),
         // Loads libsqlcipher.so.0 with dlopen(RTLD_DEEPBIND); it must never be linked (no
@@ -78,7 +79,9 @@ let package = Package(
         .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
         .target(
             name: "OfflineSyncStores",
-            dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
+            dependencies: [
+                "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "OfflineSyncPostgres",
+            ]),
         // Sources/offline-sync/Benchmarking holds the benchmark scenarios and raw C baselines, internal to
         // the tool; the Benchmarks/ package compiles the same files through a symbolic link (see
         // docs/ARCHITECTURE.md, "Measurement code").
@@ -87,10 +90,17 @@ let package = Package(
             dependencies: [
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
                 "OfflineSyncServer", "OfflineSyncHTTP", "OfflineSyncSQLite", "OfflineSyncLMDB", "CLMDB",
+                "OfflineSyncPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The device of the crash suite (scripts/crash-test): edits, pushes and pulls until killed.
+        .executableTarget(
+            name: "sync-crash-client", dependencies: ["OfflineSync", "OfflineSyncStores", "OfflineSyncHTTP"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncProtocolTests", dependencies: ["OfflineSync", "OfflineSyncProtocol"]),
         .testTarget(
@@ -103,12 +113,22 @@ let package = Package(
         .testTarget(
             name: "OfflineSyncLMDBTests",
             dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
+        // libpq, PostgreSQL's C client library (Debian libpq-dev).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .target(name: "OfflineSyncPostgres", dependencies: ["OfflineSync", "CLibPQ"]),
+        .testTarget(
+            name: "OfflineSyncPostgresTests",
+            dependencies: ["OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres"]),
         .testTarget(
             name: "OfflineSyncConformanceTests",
             dependencies: [
                 "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
             ]),
-        .testTarget(name: "OfflineSyncConfigurationTests", dependencies: ["OfflineSync", "OfflineSyncStores"]),
+        .testTarget(
+            name: "OfflineSyncConfigurationTests",
+            dependencies: [
+                "OfflineSync", "OfflineSyncStores", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+            ]),
         .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
     ]
 )

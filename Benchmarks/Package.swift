@@ -38,6 +38,7 @@ let package = Package(
                 .product(name: "OfflineSyncSQLite", package: offlineSync),
                 .product(name: "OfflineSyncSQLCipher", package: offlineSync),
                 .product(name: "OfflineSyncLMDB", package: offlineSync),
+                .product(name: "OfflineSyncPostgres", package: offlineSync),
             ],
             path: "Benchmarks/OfflineSyncBenchmarks",
             // `Scenarios` is a symbolic link to ../Sources/offline-sync/Benchmarking: the scenarios

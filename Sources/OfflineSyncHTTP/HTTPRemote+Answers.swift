@@ -93,8 +93,7 @@ extension HTTPRemote {
     }
 
     /// The error for a success status whose body is not what the protocol promises.
-    func unreadable(_ request: TableRequest, _ response: WireResponse, _ error: WireFormatError) -> RemoteError
-    {
+    func unreadable(_ request: TableRequest, _ response: WireResponse, _ error: WireFormatError) -> RemoteError {
         let what = "\(request.method.rawValue) \(request.target)"
         if response.isHTML {
             return RemoteError(

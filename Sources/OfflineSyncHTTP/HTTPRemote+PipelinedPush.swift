@@ -29,7 +29,8 @@ extension HTTPRemote {
                     slice.append((write, try request(for: write)))
                 } catch {
                     if !slice.isEmpty {
-                        outcomes += read(slice, transport.submit(slice.map { outgoing($0.request) }), on: transport, renewable)
+                        outcomes += read(
+                            slice, transport.submit(slice.map { outgoing($0.request) }), on: transport, renewable)
                     }
                     slice = []
                     outcomes.append(eventLoop.makeSucceededFuture(.failure(error)))

@@ -15,9 +15,11 @@ package enum WireHeader {
     package static let etag = "ETag"
 
     /// `true` when a request's ``apiVersion`` value names a protocol version this package
-    /// speaks (2.x).
+    /// speaks: `2.0.x`, with a numeric patch version.
     package static func isSupportedAPIVersion(_ value: String) -> Bool {
-        value.hasPrefix("2.")
+        let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts[0] == "2" && parts[1] == "0" && !parts[2].isEmpty
+            && parts[2].allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// The codes of the `X-ZUMO-FEATURES` telemetry header, as the Azure Mobile Apps clients

@@ -37,6 +37,13 @@ public final class SQLCipherLibrary: Sendable {
 
     private static let loaded = Mutex<[String: SQLCipherLibrary]>([:])
 
+    /// The sanitizer runtime linked into this process (`AddressSanitizer`, `ThreadSanitizer`), if
+    /// any, found by its entry point in the global scope (`RTLD_DEFAULT`, a null handle).
+    package static let activeSanitizer: String? = {
+        let runtimes = [("__asan_init", "AddressSanitizer"), ("__tsan_init", "ThreadSanitizer")]
+        return runtimes.first { dlsym(nil, $0.0) != nil }?.1
+    }()
+
     /// Loads SQLCipher from `path` once per process (later calls return the same library).
     /// Throws ``SQLCipherError/Code/libraryUnavailable`` naming the path when it cannot be loaded,
     /// and ``SQLCipherError/Code/notSQLCipher`` when the library does not encrypt.
@@ -50,6 +57,13 @@ public final class SQLCipherLibrary: Sendable {
     }
 
     private init(path: String) throws {
+        // AddressSanitizer and ThreadSanitizer abort the process on a dlopen with RTLD_DEEPBIND.
+        if let sanitizer = SQLCipherLibrary.activeSanitizer {
+            throw SQLCipherError(
+                .libraryUnavailable,
+                "SQLCipher is not loaded in a process built with \(sanitizer): it needs dlopen with RTLD_DEEPBIND, which the sanitizer runtime does not support; use a build without the sanitizer for encrypted stores"
+            )
+        }
         // The handle is never closed: statements and connections may use the library until exit.
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"

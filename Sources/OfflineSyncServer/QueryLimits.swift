@@ -10,7 +10,9 @@ public struct QueryLimits: Sendable, Hashable {
     public var maximumOrderingKeys: Int
     /// The most `$select` columns. Default 256.
     public var maximumSelectedColumns: Int
-    /// The deepest `$filter` expression tree (`a and (b or not c)` is 4 deep). Default 64.
+    /// The deepest `$filter` expression tree (`a and (b or not c)` is 4 deep). Default 24:
+    /// SQLite's parser overflows its stack on filters nested a little deeper (about 30 levels of
+    /// parenthesised `and`).
     public var maximumFilterDepth: Int
     /// The most literal values in a `$filter` (the values of `in` lists and comparisons together).
     /// Default 500.
@@ -18,7 +20,7 @@ public struct QueryLimits: Sendable, Hashable {
 
     /// Creates limits.
     public init(
-        maximumOrderingKeys: Int = 16, maximumSelectedColumns: Int = 256, maximumFilterDepth: Int = 64,
+        maximumOrderingKeys: Int = 16, maximumSelectedColumns: Int = 256, maximumFilterDepth: Int = 24,
         maximumFilterValues: Int = 500
     ) {
         self.maximumOrderingKeys = maximumOrderingKeys

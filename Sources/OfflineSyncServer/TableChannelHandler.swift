@@ -20,9 +20,11 @@ import NIOPosix
 ///
 /// Why not Hummingbird's router and responder: they answer a connection's requests one at a
 /// time through an async task, with a flush per answer; taking the decoded request parts here
-/// lets a batch of pipelined requests cost one thread-pool hop and one flush (see
-/// BENCHMARKS.md, "serve under concurrent clients", for the figures). Hummingbird still owns the
-/// listening socket, HTTP parsing, TLS and graceful shutdown.
+/// lets a batch of pipelined requests cost one thread-pool hop and one flush. That is the design
+/// the pipelined push figures in BENCHMARKS.md were measured with (32 pipelined inserts about
+/// 3 to 4 times the rate of one at a time); the same comparison through Hummingbird's responder
+/// has not been measured. Hummingbird still owns the listening socket, HTTP parsing, TLS and
+/// graceful shutdown.
 ///
 /// It also keeps the connection healthy:
 /// - **idle timeout**: a connection with no request in progress for ``TableServer/Configuration/idleTimeout``
@@ -140,8 +142,9 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     func channelReadComplete(context: ChannelHandlerContext) {
         context.fireChannelReadComplete()
         // The connection reads only on demand (Hummingbird's async channel turns automatic
-        // reading off): ask for more unless too many requests are waiting for their answers.
-        if pending.count < Self.maximumPending, !closing {
+        // reading off): ask for more unless too many requests are waiting for their answers (a
+        // closing connection reads on, dropping what arrives).
+        if pending.count < Self.maximumPending || closing {
             context.read()
         } else {
             readPaused = true
@@ -153,6 +156,27 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         idleTimer?.cancel()
         readTimer?.cancel()
         context.fireChannelInactive()
+    }
+
+    /// A request the HTTP parser rejects (malformed head, head too large, bad chunking) gets a
+    /// JSON error and the connection closes: the rest of its bytes cannot be trusted.
+    /// Bytes after a request that closes the connection are dropped, not an error: that request
+    /// is still answered.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !closing, (error as? HTTPParserError) != .closedConnection else { return }
+        closing = true
+        logger.info("closing a connection after a malformed request: \(error)")
+        guard !inFlight else {
+            context.close(promise: nil)
+            return
+        }
+        let tooLarge = (error as? HTTPParserError) == .headerOverflow
+        let answer = TableProtocol.error(
+            tooLarge ? 431 : 400,
+            tooLarge
+                ? "the request head is larger than the server accepts; shorten the URL or the headers"
+                : "the request is not valid HTTP/1.1: \(error)")
+        sendFinal(answer, context: context)
     }
 
     // MARK: Answering
@@ -202,7 +226,7 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
                 context.flush()
                 if refused || batch.contains(where: { !$0.keepAlive }) {
                     self.closing = true
-                    context.close(promise: nil)
+                    Self.closeAfterAnswer(context)
                     return
                 }
             case .failure(let error):
@@ -273,18 +297,39 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
             context.close(promise: nil)
             return
         }
-        let answer = TableProtocol.error(
-            408, "the request did not arrive completely within \(seconds) s; send the whole request at once")
+        sendFinal(
+            TableProtocol.error(
+                408, "the request did not arrive completely within \(seconds) s; send the whole request at once"),
+            context: context)
+    }
+
+    /// Writes an answer the connection ends with, then closes it.
+    private func sendFinal(_ answer: TableProtocol.Answer, context: ChannelHandlerContext) {
         var fields = answer.fields
         fields[.contentLength] = String(answer.body.count)
         fields[.connection] = "close"
         fields[.date] = date.now()
         fields[.server] = serverName
         context.write(
-            wrapOutboundOut(.head(HTTPResponse(status: .init(code: 408), headerFields: fields))), promise: nil)
+            wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
+            Self.closeAfterAnswer(context)
+        }
+    }
+
+    /// Ends a connection whose last answer is written: the sending side closes first, and what
+    /// the client still sends is read and dropped for a moment before the connection closes.
+    /// Closing at once with unread bytes would make the kernel answer them with a reset, which
+    /// can destroy the last answer before the client reads it.
+    private static func closeAfterAnswer(_ context: ChannelHandlerContext) {
+        context.close(mode: .output).assumeIsolated().whenComplete { result in
+            if case .failure = result {
+                context.close(promise: nil)
+                return
+            }
+            context.read()
+            context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { context.close(promise: nil) }
         }
     }
 

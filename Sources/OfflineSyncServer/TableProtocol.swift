@@ -85,13 +85,6 @@ final class TableProtocol: Sendable {
         target.utf8.count <= 200 ? target : String(target.prefix(200)) + "…"
     }
 
-    /// The API versions the Azure servers accept: `2.0.x`.
-    static func isSupportedAPIVersion(_ version: String) -> Bool {
-        let parts = version.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 3 && parts[0] == "2" && parts[1] == "0" && !parts[2].isEmpty
-            && parts[2].allSatisfy { $0.isASCII && $0.isNumber }
-    }
-
     // MARK: Routes
 
     private func route(_ request: Request, _ target: TableRequestTarget) throws -> Answer {
@@ -103,8 +96,8 @@ final class TableProtocol: Sendable {
             return answer
         }
         if checksAPIVersion {
-            let version = request.header("ZUMO-API-VERSION") ?? target.options["zumo-api-version"]
-            guard let version, Self.isSupportedAPIVersion(version) else {
+            let version = request.header(WireHeader.apiVersion) ?? target.options[WireHeader.apiVersion.lowercased()]
+            guard let version, WireHeader.isSupportedAPIVersion(version) else {
                 let given = version.map { "'\($0.prefix(40))' is not supported" } ?? "is missing"
                 return Self.error(
                     400,
@@ -206,7 +199,7 @@ final class TableProtocol: Sendable {
 
     private func itemAnswer(_ status: Int, _ item: Item, table: String) throws -> Answer {
         var answer = try Self.json(status, encoded { try WireJSON.encode(item) })
-        if let version = item.version { answer.headers.append(("ETag", ETag.quoted(version))) }
+        if let version = item.version { answer.headers.append((WireHeader.etag, ETag.quoted(version))) }
         return answer
     }
 
@@ -223,7 +216,7 @@ final class TableProtocol: Sendable {
             }()
         if let item = error.serverItem, status == 409 || status == 412 {
             if var answer = try? Self.json(status, WireJSON.encode(item)) {
-                if let version = item.version { answer.headers.append(("ETag", ETag.quoted(version))) }
+                if let version = item.version { answer.headers.append((WireHeader.etag, ETag.quoted(version))) }
                 return answer
             }
         }
@@ -258,7 +251,7 @@ final class TableProtocol: Sendable {
     /// The version of an `If-Match` header: `"v"`, `W/"v"` or a bare `v`; `*` and absence mean
     /// any version. Several tags are not supported (400).
     static func ifMatch(_ request: Request) throws -> String? {
-        guard let raw = request.header("If-Match")?.trimmingCharacters(in: " \t"), !raw.isEmpty, raw != "*" else {
+        guard let raw = request.header(WireHeader.ifMatch)?.trimmingCharacters(in: " \t"), !raw.isEmpty, raw != "*" else {
             return nil
         }
         var tag = Substring(raw)

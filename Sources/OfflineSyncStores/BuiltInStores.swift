@@ -1,5 +1,6 @@
 import OfflineSync
 import OfflineSyncLMDB
+import OfflineSyncPostgres
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
@@ -22,7 +23,7 @@ public enum BuiltInStores {
     /// than once (a registration replaces the previous one).
     public static func register(in registry: StoreRegistry = .shared) {
         for backend in backends {
-            registry.register(backend.scheme, factory: backend.factory)
+            backend.register(registry)
         }
     }
 
@@ -38,62 +39,15 @@ public enum BuiltInStores {
             ? "sqlite:./.offline-sync/store.sqlite" : "memory:"
     }
 
-    private static var backends: [(scheme: StoreScheme, factory: StoreRegistry.Factory)] {
+    /// Each built-in backend's scheme and its own registration, the one a third-party backend
+    /// would also write.
+    private static var backends: [(scheme: StoreScheme, register: (StoreRegistry) -> Void)] {
         [
-            (.memory, { _ in InMemoryStore() }),
-            (
-                .sqlite,
-                { configuration in
-                    let settings = try StoreConfiguration.SQLiteSettings(configuration)
-                    return SQLiteStore(path: settings.path, options: sqlOptions(settings.durability))
-                }
-            ),
-            (
-                .sqlcipher,
-                { configuration in
-                    let settings = try StoreConfiguration.SQLCipherSettings(configuration)
-                    let source = settings.keySource
-                    return try SQLCipherStore(path: settings.path, options: sqlOptions(settings.durability)) {
-                        SQLCipherKey(try source.load())
-                    }
-                }
-            ),
-            (
-                .lmdb,
-                { configuration in
-                    let settings = try StoreConfiguration.LMDBSettings(configuration)
-                    var options = LMDBStore.Options()
-                    if let size = settings.mapSize { options.initialMapSize = size }
-                    if let size = settings.maxMapSize { options.maximumMapSize = size }
-                    if settings.mapSize != nil, settings.maxMapSize == nil {
-                        options.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
-                    }
-                    switch settings.durability {
-                    case .full: options.durability = .full
-                    case .meta: options.durability = .noMetaSync
-                    case .none: options.durability = .noSync
-                    }
-                    return try LMDBStore(path: settings.path, options: options)
-                }
-            ),
+            (.memory, { $0.register(.memory) { _ in InMemoryStore() } }),
+            (.sqlite, { SQLiteStore.register(in: $0) }),
+            (.sqlcipher, { SQLCipherStore.register(in: $0) }),
+            (.lmdb, { LMDBStore.register(in: $0) }),
+            (.postgres, { PostgresStore.register(in: $0) }),
         ]
-    }
-
-    private static func sqlOptions(_ durability: StoreConfiguration.SQLiteSettings.Durability?) -> SQLStoreOptions {
-        switch durability {
-        case .full: return SQLStoreOptions(durability: .full)
-        case .normal: return SQLStoreOptions(durability: .normal)
-        case nil: return SQLStoreOptions()
-        }
-    }
-}
-
-extension SQLCipherKey {
-    /// The SQLCipher key for key material read from a ``OfflineSync/KeySource``.
-    public init(_ key: StoreKey) {
-        switch key.kind {
-        case .raw: self = .raw(key.bytes)
-        case .passphrase: self = .passphrase(bytes: key.bytes)
-        }
     }
 }

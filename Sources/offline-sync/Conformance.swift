@@ -38,7 +38,7 @@ struct Conformance: AsyncParsableCommand {
             )
         }
         try StoreRegistry.shared.requireAvailable(configuration.scheme)
-        let scratch = try ScratchDirectory(near: configuration.path, purpose: "conformance")
+        let scratch = try ScratchDirectory(near: StoreAccess.filePath(of: configuration), purpose: "conformance")
         defer { scratch.remove() }
         logger.debug("conformance scratch directory \(scratch.url.path)")
         var suite = ConformanceSuite(storeName: configuration.scheme) {

@@ -44,7 +44,7 @@ struct Import: AsyncParsableCommand {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw OfflineSyncError(.configuration, "cannot read the file \(file); check the path")
         }
-        let exists = configuration.path.map { FileManager.default.fileExists(atPath: $0) } ?? true
+        let exists = StoreAccess.filePath(of: configuration).map { FileManager.default.fileExists(atPath: $0) } ?? true
         var store: (any LocalStore)?
         var stored: StoreSchema?
         if exists {

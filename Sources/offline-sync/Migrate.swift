@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import OfflineSync
+import OfflineSyncPostgres
 
 /// `offline-sync migrate`: copy a store to another backend.
 struct Migrate: AsyncParsableCommand {
@@ -19,6 +20,11 @@ struct Migrate: AsyncParsableCommand {
                 --to "lmdb:./app.lmdb?map-size=1GiB"
               STORE_KEY=$(cat key.hex) offline-sync migrate --from lmdb:./app.lmdb \\
                 --to "sqlcipher:./app.db?key-env=STORE_KEY"
+              PGPASSWORD=… offline-sync migrate --from sqlite:./app.sqlite \\
+                --to "postgres://app@db.internal:5432/appdb?schema=app"
+
+            A postgres: destination is a schema that must not hold a store yet; the copy is built in \
+            a scratch schema of the same database and renamed into place.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -29,8 +35,20 @@ struct Migrate: AsyncParsableCommand {
         let logger = global.start("migrate")
         let source = try StoreRegistry.shared.configuration(parsing: from)
         let destination = try StoreRegistry.shared.configuration(parsing: to)
-        if let path = destination.path {
-            if let sourcePath = source.path,
+        if destination.scheme == StoreScheme.postgres.name {
+            let settings = try PostgresConnectionSettings(destination)
+            if source.scheme == destination.scheme, try PostgresConnectionSettings(source) == settings {
+                throw OfflineSyncError(.configuration, "--from and --to name the same store \(settings); migrate into a new schema")
+            }
+            if try PostgresStore.storeExists(settings) {
+                throw OfflineSyncError(
+                    .configuration,
+                    "the schema '\(settings.schema)' of \(settings) already holds a store; migrate creates a new store, so drop that schema or choose another with schema=NAME"
+                )
+            }
+        }
+        if let path = StoreAccess.filePath(of: destination) {
+            if let sourcePath = StoreAccess.filePath(of: source),
                 URL(fileURLWithPath: sourcePath).standardized == URL(fileURLWithPath: path).standardized
             {
                 throw OfflineSyncError(
@@ -46,11 +64,14 @@ struct Migrate: AsyncParsableCommand {
         let (store, schema) = try StoreAccess.openExisting(source, logger: logger)
         defer { try? store.close() }
 
-        let scratch = try ScratchDirectory(near: destination.path, purpose: "migrate")
+        let scratch = try ScratchDirectory(near: StoreAccess.filePath(of: destination), purpose: "migrate")
         defer { scratch.remove() }
         let temporary = try scratch.freshLocation(for: destination)
         let counts = try Migrate.copy(store, schema: schema, to: temporary, logger: logger)
-        if let temporaryPath = temporary.path, let path = destination.path {
+        if destination.scheme == StoreScheme.postgres.name {
+            try PostgresStore.renameSchema(
+                PostgresConnectionSettings(temporary), to: PostgresConnectionSettings(destination).schema)
+        } else if let temporaryPath = temporary.path, let path = destination.path {
             try ScratchDirectory.moveStore(from: temporaryPath, to: path)
         }
         let items = counts.filter { !$0.key.hasPrefix("__") }.values.reduce(0, +)

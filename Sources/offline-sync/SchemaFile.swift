@@ -52,6 +52,11 @@ struct SchemaFile: Decodable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw OfflineSyncError(.configuration, "cannot read the schema file \(path); check the path")
         }
+        return try parse(data, path: path)
+    }
+
+    /// Decodes and validates the contents of the schema file at `path` (named in errors).
+    static func parse(_ data: Data, path: String) throws -> StoreSchema {
         let file: SchemaFile
         do {
             file = try JSONDecoder().decode(SchemaFile.self, from: data)

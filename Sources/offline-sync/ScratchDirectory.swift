@@ -1,12 +1,16 @@
 import Foundation
 import OfflineSync
+import OfflineSyncPostgres
 import Synchronization
 
 /// A fresh directory for temporary stores, next to a store's path (so it is on the same file
-/// system and a finished store can be renamed into place) or in the temporary directory.
+/// system and a finished store can be renamed into place) or in the temporary directory. A
+/// temporary `postgres:` store is a new schema in the same database instead, dropped by
+/// ``remove()``.
 final class ScratchDirectory: Sendable {
     let url: URL
     private let counter = Mutex(0)
+    private let schemas = Mutex<[PostgresConnectionSettings]>([])
 
     /// Creates `.offline-sync-PURPOSE-UUID` in the directory of `path`, or in the temporary
     /// directory when `path` is `nil`.
@@ -19,11 +23,23 @@ final class ScratchDirectory: Sendable {
     }
 
     /// `configuration` moved to a new subdirectory of its own, keeping the file name.
+    /// A `postgres:` configuration gets a new schema, `offline_sync_scratch_<8 hex digits>_<n>`.
     func freshLocation(for configuration: StoreConfiguration) throws -> StoreConfiguration {
         guard let path = configuration.path else { return configuration }
         let number = counter.withLock { value in
             value += 1
             return value
+        }
+        if configuration.scheme == StoreScheme.postgres.name {
+            let token = url.lastPathComponent.suffix(36).prefix(8).lowercased()
+            let fresh = StoreConfiguration(
+                scheme: configuration.scheme, path: path,
+                options: configuration.options.filter { $0.name != "schema" } + [
+                    StoreConfiguration.Option("schema", "offline_sync_scratch_\(token)_\(number)")
+                ])
+            let settings = try PostgresConnectionSettings(fresh)
+            schemas.withLock { $0.append(settings) }
+            return fresh
         }
         let directory = url.appendingPathComponent(String(number))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -55,8 +71,11 @@ final class ScratchDirectory: Sendable {
         }
     }
 
-    /// Deletes the directory and everything in it.
+    /// Deletes the directory and everything in it, and drops the scratch schemas.
     func remove() {
+        for settings in schemas.withLock({ $0 }) {
+            try? PostgresStore.dropSchema(settings)
+        }
         try? FileManager.default.removeItem(at: url)
     }
 }

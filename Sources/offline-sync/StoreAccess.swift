@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OfflineSync
+import OfflineSyncPostgres
 
 /// Opening stores named on the command line.
 enum StoreAccess {
@@ -9,7 +10,16 @@ enum StoreAccess {
     static func openExisting(_ configuration: StoreConfiguration, logger: Logger) throws -> (
         store: any LocalStore, schema: StoreSchema
     ) {
-        if let path = configuration.path {
+        if configuration.scheme == StoreScheme.postgres.name {
+            let settings = try PostgresConnectionSettings(configuration)
+            guard try PostgresStore.storeExists(settings) else {
+                throw OfflineSyncError(
+                    .configuration,
+                    "no store in the schema '\(settings.schema)' of \(settings); check the URL, or create one with 'offline-sync import' or 'offline-sync migrate'"
+                )
+            }
+        }
+        if let path = filePath(of: configuration) {
             // An LMDB store is a directory holding data.mdb; opening any other directory would
             // create an empty environment in it.
             let file = configuration.scheme == "lmdb" ? path + "/data.mdb" : path
@@ -36,7 +46,7 @@ enum StoreAccess {
     static func open(_ configuration: StoreConfiguration, schema: StoreSchema, logger: Logger) throws -> any LocalStore
     {
         logger.debug("opening \(configuration)")
-        if let path = configuration.path {
+        if let path = filePath(of: configuration) {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
@@ -44,6 +54,12 @@ enum StoreAccess {
         try store.open(schema: schema)
         logger.debug("opened \(configuration)", metadata: ["backend": "\(store.info.backend)"])
         return store
+    }
+
+    /// The file or directory of a store, or `nil` for a store that is not a file: `memory:`, and
+    /// `postgres:`, whose "path" is a server address (its stores are schemas in a database).
+    static func filePath(of configuration: StoreConfiguration) -> String? {
+        configuration.scheme == StoreScheme.postgres.name ? nil : configuration.path
     }
 
     /// The user tables of a schema (system tables, named `__…`, excluded), by name.

@@ -65,9 +65,15 @@ struct CLIBenchTests {
     }
 
     @Test func unknownStoreIsNamedWithTheAvailableOnes() throws {
-        let result = try CLI.run(["bench", "--stores", "postgres"])
+        let result = try CLI.run(["bench", "--stores", "oracle"])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("unknown store 'postgres'"), "\(result)")
+        #expect(result.stderr.contains("unknown store 'oracle'"), "\(result)")
         #expect(result.stderr.contains("sqlite"), "\(result)")
+    }
+
+    @Test func postgresColumnsWithoutAServerNameTheVariableToSet() throws {
+        let result = try CLI.run(["bench", "--stores", "postgres"], environment: ["OFFLINE_SYNC_BENCH_POSTGRES": ""])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("OFFLINE_SYNC_BENCH_POSTGRES"), "\(result)")
     }
 }

@@ -3,6 +3,10 @@ import OfflineSync
 import OfflineSyncStores
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What one run of `offline-sync` printed and returned.
 struct CLIResult: CustomStringConvertible {
     let status: Int32
@@ -121,7 +125,9 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
     /// The persistent backends that are built in.
     static let available: [Backend] = {
         BuiltInStores.register()
-        return allCases.filter { StoreRegistry.shared.isAvailable($0.rawValue) }
+        // A process built with a sanitizer (and the CLI built with it) cannot load SQLCipher.
+        let sanitized = dlsym(nil, "__asan_init") != nil || dlsym(nil, "__tsan_init") != nil
+        return allCases.filter { StoreRegistry.shared.isAvailable($0.rawValue) && !(sanitized && $0 == .sqlcipher) }
     }()
 
     /// A store URL for a new store named `name` in `directory`.

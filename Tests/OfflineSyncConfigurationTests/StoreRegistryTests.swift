@@ -29,6 +29,29 @@ final class SharedMemoryStores: Sendable {
     }
 }
 
+/// A third-party scheme declaring an enumerated option, a size and its durability choices, as a
+/// backend module outside this package would.
+enum RocksLikeScheme {
+    enum Compression: String, StoreChoice {
+        case none, lz4
+        var summary: String { self == .none ? "pages as they are" : "pages compressed with LZ4" }
+    }
+
+    enum Durability: String, StoreChoice {
+        case strict, relaxed
+        var summary: String { self == .strict ? "the WAL is synced on commit" : "the WAL is not synced" }
+    }
+
+    static let scheme = StoreScheme(
+        "rocks", summary: "a RocksDB-like directory", path: .required,
+        options: [
+            .choice("compression", Compression.self, summary: "how pages are stored"),
+            .size("block-size", summary: "the block size, e.g. 64KiB"),
+            .durability(Durability.self),
+        ],
+        example: "rocks:./data/store.rocks?compression=lz4")
+}
+
 @Suite("Store registry")
 struct StoreRegistryTests {
     static let todo = StoreSchema([
@@ -73,12 +96,44 @@ struct StoreRegistryTests {
         #expect(error?.message.contains("shared-memory:") == true)
     }
 
-    @Test func knownSchemeWithoutBackendSaysWhichModuleProvidesIt() {
+    @Test func aBackendSchemeIsUnknownUntilItsModuleRegistersIt() throws {
         let registry = StoreRegistry()
         let error = #expect(throws: OfflineSyncError.self) { try registry.makeStore("lmdb:/tmp/never-created.lmdb") }
-        #expect(error?.code == .unsupported)
-        #expect(error?.message.contains("not available in this build") == true)
-        #expect(error?.message.contains("OfflineSyncLMDB") == true)
+        #expect(error?.code == .configuration)
+        #expect(error?.message.contains("unknown store scheme 'lmdb'") == true)
+        #expect(error?.message.contains("BuiltInStores.register()") == true)
+        BuiltInStores.register(in: registry)
+        #expect(registry.isAvailable("lmdb"))
+    }
+
+    @Test func thirdPartySchemeDeclaresItsOwnChoicesSizesAndDurability() throws {
+        let registry = StoreRegistry()
+        registry.register(RocksLikeScheme.scheme) { _ in InMemoryStore() }
+        let configuration = try registry.configuration(
+            parsing: "rocks:/data/r?compression=LZ4&block-size=64KiB&sync=relaxed")
+        #expect(try configuration.choice("compression", default: RocksLikeScheme.Compression.none) == .lz4)
+        #expect(try configuration.size("block-size") == 64 << 10)
+        #expect(try configuration.choice("sync", default: RocksLikeScheme.Durability.strict) == .relaxed)
+        #expect(RocksLikeScheme.scheme.durability?.values == ["strict", "relaxed"])
+        #expect(RocksLikeScheme.scheme.durability?.summary.contains("relaxed: the WAL is not synced") == true)
+    }
+
+    @Test func thirdPartySchemeRefusesValuesOutsideItsOwnOptions() {
+        let registry = StoreRegistry()
+        registry.register(RocksLikeScheme.scheme) { _ in InMemoryStore() }
+        let choice = #expect(throws: OfflineSyncError.self) {
+            try registry.configuration(parsing: "rocks:/data/r?compression=zstd")
+        }
+        #expect(choice?.message.contains("the rocks: store option 'compression' is 'zstd'") == true)
+        #expect(choice?.message.contains("none, lz4") == true)
+        let size = #expect(throws: OfflineSyncError.self) {
+            try registry.configuration(parsing: "rocks:/data/r?block-size=huge")
+        }
+        #expect(size?.message.contains("the rocks: store option 'block-size'") == true)
+        let durability = #expect(throws: OfflineSyncError.self) {
+            try registry.configuration(parsing: "rocks:/data/r?sync=full")
+        }
+        #expect(durability?.message.contains("strict, relaxed") == true)
     }
 
     @Test func memoryIsAvailableWithoutRegistration() throws {

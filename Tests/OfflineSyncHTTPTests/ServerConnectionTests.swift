@@ -27,10 +27,12 @@ struct ServerConnectionTests {
     @Test("an idle connection is closed after the idle timeout")
     func idleConnectionIsClosed() async throws {
         try await withTableServer(configure: { $0.idleTimeout = .seconds(1) }) { port in
-            let connection = try RawConnection(port: port)
-            connection.send(Self.request())
-            #expect(Self.statuses(connection.readAnswers(1)) == ["200"])
-            let (rest, closed) = connection.readUntilClosed()
+            let (first, (rest, closed)) = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                connection.send(Self.request())
+                return (connection.readAnswers(1), connection.readUntilClosed())
+            }
+            #expect(Self.statuses(first) == ["200"])
             #expect(closed, "the server closes a connection left idle")
             #expect(rest.isEmpty)
         }
@@ -39,9 +41,11 @@ struct ServerConnectionTests {
     @Test("a request that never finishes arriving is answered 408 and its connection closed")
     func slowPartialRequestIsDropped() async throws {
         try await withTableServer(configure: { $0.requestReadTimeout = .seconds(1) }) { port in
-            let connection = try RawConnection(port: port)
-            connection.send("GET /tables/todoitem HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API")
-            let (text, closed) = connection.readUntilClosed()
+            let (text, closed) = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                connection.send("GET /tables/todoitem HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API")
+                return connection.readUntilClosed()
+            }
             #expect(closed)
             #expect(Self.statuses(text) == ["408"], "\(text)")
         }
@@ -50,10 +54,12 @@ struct ServerConnectionTests {
     @Test("a body that stops arriving is answered 408 and its connection closed")
     func slowBodyIsDropped() async throws {
         try await withTableServer(configure: { $0.requestReadTimeout = .seconds(1) }) { port in
-            let connection = try RawConnection(port: port)
-            connection.send(
-                "POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nZUMO-API-VERSION: 2.0.0\r\nContent-Length: 100\r\n\r\n{\"id\"")
-            let (text, closed) = connection.readUntilClosed()
+            let (text, closed) = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                connection.send(
+                    "POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nZUMO-API-VERSION: 2.0.0\r\nContent-Length: 100\r\n\r\n{\"id\"")
+                return connection.readUntilClosed()
+            }
             #expect(closed)
             #expect(Self.statuses(text) == ["408"], "\(text)")
         }
@@ -62,26 +68,31 @@ struct ServerConnectionTests {
     @Test("beyond the connection cap a request is answered 503 with Retry-After, and served again once below")
     func connectionCap() async throws {
         try await withTableServer(configure: { $0.maximumConnections = 2 }) { port in
-            var held = [try RawConnection(port: port), try RawConnection(port: port)]
-            for connection in held {
-                connection.send(Self.request())
-                #expect(Self.statuses(connection.readAnswers(1)) == ["200"])
+            let (heldAnswers, text, closed, served) = try await onOwnThread {
+                var held = [try RawConnection(port: port), try RawConnection(port: port)]
+                var heldAnswers: [String] = []
+                for connection in held {
+                    connection.send(Self.request())
+                    heldAnswers += Self.statuses(connection.readAnswers(1))
+                }
+                let refused = try RawConnection(port: port)
+                refused.send(Self.request())
+                let (text, closed) = refused.readUntilClosed()
+                held.removeAll()
+                var served = false
+                for _ in 0..<50 where !served {
+                    let again = try RawConnection(port: port)
+                    again.send(Self.request())
+                    served = Self.statuses(again.readAnswers(1)) == ["200"]
+                    if !served { usleep(100_000) }
+                }
+                return (heldAnswers, text, closed, served)
             }
-            let refused = try RawConnection(port: port)
-            refused.send(Self.request())
-            let (text, closed) = refused.readUntilClosed()
+            #expect(heldAnswers == ["200", "200"])
             #expect(Self.statuses(text) == ["503"], "\(text)")
             #expect(text.lowercased().contains("retry-after: 1"))
             #expect(text.contains("limit"))
             #expect(closed)
-            held.removeAll()
-            var served = false
-            for _ in 0..<50 where !served {
-                let again = try RawConnection(port: port)
-                again.send(Self.request())
-                served = Self.statuses(again.readAnswers(1)) == ["200"]
-                if !served { try await Task.sleep(for: .milliseconds(100)) }
-            }
             #expect(served, "once connections close, new ones are served")
         }
     }
@@ -89,9 +100,11 @@ struct ServerConnectionTests {
     @Test("an HTTP/1.0 request without keep-alive closes its connection after the answer")
     func http10ClosesByDefault() async throws {
         try await withTableServer { port in
-            let connection = try RawConnection(port: port)
-            connection.send(Self.request(version: "1.0") + Self.request(version: "1.0"))
-            let (text, closed) = connection.readUntilClosed()
+            let (text, closed) = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                connection.send(Self.request(version: "1.0") + Self.request(version: "1.0"))
+                return connection.readUntilClosed()
+            }
             #expect(closed)
             #expect(Self.statuses(text) == ["200"], "only the first request is answered: \(text)")
             #expect(text.lowercased().contains("connection: close"))
@@ -101,11 +114,13 @@ struct ServerConnectionTests {
     @Test("an HTTP/1.0 request with Connection: keep-alive keeps its connection open")
     func http10KeepAlive() async throws {
         try await withTableServer { port in
-            let connection = try RawConnection(port: port)
-            let keepAlive = ["ZUMO-API-VERSION: 2.0.0", "Connection: keep-alive"]
-            connection.send(
-                Self.request(version: "1.0", headers: keepAlive) + Self.request(version: "1.0", headers: keepAlive))
-            let text = connection.readAnswers(2)
+            let text = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                let keepAlive = ["ZUMO-API-VERSION: 2.0.0", "Connection: keep-alive"]
+                connection.send(
+                    Self.request(version: "1.0", headers: keepAlive) + Self.request(version: "1.0", headers: keepAlive))
+                return connection.readAnswers(2)
+            }
             #expect(Self.statuses(text) == ["200", "200"], "\(text)")
             #expect(text.lowercased().components(separatedBy: "connection: keep-alive").count == 3)
         }
@@ -117,10 +132,11 @@ struct ServerConnectionTests {
     ])
     func oddConnectionHeaders(headers: [String]) async throws {
         try await withTableServer { port in
-            let connection = try RawConnection(port: port)
-            connection.send(
-                Self.request(headers: ["ZUMO-API-VERSION: 2.0.0"] + headers) + Self.request())
-            let (text, closed) = connection.readUntilClosed()
+            let (text, closed) = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                connection.send(Self.request(headers: ["ZUMO-API-VERSION: 2.0.0"] + headers) + Self.request())
+                return connection.readUntilClosed()
+            }
             #expect(closed, "\(headers)")
             #expect(Self.statuses(text) == ["200"], "\(headers): \(text)")
         }
@@ -129,8 +145,8 @@ struct ServerConnectionTests {
     @Test("a query beyond a size limit is a 400 naming the limit", arguments: [
         "$orderby=" + Array(repeating: "text", count: 5000).joined(separator: ","),
         "$select=" + (0..<300).map { _ in "text" }.joined(separator: ","),
-        "$filter=" + String(repeating: "(text%20eq%20'a'%20and%20", count: 80) + "complete" + String(repeating: ")", count: 80),
-        "$filter=" + String(repeating: "not%20", count: 100) + "complete",
+        "$filter=" + String(repeating: "(text%20eq%20'a'%20and%20", count: 30) + "complete" + String(repeating: ")", count: 30),
+        "$filter=" + String(repeating: "not%20", count: 30) + "complete",
         "$filter=text%20in%20(" + (0..<1000).map { "'v\($0)'" }.joined(separator: ",") + ")",
     ])
     func querySizeLimits(option: String) async throws {

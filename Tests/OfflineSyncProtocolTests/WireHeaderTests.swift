@@ -18,10 +18,12 @@ import Testing
         #expect(TablePath.item("todoitem", "a/b?c") == "/tables/todoitem/a%2Fb%3Fc")
     }
 
-    @Test func onlyVersion2OfTheProtocolIsSupported() {
+    @Test func onlyVersion2_0OfTheProtocolIsSupported() {
         #expect(WireHeader.isSupportedAPIVersion(WireHeader.apiVersionValue))
-        #expect(WireHeader.isSupportedAPIVersion("2.1.0"))
+        #expect(WireHeader.isSupportedAPIVersion("2.0.17"))
+        #expect(!WireHeader.isSupportedAPIVersion("2.1.0"))
         #expect(!WireHeader.isSupportedAPIVersion("1.0.0"))
-        #expect(!WireHeader.isSupportedAPIVersion("3.0.0"))
+        #expect(!WireHeader.isSupportedAPIVersion("2.0"))
+        #expect(!WireHeader.isSupportedAPIVersion("2.0.x"))
     }
 }

@@ -30,7 +30,8 @@ struct SQLBackend: Sendable, CustomStringConvertible {
     static let sqlcipher = SQLBackend(name: "sqlcipher") {
         try SQLCipherStore(path: $0, key: .raw(Array(repeating: 0x42, count: 32)))
     }
-    static let all = [sqlite, sqlcipher]
+    /// Both, without SQLCipher in a process built with a sanitizer (which cannot load it).
+    static let all = SQLCipherLibrary.activeSanitizer == nil ? [sqlite, sqlcipher] : [sqlite]
 }
 
 /// A table with one column of every type, and rows that probe the edges of the value model.

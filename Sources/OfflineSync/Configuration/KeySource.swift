@@ -117,7 +117,7 @@ public struct StoreKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
         kind = .passphrase
     }
 
-    /// The raw key as 64 lower-case hex digits (for SQLCipher's `x'…'` key literal); `nil` for a
+    /// The raw key as 64 lower-case hex digits (for a raw-key literal such as `x'…'`); `nil` for a
     /// passphrase. Handle the result as carefully as the key.
     public var rawHex: String? {
         guard kind == .raw else { return nil }

@@ -1,13 +1,10 @@
 /// A store named by a URL-like string: `scheme:path?name=value&name=value`.
 ///
-/// The choice of backend lives in configuration, not code:
-///
-/// | text | store |
-/// |---|---|
-/// | `memory:` | an ``InMemoryStore`` |
-/// | `sqlite:./data/store.sqlite?sync=normal` | an SQLite file |
-/// | `sqlcipher:./data/store.db?key-env=STORE_KEY` | an encrypted SQLite file, key from the environment |
-/// | `lmdb:./data/store.lmdb?map-size=1GiB&sync=meta` | an LMDB environment |
+/// The choice of backend lives in configuration, not code: `memory:` is an ``InMemoryStore``,
+/// and each backend module declares its own scheme, path rule and options (a ``StoreScheme``)
+/// and registers it with a ``StoreRegistry`` — e.g. `rocks:./data/store.rocks?compression=lz4`
+/// for a backend that registered `rocks`. The built-in ones (module `OfflineSyncStores`) list
+/// theirs in their documentation.
 ///
 /// Parsing checks the text against the ``StoreScheme`` that a ``StoreRegistry`` knows for the
 /// scheme: an unknown scheme lists the known ones, an unknown option names itself and lists the
@@ -32,7 +29,7 @@ public struct StoreConfiguration: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The scheme, in lower case, e.g. `sqlite`.
+    /// The scheme, in lower case, e.g. `memory`.
     public let scheme: String
     /// The path (a file or directory), or `nil` for schemes without one (`memory:`).
     public let path: String?
@@ -92,17 +89,21 @@ extension StoreConfiguration {
     /// Splits `text` into scheme, path and options without consulting a registry.
     /// Throws for an empty text, a missing or malformed scheme, a bad `%` escape, an option
     /// without `=`, a repeated option, or an inline key.
-    static func split(_ text: String) throws -> (scheme: String, path: String, options: [Option]) {
+    /// `examples` (the registered schemes' examples) are quoted when the scheme is missing.
+    static func split(_ text: String, examples: [String] = ["memory:"]) throws -> (
+        scheme: String, path: String, options: [Option]
+    ) {
+        let named = examples.prefix(4).joined(separator: ", ")
         let trimmed = text.trimmingASCIIWhitespace
         guard !trimmed.isEmpty else {
             throw OfflineSyncError(
                 .configuration,
-                "the store is empty; name one like memory:, sqlite:PATH, sqlcipher:PATH?key-env=VAR or lmdb:PATH")
+                "the store is empty; name one as SCHEME:PATH?OPTIONS, e.g. \(named)")
         }
         guard let colon = trimmed.firstIndex(of: ":") else {
             throw OfflineSyncError(
                 .configuration,
-                "the store '\(trimmed.prefix(200))' has no scheme; write SCHEME:PATH, e.g. sqlite:./data/store.sqlite")
+                "the store '\(trimmed.prefix(200))' has no scheme; write SCHEME:PATH, e.g. \(named)")
         }
         let scheme = trimmed[..<colon].lowercased()
         let schemeIsValid =

@@ -7,13 +7,14 @@ import Synchronization
 /// registration of the same scheme replaces the earlier one. The registry is safe to use from any
 /// thread (a `Mutex` guards it).
 ///
-/// The shared registry starts out knowing the built-in schemes (`memory`, `sqlite`, `sqlcipher`,
-/// `lmdb`) so that their configurations parse everywhere, but only `memory` has a factory: the
-/// others are registered by the module `OfflineSyncStores`, which links the backends. Opening a
-/// known scheme without a factory fails with a message saying which module provides it.
+/// A registry starts out knowing only `memory:` (the core's ``InMemoryStore``). Every other scheme
+/// is declared by its backend module — a ``StoreScheme`` with its options, their checks and help
+/// texts, and a factory — and registered with one call to ``register(_:factory:)``; the backends
+/// that ship with OfflineSync do exactly that (`BuiltInStores.register()` in `OfflineSyncStores`
+/// registers them all), as a third-party backend does. A scheme nobody registered is unknown.
 ///
 /// ```swift
-/// let store = try StoreRegistry.shared.makeStore("sqlite:./data/store.sqlite")
+/// let store = try StoreRegistry.shared.makeStore("rocks:./data/store.rocks")
 /// try store.open(schema: schema)
 /// ```
 public final class StoreRegistry: Sendable {
@@ -22,31 +23,24 @@ public final class StoreRegistry: Sendable {
 
     private struct Entry {
         var scheme: StoreScheme
-        var factory: Factory?
-        var provider: String?
+        var factory: Factory
     }
 
     private let entries: Mutex<[Entry]>
 
-    /// The process-wide registry, knowing the built-in schemes, with `memory` available.
+    /// The process-wide registry; it knows `memory:` until backends register their schemes.
     public static let shared = StoreRegistry()
 
-    /// Creates a registry that knows the built-in schemes (`memory` available, the others declared
-    /// until their modules register factories).
+    /// Creates a registry that knows only `memory:`.
     public init() {
-        entries = Mutex([
-            Entry(scheme: .memory, factory: { _ in InMemoryStore() }, provider: nil),
-            Entry(scheme: .sqlite, factory: nil, provider: "OfflineSyncSQLite"),
-            Entry(scheme: .sqlcipher, factory: nil, provider: "OfflineSyncSQLCipher"),
-            Entry(scheme: .lmdb, factory: nil, provider: "OfflineSyncLMDB"),
-        ])
+        entries = Mutex([Entry(scheme: .memory, factory: { _ in InMemoryStore() })])
     }
 
     /// Registers (or replaces) a scheme with the factory that opens it. One call is all a
     /// third-party backend needs.
     public func register(_ scheme: StoreScheme, factory: @escaping Factory) {
         entries.withLock { entries in
-            let entry = Entry(scheme: scheme, factory: factory, provider: nil)
+            let entry = Entry(scheme: scheme, factory: factory)
             if let position = entries.firstIndex(where: { $0.scheme.name == scheme.name }) {
                 entries[position] = entry
             } else {
@@ -55,21 +49,21 @@ public final class StoreRegistry: Sendable {
         }
     }
 
-    /// Every known scheme, in registration order (built-in schemes first).
+    /// Every known scheme, in registration order (`memory` first).
     public var schemes: [StoreScheme] {
         entries.withLock { $0.map(\.scheme) }
     }
 
-    /// `true` when `scheme` has a factory, i.e. stores of it can be opened in this process.
+    /// `true` when `scheme` is registered, i.e. stores of it can be opened in this process.
     public func isAvailable(_ scheme: String) -> Bool {
         entries.withLock { entries in
-            entries.first { $0.scheme.name == scheme.lowercased() }?.factory != nil
+            entries.contains { $0.scheme.name == scheme.lowercased() }
         }
     }
 
     /// The names of the schemes that can be opened in this process.
     public var availableSchemes: [String] {
-        entries.withLock { $0.filter { $0.factory != nil }.map(\.scheme.name) }
+        entries.withLock { $0.map(\.scheme.name) }
     }
 
     /// Parses and checks a configuration string.
@@ -80,7 +74,7 @@ public final class StoreRegistry: Sendable {
     /// ones), a value outside an option's list, a repeated option, a key given inline, and any
     /// check of the scheme itself (sizes, missing key source …). Messages never quote key material.
     public func configuration(parsing text: String) throws -> StoreConfiguration {
-        let (schemeName, path, options) = try StoreConfiguration.split(text)
+        let (schemeName, path, options) = try StoreConfiguration.split(text, examples: schemes.map(\.example))
         let scheme = try self.scheme(named: schemeName)
         let configuration = StoreConfiguration(
             scheme: schemeName, path: scheme.path == .none && path.isEmpty ? nil : path,
@@ -89,18 +83,16 @@ public final class StoreRegistry: Sendable {
         return configuration
     }
 
-    /// A new, unopened store for a configuration. Throws when the scheme is unknown or has no
-    /// factory in this process (the message names the module that provides it), or when the
-    /// factory fails.
+    /// A new, unopened store for a configuration. Throws when the scheme is not registered in this
+    /// process (the message lists the registered ones), or when the factory fails.
     public func makeStore(_ configuration: StoreConfiguration) throws -> any LocalStore {
         let (scheme, factory) = try available(configuration.scheme)
         try scheme.validate(configuration)
         return try factory(configuration)
     }
 
-    /// Throws unless stores of `scheme` can be opened in this process: the message says whether the
-    /// scheme is unknown (listing the known ones) or known but without a backend (naming the module
-    /// that provides it).
+    /// Throws unless stores of `scheme` can be opened in this process: the message lists the
+    /// registered schemes and says how a backend registers its own.
     public func requireAvailable(_ scheme: String) throws {
         _ = try available(scheme)
     }
@@ -108,17 +100,7 @@ public final class StoreRegistry: Sendable {
     private func available(_ name: String) throws -> (StoreScheme, Factory) {
         let entry = entries.withLock { entries in entries.first { $0.scheme.name == name.lowercased() } }
         guard let entry else { throw unknownScheme(name) }
-        guard let factory = entry.factory else {
-            let module =
-                entry.provider.map {
-                    " (module \($0); import OfflineSyncStores and call BuiltInStores.register() to register every built-in backend)"
-                } ?? ""
-            throw OfflineSyncError(
-                .unsupported,
-                "the \(entry.scheme.name): store is not available in this build: no backend is registered for it\(module); available: \(availableSchemes.map { $0 + ":" }.joined(separator: ", "))"
-            )
-        }
-        return (entry.scheme, factory)
+        return (entry.scheme, entry.factory)
     }
 
     /// Parses `text` and makes an unopened store for it.
@@ -136,7 +118,7 @@ public final class StoreRegistry: Sendable {
     private func unknownScheme(_ name: String) -> OfflineSyncError {
         OfflineSyncError(
             .configuration,
-            "unknown store scheme '\(name.prefix(40))'; known schemes: \(schemes.map { $0.name + ":" }.joined(separator: ", "))"
+            "unknown store scheme '\(name.prefix(40))'; known schemes: \(schemes.map { $0.name + ":" }.joined(separator: ", ")) (a backend's scheme is known once its module registers it: import OfflineSyncStores and call BuiltInStores.register() for the built-in ones)"
         )
     }
 }

@@ -6,14 +6,14 @@
 /// ```swift
 /// StoreRegistry.shared.register(
 ///     StoreScheme("rocks", summary: "a RocksDB directory", path: .required,
-///                 options: [StoreOption("compression", values: ["none", "lz4"])],
+///                 options: [.choice("compression", Compression.self), .durability(RocksDurability.self)],
 ///                 example: "rocks:./data/store.rocks")
 /// ) { configuration in try RocksStore(path: configuration.requirePath()) }
 /// ```
 public struct StoreScheme: Sendable {
     /// Whether the scheme takes a path.
     public enum PathRule: Sendable, Hashable {
-        /// A path is required (`sqlite:PATH`).
+        /// A path is required (`rocks:PATH`).
         case required
         /// No path may be given (`memory:`).
         case none
@@ -21,7 +21,7 @@ public struct StoreScheme: Sendable {
         case optional
     }
 
-    /// The scheme name, lower case, e.g. `sqlite`.
+    /// The scheme name, lower case, e.g. `rocks`.
     public let name: String
     /// One line saying what the store is, for help texts.
     public let summary: String
@@ -29,7 +29,7 @@ public struct StoreScheme: Sendable {
     public let path: PathRule
     /// The options the scheme accepts.
     public let options: [StoreOption]
-    /// A complete example, e.g. `sqlite:./data/store.sqlite?sync=normal`.
+    /// A complete example, e.g. `rocks:./data/store.rocks?compression=lz4`.
     public let example: String
     let check: @Sendable (StoreConfiguration) throws -> Void
 
@@ -52,6 +52,12 @@ public struct StoreScheme: Sendable {
         self.options = options
         self.example = example
         self.check = validate
+    }
+
+    /// The option that chooses how hard a commit works to survive a crash or a power loss (see
+    /// ``StoreOption/durability(_:)``), or `nil` when the scheme has none.
+    public var durability: StoreOption? {
+        options.first { $0.isDurability }
     }
 
     /// Checks a split configuration against this scheme: path rule, option names, enumerated values,
@@ -82,12 +88,19 @@ public struct StoreScheme: Sendable {
                     "the \(name): store option '\(option.name)' is '\(option.value.prefix(40))'; it must be one of \(values.joined(separator: ", "))"
                 )
             }
+            do {
+                try known.check?(option.value)
+            } catch let error as OfflineSyncError {
+                throw OfflineSyncError(.configuration, "the \(name): store option '\(option.name)' \(error.message)")
+            }
         }
         try check(configuration)
     }
 }
 
-/// One option a ``StoreScheme`` accepts.
+/// One option a ``StoreScheme`` accepts: its name, its accepted values or the check of its value,
+/// and a line of help. Backends declare their own (``choice(_:_:summary:)``,
+/// ``durability(_:)``, ``size(_:summary:)``, or free text checked by the scheme).
 public struct StoreOption: Sendable, Hashable {
     /// The option's name, lower case, e.g. `map-size`.
     public let name: String
@@ -95,11 +108,72 @@ public struct StoreOption: Sendable, Hashable {
     public let values: [String]?
     /// One line for help texts.
     public let summary: String
+    /// `true` for the option that chooses the store's durability (``durability(_:)``).
+    public let isDurability: Bool
+    let check: (@Sendable (String) throws -> Void)?
 
     /// Describes an option.
-    public init(_ name: String, values: [String]? = nil, summary: String = "") {
+    /// - Parameters:
+    ///   - name: the option's name (kept in lower case).
+    ///   - values: the accepted values, or `nil` for free text.
+    ///   - summary: one line for help texts.
+    ///   - validate: checks a value; throw an ``OfflineSyncError`` whose message completes "the
+    ///     SCHEME: store option 'NAME' …" (e.g. "must be a whole number").
+    public init(
+        _ name: String, values: [String]? = nil, summary: String = "",
+        validate: (@Sendable (String) throws -> Void)? = nil
+    ) {
+        self.init(name, values: values, summary: summary, isDurability: false, validate: validate)
+    }
+
+    private init(
+        _ name: String, values: [String]?, summary: String, isDurability: Bool,
+        validate: (@Sendable (String) throws -> Void)?
+    ) {
         self.name = name.lowercased()
         self.values = values
         self.summary = summary
+        self.isDurability = isDurability
+        self.check = validate
+    }
+
+    /// An option whose value is one of `Choice`'s cases (their raw values, any letter case); the
+    /// help text lists each with its summary after `summary`.
+    public static func choice<Choice: StoreChoice>(_ name: String, _ choices: Choice.Type, summary: String = "")
+        -> StoreOption
+    {
+        StoreOption(
+            name, values: choices.allCases.map { $0.rawValue.lowercased() }, summary: describe(summary, choices))
+    }
+
+    /// The `sync` option: how hard a commit works to survive a crash or a power loss, one of
+    /// `Choice`'s cases. Read it with ``StoreConfiguration/choice(_:default:)``.
+    public static func durability<Choice: StoreChoice>(_ choices: Choice.Type) -> StoreOption {
+        StoreOption(
+            "sync", values: choices.allCases.map { $0.rawValue.lowercased() }, summary: describe("", choices),
+            isDurability: true, validate: nil)
+    }
+
+    /// An option whose value is a size in bytes (see ``ByteSize``), e.g. `64MiB`. Read it with
+    /// ``StoreConfiguration/size(_:)``.
+    public static func size(_ name: String, summary: String) -> StoreOption {
+        StoreOption(name, summary: summary) { _ = try ByteSize.parse($0) }
+    }
+
+    private static func describe<Choice: StoreChoice>(_ summary: String, _ choices: Choice.Type) -> String {
+        let listed = choices.allCases.map { "\($0.rawValue): \($0.summary)" }.joined(separator: "; ")
+        return summary.isEmpty ? listed : "\(summary) (\(listed))"
+    }
+
+    public static func == (left: StoreOption, right: StoreOption) -> Bool {
+        left.name == right.name && left.values == right.values && left.summary == right.summary
+            && left.isDurability == right.isDurability
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(values)
+        hasher.combine(summary)
+        hasher.combine(isDurability)
     }
 }

@@ -6,7 +6,8 @@
 /// as `datetimeoffset'2026-01-02T03:04:05.678Z'` (understood by OData v3 and v4 servers, the
 /// Azure Node server among them), doubles always carry a `.` or an exponent so they read back as
 /// doubles (NaN and the infinities print as v4's `NaN`, `INF`, `-INF`), and ``Function/contains``
-/// prints as v4's `contains(s, needle)` unless the v3 dialect asks for `substringof(needle, s)`.
+/// prints as v4's `contains(s, needle)` unless the v3 dialect asks for `substringof(needle, s)`
+/// (which also prints unary minus as `(0 sub x)`, see ``Dialect/v3``).
 ///
 /// The round trip holds for every expression whose column names are identifiers other than the
 /// parser's keywords, whose functions have their declared number of arguments, whose dates lie in
@@ -18,7 +19,10 @@ public enum ODataPrinter {
     public enum Dialect: Sendable {
         /// OData v4 (`contains`).
         case v4
-        /// OData v3 (`substringof`), what Azure Mobile Apps servers expect.
+        /// OData v3 (`substringof`, and unary minus as `(0 sub x)`), what Azure Mobile Apps
+        /// servers expect: the Azure Node server parses `-x` but drops it when it generates SQL,
+        /// so unary minus is printed as the JavaScript client prints it, which means the same
+        /// (``ValueSemantics/negate(_:)``) but reads back as ``Expression/arithmetic(_:_:_:)``.
         case v3
     }
 
@@ -40,6 +44,7 @@ public enum ODataPrinter {
         case .arithmetic(let lhs, let op, let rhs):
             return "(\(filter(lhs, dialect: dialect)) \(op.rawValue) \(filter(rhs, dialect: dialect)))"
         case .negate(let operand):
+            if dialect == .v3 { return "(0 sub \(filter(operand, dialect: dialect)))" }
             return "(-(\(filter(operand, dialect: dialect))))"
         case .isIn(let operand, let values):
             return "(\(filter(operand, dialect: dialect)) in (\(values.map(literal).joined(separator: ", "))))"

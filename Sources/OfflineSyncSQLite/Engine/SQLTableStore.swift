@@ -1,6 +1,12 @@
 import OfflineSync
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The shared SQL engine's ``OfflineSync/LocalStore`` logic, used by ``SQLiteStore`` and by
 /// `SQLCipherStore` with their own C API table and hooks.
 ///
@@ -128,7 +134,7 @@ package final class SQLTableStore: Sendable {
     }
 
     private func configure(_ connection: Connection) throws {
-        let mode = try connection.singleText("PRAGMA journal_mode = WAL")
+        let mode = try whileBusy { try connection.singleText("PRAGMA journal_mode = WAL") }
         guard mode?.lowercased() == "wal" else {
             throw OfflineSyncError(
                 .storage,
@@ -139,6 +145,22 @@ package final class SQLTableStore: Sendable {
         try connection.execute("PRAGMA cache_size = \(-max(options.cacheSizeKiB, 1))")
         if let pages = options.maximumPageCount {
             _ = try connection.singleText("PRAGMA max_page_count = \(max(pages, 1))")
+        }
+    }
+
+    /// Runs `body` again while it fails with `SQLITE_BUSY`, for up to the busy timeout.
+    ///
+    /// Switching a new database to WAL while another process does the same can fail with
+    /// `SQLITE_BUSY` at once, without SQLite calling the busy handler (the lock is requested in
+    /// a way that must not wait); this waits as the busy timeout promises instead.
+    private func whileBusy<Result>(_ body: () throws -> Result) throws -> Result {
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(options.busyTimeoutMilliseconds))
+        while true {
+            do {
+                return try body()
+            } catch let error as SQLiteError where error.code == .busy && ContinuousClock.now < deadline {
+                usleep(10_000)
+            }
         }
     }
 
@@ -235,18 +257,20 @@ package final class SQLTableStore: Sendable {
         {
             return answer
         }
+        // Only the matching rows are kept while scanning, so a large table costs no more memory
+        // than the answer.
+        let evaluator = try QueryEvaluator(query: query, schema: layout.schema)
         let candidates = SQLQuery.candidates(query, on: layout)
-        var rows: [Item] = []
-        let scanned = try unlessTooComplex {
-            try connection.forEachRow(candidates.sql, candidates.arguments) {
-                rows.append(layout.decode($0, columns: layout.schema.columns))
-            }
+        var matches: [Item] = []
+        func keepMatch(_ statement: Statement) {
+            let item = layout.decode(statement, columns: layout.schema.columns)
+            if evaluator.matches(item) { matches.append(item) }
         }
-        if scanned == nil {
-            rows = []
-            try connection.forEachRow(layout.scanSQL) { rows.append(layout.decode($0, columns: layout.schema.columns)) }
+        if try unlessTooComplex({ try connection.forEachRow(candidates.sql, candidates.arguments, keepMatch) }) == nil {
+            matches = []
+            try connection.forEachRow(layout.scanSQL, [], keepMatch)
         }
-        return try QueryEvaluator(query: query, schema: layout.schema).run(over: rows)
+        return evaluator.run(over: matches)
     }
 
     /// The page (and count) of a query in SQL; `nil` when the count has no exact translation.

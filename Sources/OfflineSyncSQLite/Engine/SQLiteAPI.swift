@@ -5,7 +5,7 @@ import CSQLite
 /// The engine never calls a `sqlite3_*` symbol directly: it calls through a table, so one engine
 /// serves two libraries in one process. ``system`` is filled from the linked system SQLite;
 /// `OfflineSyncSQLCipher` fills a table with `dlsym` from a `libsqlcipher.so.0` loaded with
-/// `RTLD_DEEPBIND`, whose symbols have the same names and would otherwise collide (DESIGN.md,
+/// `RTLD_DEEPBIND`, whose symbols have the same names and would otherwise collide (docs/ARCHITECTURE.md,
 /// "Facts that constrain the backends", 1). Only functions that SQLite 3.15 also has are listed.
 package struct SQLiteAPI: Sendable {
     /// A destructor argument of the `sqlite3_bind_*` functions.

@@ -47,6 +47,11 @@ final class RawConnection {
         }
     }
 
+    /// Closes the sending side: the server reads the end of the stream after what was sent.
+    func finishSending() {
+        shutdown(socket, Int32(SHUT_WR))
+    }
+
     /// Reads until the server closes the connection or the read timeout passes; answers what was
     /// read and whether the server closed.
     func readUntilClosed() -> (text: String, closed: Bool) {
@@ -95,4 +100,13 @@ final class RawConnection {
 struct RawConnectionError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
+}
+
+/// Runs blocking socket work on a thread of its own, never on Swift concurrency's cooperative
+/// pool: the server under test accepts its connections on that pool, so a test blocking it in
+/// `read` would starve the server it waits for.
+func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Swift.Result { try body() }) }
+    }
 }

@@ -8,6 +8,11 @@ import Testing
 enum ServerBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory, sqlite, sqlcipher, lmdb
 
+    /// Every backend, without SQLCipher in a process built with a sanitizer (which cannot load it).
+    static var allCases: [ServerBackend] {
+        [.memory, .sqlite, .sqlcipher, .lmdb].filter { $0 != .sqlcipher || SQLCipherLibrary.activeSanitizer == nil }
+    }
+
     /// A new, unopened store of this backend in `directory`.
     func makeStore(in directory: TemporaryDirectory) throws -> any LocalStore {
         switch self {

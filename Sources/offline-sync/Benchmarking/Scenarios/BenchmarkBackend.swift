@@ -1,6 +1,7 @@
 import Foundation
 import OfflineSync
 import OfflineSyncLMDB
+import OfflineSyncPostgres
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
@@ -52,9 +53,20 @@ struct StoreLocation: Sendable, Hashable {
         return StoreLocation(directory: directory, durability: durability, usesPassphrase: usesPassphrase)
     }
 
-    /// Removes the directory and everything in it.
+    /// Removes the directory and everything in it, and the PostgreSQL schemas of this location
+    /// when a PostgreSQL server is configured (see ``BenchmarkBackend/postgresEnvironmentVariable``).
     func removeDirectory() {
         try? FileManager.default.removeItem(atPath: directory)
+        for schema in [postgresSchema, postgresSchema + "_raw"] {
+            if let settings = BenchmarkBackend.postgresSettings(schema: schema) {
+                try? PostgresStore.dropSchema(settings)
+            }
+        }
+    }
+
+    /// The PostgreSQL schema of this location's store (its baseline's is this plus `_raw`).
+    var postgresSchema: String {
+        "bench_" + String(directory.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }, radix: 16)
     }
 
     /// The SQLCipher key the benchmarks open with.
@@ -84,15 +96,59 @@ extension BenchmarkBackend {
 }
 
 extension BenchmarkBackend {
-    /// Every backend built into OfflineSync, in report column order.
+    /// Every backend built into OfflineSync, in report column order; the PostgreSQL columns only
+    /// when ``postgresEnvironmentVariable`` names a server.
     static var available: [BenchmarkBackend] {
-        [.memory, .sqlite, .sqlcipher, .lmdb]
+        [.memory, .sqlite, .sqlcipher, .lmdb] + (postgresSettings(schema: "public") == nil ? [] : [.postgres, .postgresCopy])
     }
+
+    /// The environment variable naming the PostgreSQL server and database the `postgres` columns
+    /// use, e.g. `postgres://bench@127.0.0.1:5432/bench` (each trial gets schemas of its own,
+    /// dropped after it).
+    static let postgresEnvironmentVariable = "OFFLINE_SYNC_BENCH_POSTGRES"
+
+    /// The settings of ``postgresEnvironmentVariable`` with `schema`, or `nil` when it is unset.
+    static func postgresSettings(schema: String) -> PostgresConnectionSettings? {
+        guard let text = ProcessInfo.processInfo.environment[postgresEnvironmentVariable], !text.isEmpty,
+            var settings = try? PostgresConnectionSettings(StoreConfiguration(parsing: text))
+        else { return nil }
+        settings.schema = schema
+        return settings
+    }
+
+    private static func requirePostgresSettings(schema: String) throws -> PostgresConnectionSettings {
+        guard let settings = postgresSettings(schema: schema) else {
+            throw BenchmarkError(
+                "the postgres columns need a server: export \(postgresEnvironmentVariable)=postgres://USER@HOST:PORT/DATABASE")
+        }
+        return settings
+    }
+
+    /// `PostgresStore`, next to one prepared libpq statement per row.
+    static let postgres = BenchmarkBackend(
+        name: "postgres",
+        makeStore: { location in
+            PostgresStore(settings: try requirePostgresSettings(schema: location.postgresSchema))
+        },
+        makeBaseline: { location in
+            RawPostgresBaseline(
+                settings: try requirePostgresSettings(schema: location.postgresSchema + "_raw"), mode: .prepared)
+        })
+
+    /// `PostgresStore` again, next to libpq `COPY` into a staging table and one upsert per transaction.
+    static let postgresCopy = BenchmarkBackend(
+        name: "postgres-copy",
+        makeStore: postgres.makeStore,
+        makeBaseline: { location in
+            RawPostgresBaseline(
+                settings: try requirePostgresSettings(schema: location.postgresSchema + "_raw"), mode: .copy)
+        })
 
     /// ``named(_:)`` of every backend name in `names` (all available backends when empty).
     static func named(_ names: [String]) throws -> [BenchmarkBackend] {
         guard !names.isEmpty else { return available }
         return try names.map { name in
+            if name.hasPrefix("postgres") { _ = try requirePostgresSettings(schema: "public") }
             guard let backend = available.first(where: { $0.name == name }) else {
                 throw BenchmarkError(
                     "unknown store '\(name)'; available: \(available.map(\.name).joined(separator: ", "))")

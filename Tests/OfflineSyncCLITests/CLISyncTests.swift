@@ -1,0 +1,73 @@
+import Foundation
+import OfflineSync
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `offline-sync sync` pulling from a real `offline-sync serve` process into each backend.
+@Suite("offline-sync sync")
+struct CLISyncTests {
+    static let itemCount = 250
+
+    /// Sends one table request to the server and returns its status.
+    static func request(_ method: String, _ path: String, port: Int, body: String? = nil) async throws -> Int {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(body.utf8)
+        }
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    @Test("sync pulls a served table into each backend; export and query read it; a second sync pulls only changes",
+        arguments: Backend.available)
+    func syncPullsAServedTable(backend: Backend) async throws {
+        let directory = try TemporaryDirectory()
+        let server = try CLIDemoRemoteTests.ServeProcess(store: "sqlite:" + directory.path("server.sqlite"))
+        defer { server.stop() }
+        for index in 0..<Self.itemCount {
+            let status = try await Self.request(
+                "POST", "/tables/todoitem", port: server.port,
+                body: #"{"id": "i\#(String(format: "%04d", index))", "text": "item \#(index)", "complete": \#(index % 2 == 0)}"#)
+            #expect(status == 201)
+        }
+        #expect(try await Self.request("DELETE", "/tables/todoitem/i0007", port: server.port) == 200)
+
+        let store = backend.url("device", in: directory)
+        let remote = "http://127.0.0.1:\(server.port)"
+        let pulled = try CLI.run(["sync", "--store", store, "--remote", remote, "--table", "todoitem", "--query-id", "all"])
+        #expect(pulled.status == 0, "\(pulled)")
+        #expect(pulled.stdout.contains("pulled \(Self.itemCount) records of todoitem"), "\(pulled)")
+
+        let exported = try CLI.run(["export", "--store", store, "--table", "todoitem"])
+        #expect(exported.status == 0, "\(exported)")
+        let lines = exported.stdout.split(separator: "\n")
+        #expect(lines.count == Self.itemCount - 1, "the item deleted on the server is not kept")
+        #expect(!exported.stdout.contains("i0007"))
+        let query = try CLI.run(["query", "--store", store, "--table", "todoitem", "--filter", "id eq 'i0042'", "--format", "jsonl"])
+        #expect(query.stdout.contains("item 42"), "\(query)")
+
+        #expect(try await Self.request("PATCH", "/tables/todoitem/i0001", port: server.port, body: #"{"text": "changed"}"#) == 200)
+        let again = try CLI.run(["sync", "--store", store, "--remote", remote, "--table", "todoitem", "--query-id", "all"])
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stdout.contains("pulled 1 records") || again.stdout.contains("pulled 2 records"), "\(again)")
+        let changed = try CLI.run(["query", "--store", store, "--table", "todoitem", "--filter", "id eq 'i0001'", "--format", "jsonl"])
+        #expect(changed.stdout.contains("changed"))
+    }
+
+    @Test("sync from a server that is not running fails with an error naming it")
+    func syncFromNowhere() throws {
+        let directory = try TemporaryDirectory()
+        let result = try CLI.run([
+            "sync", "--store", "sqlite:" + directory.path("device.sqlite"), "--remote", "http://127.0.0.1:9",
+            "--table", "todoitem",
+        ])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("127.0.0.1:9"), "\(result)")
+    }
+}

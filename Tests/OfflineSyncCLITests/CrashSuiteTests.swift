@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// A few kill points of `scripts/crash-test` per backend (the script runs 100 by default), and
+/// a check that its verifier does report a lost edit.
+@Suite("client crash suite")
+struct CrashSuiteTests {
+    static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let binaries = CLI.executable.deletingLastPathComponent()
+    static let client = binaries.appendingPathComponent("sync-crash-client")
+    static let isBuilt = FileManager.default.isExecutableFile(atPath: client.path)
+
+    static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> CLIResult {
+        let directory = try TemporaryDirectory()
+        let out = directory.url.appendingPathComponent("stdout")
+        let err = directory.url.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        process.waitUntilExit()
+        return CLIResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self),
+            signalled: process.terminationReason == .uncaughtSignal)
+    }
+
+    @Test(.enabled(if: isBuilt, "sync-crash-client is not built next to the tests"), arguments: Backend.available)
+    func killedDevicesLoseNothingAndConverge(backend: Backend) throws {
+        let result = try Self.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            [Self.package.appendingPathComponent("scripts/crash-test").path, "4", backend.rawValue],
+            environment: ["OFFLINE_SYNC_BIN": Self.binaries.path])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("\(backend.rawValue): 4 kill points"), "\(result)")
+    }
+
+    @Test(.enabled(if: isBuilt, "sync-crash-client is not built next to the tests"))
+    func theVerifierReportsAnAcknowledgedEditThatIsNotStored() throws {
+        let directory = try TemporaryDirectory()
+        let journal = try directory.write("journal", "E 1 insert ghost-1 insert-1\nA 1\n")
+        let result = try Self.run(
+            Self.client,
+            [
+                "verify", "--store", "sqlite:\(directory.path("device.sqlite"))", "--remote", "http://127.0.0.1:9",
+                "--journal", journal,
+            ])
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stdout.contains("item ghost-1 is absent locally"), "\(result)")
+    }
+}
