@@ -32,14 +32,15 @@ extension StoreTierGroups {
             ConformanceCase("server writes store the same values as local writes") { context in
                 let store = try context.openStore(ValueFixtures.schema)
                 for table in ValueFixtures.tables {
-                    let rows = ValueFixtures.rows(for: table)
-                    context.attempt("upsert(\(table.name), origin: .server) of \(rows.count) rows of hard values") {
-                        try store.upsert(rows, into: table.name, origin: .server)
+                    let written = ValueFixtures.rows(for: table) + ValueFixtures.convertible(for: table)
+                    let stored = ValueFixtures.rows(for: table) + ValueFixtures.converted(for: table)
+                    context.attempt("upsert(\(table.name), origin: .server) of \(written.count) rows of hard values") {
+                        try store.upsert(written, into: table.name, origin: .server)
                     }
-                    for row in rows {
+                    for row in stored {
                         context.expectLookup(store, table.name, row.id, row, "server upsert then lookup")
                     }
-                    context.expectRows(store, table.name, rows, "server upsert then read")
+                    context.expectRows(store, table.name, stored, "server upsert then read")
                 }
             },
             ConformanceCase("a transaction reads back the values it wrote, normalized") { context in

@@ -30,8 +30,10 @@ final class BrokenStore: LocalStore {
         case schemaAnswersTheLastDeclaration
         case closeDoesNothing
         case losesSchemaOnReopen
+        case dropsValuesOfColumnsAddedOnReopen
         // Rule 2: values are checked by the core; upserts replace the whole row.
         case truncatesConvertedDates
+        case truncatesConvertedDatesFromServer
         case keepsUnknownServerColumns
         case dropsUnknownLocalColumns
         case mergesLocalUpserts
@@ -39,6 +41,7 @@ final class BrokenStore: LocalStore {
         case keepsOldValueUnderExplicitNullFromLocal
         case keepsOldValueUnderExplicitNullFromServer
         case transactionLookupAnswersItemsAsWritten
+        case transactionReadsAnswerItemsAsWritten
         // Rule 3: values round-trip exactly.
         case dropsNegativeZeroSign
         case readsDropNegativeZeroSign
@@ -109,9 +112,10 @@ final class BrokenStore: LocalStore {
                 .ignoresDeletesByIdsFromUndeclaredTables, .ignoresDeletesByQueryOnUndeclaredTables,
                 .dropsRowsWhenWidening, .forgetsTablesLeftOutOnReopen, .skipsIndexBackfillOnWiden,
                 .acceptsRetypingEmptyTables, .acceptsRetypingTablesWithRows, .schemaAnswersTheLastDeclaration,
-                .closeDoesNothing, .losesSchemaOnReopen:
+                .closeDoesNothing, .losesSchemaOnReopen, .dropsValuesOfColumnsAddedOnReopen:
                 return 1
-            case .truncatesConvertedDates, .keepsUnknownServerColumns, .dropsUnknownLocalColumns, .mergesLocalUpserts,
+            case .truncatesConvertedDates, .truncatesConvertedDatesFromServer, .transactionReadsAnswerItemsAsWritten,
+                .keepsUnknownServerColumns, .dropsUnknownLocalColumns, .mergesLocalUpserts,
                 .mergesServerUpserts, .keepsOldValueUnderExplicitNullFromLocal,
                 .keepsOldValueUnderExplicitNullFromServer,
                 .transactionLookupAnswersItemsAsWritten:
@@ -155,6 +159,8 @@ final class BrokenStore: LocalStore {
         var extras: [String: [[UInt8]: [String: Value]]] = [:]
         /// Per table, the columns of indexes added by a reopen and the ids of the rows already there.
         var unindexed: [String: (columns: Set<String>, ids: Set<[UInt8]>)] = [:]
+        /// Per table, the columns a reopen added.
+        var addedColumns: [String: Set<String>] = [:]
         /// Write transactions running now.
         var activeWrites = 0
     }
@@ -211,6 +217,12 @@ final class BrokenStore: LocalStore {
         throws
     {
         switch fault {
+        case .dropsValuesOfColumnsAddedOnReopen:
+            for table in declared.tables {
+                guard let old = previous.table(named: table.name) else { continue }
+                let added = table.columns.map(\.name).filter { old.column(named: $0) == nil }
+                side.withLock { $0.addedColumns[table.name, default: []].formUnion(added) }
+            }
         case .dropsRowsWhenWidening:
             for table in declared.tables {
                 guard let old = previous.table(named: table.name),
@@ -469,10 +481,19 @@ final class BrokenStore: LocalStore {
     // MARK: Distortions
 
     /// Items as this store writes them into `table`.
-    fileprivate func distorted(_ items: [Item], table: TableSchema) -> [Item] {
+    fileprivate func distorted(_ items: [Item], table: TableSchema, origin: WriteOrigin) -> [Item] {
         let indexed = Set(table.indexes.flatMap(\.columns))
+        let added = side.withLock { $0.addedColumns[table.name] ?? [] }
         return items.map { item in
             var item = item
+            for column in added { item.values[column] = nil }
+            if fault == .truncatesConvertedDatesFromServer, origin == .server {
+                for column in table.columns where column.type == .date {
+                    if case .string(let text)? = item.values[column.name], let date = Timestamp(iso8601: text) {
+                        item.values[column.name] = .date(Self.truncatedToSeconds(date))
+                    }
+                }
+            }
             for (column, value) in item.values {
                 item.values[column] = distorted(
                     value, indexed: indexed.contains(column), type: table.column(named: column)?.type)
@@ -510,6 +531,11 @@ final class BrokenStore: LocalStore {
             return .int(rounded >= 9.2e18 ? .max : rounded <= -9.2e18 ? .min : Int64(rounded))
         default: return value
         }
+    }
+
+    private static func truncatedToSeconds(_ date: Timestamp) -> Timestamp {
+        let milliseconds = date.millisecondsSince1970
+        return Timestamp(millisecondsSince1970: milliseconds - ((milliseconds % 1000) + 1000) % 1000)
     }
 
     fileprivate func withoutNegativeZero(_ item: Item) -> Item {
@@ -756,6 +782,11 @@ final class BrokenStore: LocalStore {
             if fault == .transactionReadsDropNegativeZeroSign {
                 result.items = result.items.map(store.withoutNegativeZero)
             }
+            if fault == .transactionReadsAnswerItemsAsWritten, query.selection == nil,
+                let written = itemsAsWritten[query.table]
+            {
+                result.items = result.items.map { written[Array($0.id.utf8)] ?? $0 }
+            }
             return result
         }
 
@@ -788,7 +819,7 @@ final class BrokenStore: LocalStore {
             guard let declared = schema.table(named: table) else {
                 return try perform(table) { try $0.upsert(items, into: table, origin: origin) }
             }
-            var items = store.distorted(items, table: declared)
+            var items = store.distorted(items, table: declared, origin: origin)
             var origin = origin
             if fault == .dropsUnknownLocalColumns { origin = .server }
             let merges =
@@ -815,7 +846,7 @@ final class BrokenStore: LocalStore {
             }
             try perform(table) { try $0.upsert(items, into: table, origin: origin) }
             if fault == .keepsUnknownServerColumns, origin == .server { store.rememberExtras(items, table: declared) }
-            if fault == .transactionLookupAnswersItemsAsWritten {
+            if fault == .transactionLookupAnswersItemsAsWritten || fault == .transactionReadsAnswerItemsAsWritten {
                 for item in items { itemsAsWritten[table, default: [:]][Array(item.id.utf8)] = item }
             }
             if (fault == .rollbackKeepsServerUpserts && origin == .server)
@@ -853,6 +884,7 @@ final class BrokenStore: LocalStore {
                 .deleteByQueryIgnoresSkip, .deleteByQueryCapsTopAt1000, .deleteByQueryTreatsNullComparisonsAsUnknown,
                 .deleteByQueryInTransactionIgnoresOwnWrites, .rollbackKeepsDeletesByQuery,
                 .rollbackRestoresOnlyTheLastWrittenTable, .transactionLookupAnswersItemsAsWritten,
+                .transactionReadsAnswerItemsAsWritten,
             ]
             guard bent.contains(fault) else {
                 let count = try perform(query.table) { try $0.delete(matching: query) }
