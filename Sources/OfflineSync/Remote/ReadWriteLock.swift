@@ -7,18 +7,20 @@
 /// A readers–writer lock (pthread) that prefers waiting exclusive holders, so a stream of shared
 /// holders cannot starve an exclusive one.
 ///
-/// ``TableService`` holds it shared around every store call and exclusively while it changes the
-/// store's schema (which closes and reopens the store), so no call ever meets a closed store. A
-/// pthread lock rather than `Mutex` because shared holders run at the same time and the values
-/// they return are not `Sendable`.
+/// Used by ``TableService``, held shared around every store call and exclusively while it changes
+/// the store's schema (which closes and reopens the store), so no call ever meets a closed store;
+/// and by the LMDB backend as the gate that keeps `mdb_env_set_mapsize` and `mdb_env_close` away
+/// from live transactions, and as the lock that serialises its writers. A pthread lock rather than
+/// `Mutex` because shared holders run at the same time and the values they return are not
+/// `Sendable` (`Mutex.withLock` demands a `sending` result).
 ///
 /// `@unchecked Sendable` is safe: the lock lives at a fixed heap address for the object's life
 /// (pthread locks must not move) and every access goes through the pthread functions, which are
 /// thread-safe by definition.
-final class ReadWriteLock: @unchecked Sendable {
+package final class ReadWriteLock: @unchecked Sendable {
     private let lock: UnsafeMutablePointer<pthread_rwlock_t>
 
-    init() {
+    package init() {
         lock = .allocate(capacity: 1)
         var attributes = pthread_rwlockattr_t()
         pthread_rwlockattr_init(&attributes)
@@ -35,14 +37,22 @@ final class ReadWriteLock: @unchecked Sendable {
     }
 
     /// Runs `body` while holding the lock shared.
-    func shared<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func shared<Result>(_ body: () throws -> Result) rethrows -> Result {
         pthread_rwlock_rdlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }
 
+    /// Runs `body` while holding the lock alone, or returns `nil` without running it when the
+    /// calling thread already holds the lock exclusively (which would otherwise deadlock).
+    package func exclusiveIfNotHeld<Result>(_ body: () throws -> Result) rethrows -> Result? {
+        guard pthread_rwlock_wrlock(lock) == 0 else { return nil }
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
     /// Runs `body` while holding the lock alone.
-    func exclusive<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func exclusive<Result>(_ body: () throws -> Result) rethrows -> Result {
         pthread_rwlock_wrlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body()
