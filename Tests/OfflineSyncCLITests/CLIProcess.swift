@@ -67,7 +67,9 @@ enum CLI {
         return try launch(executable, arguments, directory: directory, environment: variables)
     }
 
-    private static func launch(
+    /// Runs any executable with exactly `environment` (the parent's when `nil`), collecting its
+    /// output through files, and tells whether it ended by a signal.
+    static func launch(
         _ executable: URL, _ arguments: [String], directory: URL?,
         environment: [String: String]? = nil
     ) throws -> CLIResult {

@@ -12,25 +12,9 @@ struct CrashSuiteTests {
     static let isBuilt = FileManager.default.isExecutableFile(atPath: client.path)
 
     static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> CLIResult {
-        let directory = try TemporaryDirectory()
-        let out = directory.url.appendingPathComponent("stdout")
-        let err = directory.url.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        process.waitUntilExit()
-        return CLIResult(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self),
-            signalled: process.terminationReason == .uncaughtSignal)
+        try CLI.launch(
+            executable, arguments, directory: nil,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
     }
 
     @Test(.enabled(if: isBuilt, "sync-crash-client is not built next to the tests"), arguments: Backend.available)
