@@ -48,7 +48,13 @@ let package = Package(
             // the storage work the stores do, so this target joins OfflineSync's package name instead
             // of its own (`packageAccess: false` keeps SwiftPM from passing this package's).
             packageAccess: false,
-            swiftSettings: [.unsafeFlags(["-package-name", offlineSyncPackageName])],
+            swiftSettings: [
+                .unsafeFlags(["-package-name", offlineSyncPackageName]),
+                // The upcoming features every target of the OfflineSync package turns on.
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+                .enableUpcomingFeature("InternalImportsByDefault"),
+            ],
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]

@@ -1,4 +1,4 @@
-import OfflineSync
+public import OfflineSync
 
 /// The conformance suite: proves that a ``OfflineSync/LocalStore`` behaves exactly like the
 /// reference ``OfflineSync/InMemoryStore`` and that the shared sync logic works on top of it.

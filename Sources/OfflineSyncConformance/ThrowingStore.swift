@@ -1,4 +1,4 @@
-import OfflineSync
+public import OfflineSync
 import Synchronization
 
 /// A store that wraps another and makes a chosen write transaction fail, as a crash or a full

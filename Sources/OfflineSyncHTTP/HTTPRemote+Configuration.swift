@@ -1,5 +1,5 @@
-import Logging
-import NIOSSL
+public import Logging
+public import NIOSSL
 
 extension HTTPRemote {
     /// Where the table service lives and how to talk to it.

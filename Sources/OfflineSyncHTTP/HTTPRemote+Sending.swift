@@ -1,3 +1,4 @@
+import Logging
 import NIOHTTP1
 import OfflineSync
 

@@ -1,10 +1,11 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import OfflineSync
+import NIOSSL
+public import OfflineSync
 import OfflineSyncProtocol
 
 /// A ``RemoteService`` that speaks the Azure Mobile Apps table protocol, version 2.0.0, over HTTP.

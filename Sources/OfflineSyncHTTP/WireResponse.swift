@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import OfflineSync
 import OfflineSyncProtocol
 
 /// A received answer: status, headers and the whole body.

@@ -3,7 +3,7 @@ import Synchronization
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif
 
 /// The environments open in this process, by the device and inode of their directory.

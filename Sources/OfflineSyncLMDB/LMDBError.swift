@@ -3,7 +3,7 @@ import CLMDB
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif
 
 /// An error from the LMDB engine or from ``LMDBStore``'s handling of an environment.

@@ -1,4 +1,4 @@
-import OfflineSync
+public import OfflineSync
 
 extension StoreScheme {
     /// `lmdb:PATH[?map-size=1GiB&max-map-size=16GiB&sync=full|meta|none]` — an LMDB environment,

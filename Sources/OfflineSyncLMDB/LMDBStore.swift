@@ -1,4 +1,4 @@
-import OfflineSync
+public import OfflineSync
 import Synchronization
 
 /// A ``OfflineSync/LocalStore`` kept in an LMDB environment: a memory-mapped B+tree file with

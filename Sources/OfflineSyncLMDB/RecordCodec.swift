@@ -1,4 +1,4 @@
-import OfflineSync
+package import OfflineSync
 
 /// The binary encoding of a row's values: compact, exact, and independent of column order.
 ///

@@ -1,4 +1,4 @@
-import OfflineSync
+package import OfflineSync
 
 /// A record being built in the ``RecordCodec`` format.
 ///

@@ -3,7 +3,7 @@ public import OfflineSync
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif
 
 /// Where a ``PostgresStore`` connects and which PostgreSQL schema holds its tables:

@@ -1,4 +1,4 @@
-public import OfflineSync
+import OfflineSync
 
 extension PostgresStore {
     /// `true` when the PostgreSQL schema of `settings` exists and holds a store (its schema record

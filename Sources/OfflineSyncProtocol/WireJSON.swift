@@ -1,5 +1,5 @@
 import Foundation
-import OfflineSync
+package import OfflineSync
 
 /// The JSON bodies of the table protocol, for the client and for the reference server: items and
 /// pages go through the core's single-pass ``JSONCodec``; this adds the protocol's rules.

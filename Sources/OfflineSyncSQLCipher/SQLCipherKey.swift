@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif
 
 /// The key of an encrypted store: a passphrase (SQLCipher derives the key with PBKDF2, which costs

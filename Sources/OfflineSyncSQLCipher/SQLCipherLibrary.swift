@@ -1,10 +1,10 @@
-import OfflineSyncSQLite
+package import OfflineSyncSQLite
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif
 
 /// The SQLCipher library, loaded at run time and called through a function table.

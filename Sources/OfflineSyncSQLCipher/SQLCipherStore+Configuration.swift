@@ -1,4 +1,4 @@
-import OfflineSync
+public import OfflineSync
 import OfflineSyncSQLite
 
 extension StoreScheme {

@@ -1,6 +1,6 @@
 import Foundation
-import OfflineSync
-import OfflineSyncSQLite
+public import OfflineSync
+public import OfflineSyncSQLite
 import Synchronization
 
 #if canImport(Glibc)

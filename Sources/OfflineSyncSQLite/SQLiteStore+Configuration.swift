@@ -1,4 +1,4 @@
-import OfflineSync
+public import OfflineSync
 
 extension StoreScheme {
     /// `sqlite:PATH[?sync=full|normal]` — an SQLite file, opened by

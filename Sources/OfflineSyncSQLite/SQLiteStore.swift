@@ -1,4 +1,4 @@
-import OfflineSync
+public import OfflineSync
 
 /// A ``OfflineSync/LocalStore`` in an SQLite database file, using the system SQLite library.
 ///

@@ -1,9 +1,10 @@
 import HTTPTypes
 import Hummingbird
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
 import NIOPosix
-import OfflineSync
+public import OfflineSync
+import UnixSignals
 
 /// A reference back end of the Azure Mobile Apps table protocol 2.0.0, on Hummingbird, serving a
 /// ``TableService`` (and through it any `LocalStore`).

@@ -1,4 +1,6 @@
-import ArgumentParser
+public import ArgumentParser
+import Foundation
+import Logging
 import OfflineSync
 import OfflineSyncConformance
 

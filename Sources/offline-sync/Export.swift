@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OfflineSync
 
 /// `offline-sync export`: a table as JSON lines.

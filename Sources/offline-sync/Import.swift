@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OfflineSync
 
 /// `offline-sync import`: JSON lines into a table, all or nothing.

@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import NIOPosix
 import OfflineSync
 import OfflineSyncHTTP

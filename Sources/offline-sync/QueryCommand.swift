@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OfflineSync
 
 /// `offline-sync query`: read a table with an OData filter and ordering.

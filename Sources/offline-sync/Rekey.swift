@@ -1,6 +1,8 @@
 import ArgumentParser
+import Logging
 import OfflineSync
 import OfflineSyncSQLCipher
+import OfflineSyncSQLite
 import OfflineSyncStores
 
 /// `offline-sync rekey`: change the key of an encrypted store.

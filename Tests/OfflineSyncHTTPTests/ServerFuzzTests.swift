@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncServer
 import Testing
 
 /// A bounded, seeded fuzz of the reference server: every answer to bad input is a 4xx JSON error,

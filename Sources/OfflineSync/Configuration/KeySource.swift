@@ -147,5 +147,5 @@ public struct StoreKey: Sendable, Hashable, CustomStringConvertible, CustomDebug
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif

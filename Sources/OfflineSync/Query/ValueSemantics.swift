@@ -83,5 +83,5 @@ public enum ValueSemantics {
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif

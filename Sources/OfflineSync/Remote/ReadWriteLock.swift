@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    package import Darwin
 #endif
 
 /// A readers–writer lock (pthread) that prefers waiting exclusive holders, so a stream of shared

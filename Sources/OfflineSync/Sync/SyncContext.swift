@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The sync engine for one local store and one remote: the operation queue, push, pull and
 /// purge (Azure's `MSSyncContext` / `MobileServiceSyncContext`).
 ///

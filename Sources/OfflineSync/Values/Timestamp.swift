@@ -258,5 +258,5 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    public import Darwin
 #endif

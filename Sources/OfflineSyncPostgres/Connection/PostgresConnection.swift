@@ -234,5 +234,5 @@ package final class PostgresConnection {
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    package import Darwin
 #endif

@@ -1,4 +1,4 @@
-import OfflineSync
+package import OfflineSync
 
 /// The PostgreSQL types the store binds and reads, with their type OIDs (fixed in `pg_type`).
 package enum PostgresType: UInt32 {

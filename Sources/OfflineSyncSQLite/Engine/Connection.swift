@@ -1,5 +1,5 @@
 import CSQLite
-import OfflineSync
+package import OfflineSync
 
 /// One open SQLite database connection and its statement cache.
 ///

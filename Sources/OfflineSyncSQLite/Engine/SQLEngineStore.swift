@@ -1,4 +1,4 @@
-import OfflineSync
+package import OfflineSync
 
 /// A store whose `LocalStore` requirements are all answered by the shared SQL engine, so
 /// `SQLiteStore` and `SQLCipherStore` differ only in how they build it (which C library, which

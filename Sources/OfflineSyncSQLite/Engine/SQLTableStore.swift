@@ -1,10 +1,10 @@
-import OfflineSync
+package import OfflineSync
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    package import Darwin
 #endif
 
 /// The shared SQL engine's ``OfflineSync/LocalStore`` logic, used by ``SQLiteStore`` and by

@@ -1,5 +1,5 @@
 import CSQLite
-import OfflineSync
+package import OfflineSync
 
 /// A prepared statement of one ``Connection``: bound by position, stepped, reset, and finalised in
 /// `deinit` (so a cached statement lives exactly as long as its cache entry).
