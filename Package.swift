@@ -111,9 +111,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The device of the crash suite (scripts/crash-test): edits, pushes and pulls until killed.
-        .executableTarget(
-            name: "sync-crash-client", dependencies: ["OfflineSync", "OfflineSyncStores", "OfflineSyncHTTP"]),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncProtocolTests", dependencies: ["OfflineSync", "OfflineSyncProtocol"]),
         .testTarget(

@@ -25,7 +25,7 @@ struct OfflineSyncCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Demo.self, Conformance.self, Inspect.self, QueryCommand.self, Import.self, Export.self,
-            Migrate.self, Rekey.self, Bench.self, Serve.self, Sync.self, BenchServe.self,
+            Migrate.self, Rekey.self, Bench.self, Serve.self, Sync.self, BenchServe.self, CrashClient.self,
         ]
     )
 }

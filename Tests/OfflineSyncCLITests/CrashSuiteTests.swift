@@ -8,8 +8,7 @@ struct CrashSuiteTests {
     static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let binaries = CLI.executable.deletingLastPathComponent()
-    static let client = binaries.appendingPathComponent("sync-crash-client")
-    static let isBuilt = FileManager.default.isExecutableFile(atPath: client.path)
+    static let isBuilt = FileManager.default.isExecutableFile(atPath: CLI.executable.path)
 
     static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> CLIResult {
         try CLI.launch(
@@ -17,7 +16,7 @@ struct CrashSuiteTests {
             environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
     }
 
-    @Test(.enabled(if: isBuilt, "sync-crash-client is not built next to the tests"), arguments: Backend.available)
+    @Test(.enabled(if: isBuilt, "offline-sync is not built next to the tests"), arguments: Backend.available)
     func killedDevicesLoseNothingAndConverge(backend: Backend) throws {
         let result = try Self.run(
             URL(fileURLWithPath: "/bin/bash"),
@@ -27,17 +26,27 @@ struct CrashSuiteTests {
         #expect(result.stdout.contains("\(backend.rawValue): 4 kill points"), "\(result)")
     }
 
-    @Test(.enabled(if: isBuilt, "sync-crash-client is not built next to the tests"))
+    @Test(.enabled(if: isBuilt, "offline-sync is not built next to the tests"))
     func theVerifierReportsAnAcknowledgedEditThatIsNotStored() throws {
         let directory = try TemporaryDirectory()
         let journal = try directory.write("journal", "E 1 insert ghost-1 insert-1\nA 1\n")
         let result = try Self.run(
-            Self.client,
+            CLI.executable,
             [
-                "verify", "--store", "sqlite:\(directory.path("device.sqlite"))", "--remote", "http://127.0.0.1:9",
+                "crash-client", "verify", "--store", "sqlite:\(directory.path("device.sqlite"))", "--remote", "http://127.0.0.1:9",
                 "--journal", journal,
             ])
         #expect(result.status != 0, "\(result)")
         #expect(result.stdout.contains("item ghost-1 is absent locally"), "\(result)")
+    }
+
+    @Test(.enabled(if: isBuilt, "offline-sync is not built next to the tests"))
+    func theDeviceIsAHiddenSubcommand() throws {
+        let help = try Self.run(CLI.executable, ["--help"])
+        #expect(help.status == 0, "\(help)")
+        #expect(!help.stdout.contains("crash-client"), "\(help)")
+        let own = try Self.run(CLI.executable, ["crash-client", "--help"])
+        #expect(own.status == 0, "\(own)")
+        #expect(own.stdout.contains("work, verify or converge"), "\(own)")
     }
 }

@@ -68,10 +68,10 @@ struct FuzzRequests {
         var preview: String { String(decoding: bytes.prefix(160), as: UTF8.self) }
     }
 
-    private var random: SplitMix64
+    private var random: SeededRandom
 
     init(seed: UInt64) {
-        random = SplitMix64(seed: seed)
+        random = SeededRandom(seed: seed)
     }
 
     private mutating func pick<T>(_ choices: [T]) -> T {
@@ -192,22 +192,5 @@ struct FuzzRequests {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
-}
-
-/// A small, fast, seeded random generator (SplitMix64), so a failing fuzz run repeats exactly.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

@@ -29,7 +29,7 @@ enum GRDBScenarios {
         Benchmark("lookup/grdb") { benchmark in
             try withDatabase(workDirectory, indexed: false) { grdb in
                 try grdb.insert(records, rowsPerTransaction: 10_000)
-                var generator = SplitMix64(seed: 7)
+                var generator = SeededRandom(seed: 7)
                 let ids = (0..<size.lookups).map { _ in records[Int(generator.next() % UInt64(records.count))].id }
                 benchmark.startMeasurement()
                 for id in ids {

@@ -72,7 +72,7 @@ enum BenchmarkData {
     /// The table every scenario uses.
     static let tableName = "benchmark_item"
     /// The secondary index of the indexed query scenarios.
-    static let quantityIndex = Index("benchmark_item_quantity", on: ["quantity"])
+    static let quantityIndex = TableIndex("benchmark_item_quantity", on: ["quantity"])
     /// The filter of the query scenarios: `quantity >= queryThreshold and done == false`.
     static let queryThreshold: Int64 = 500
     /// The `top` of the query scenarios.
@@ -108,7 +108,7 @@ enum BenchmarkData {
         count: Int, seed: UInt64 = 42, firstUpdate: Int64 = 1_767_225_600_000,
         idPrefix: String = "item-"
     ) -> [BenchmarkRecord] {
-        var generator = SplitMix64(seed: seed)
+        var generator = SeededRandom(seed: seed)
         var result: [BenchmarkRecord] = []
         result.reserveCapacity(count)
         for index in 0..<count {
@@ -136,23 +136,4 @@ enum BenchmarkData {
     }
 
     private static let titleWords = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
-}
-
-/// A small, fast, reproducible pseudo-random generator (SplitMix64).
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// Creates a generator from a seed.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
