@@ -84,30 +84,32 @@ struct BenchmarkReport: Sendable, Codable {
     }
 
     private func throughputRows() -> [[String]] {
-        var rows = [["scenario"] + backends]
-        for scenario in scenarios {
-            rows.append(
-                [scenario.title]
-                    + backends.map { backend in
-                        guard let cell = cell(scenario.id, backend) else { return "—" }
-                        guard let store = cell.store else { return "failed" }
-                        let ratio = cell.ratio.map { String(format: " [%.2f]", $0) } ?? ""
-                        return Self.rate(store.throughput) + " \(scenario.unit)/s" + ratio
-                    })
+        rows(heading: "scenario") { scenario, cell, store in
+            let ratio = cell.ratio.map { String(format: " [%.2f]", $0) } ?? ""
+            return Self.rate(store.throughput) + " \(scenario.unit)/s" + ratio
         }
-        return rows
     }
 
     private func costRows() -> [[String]] {
-        var rows = [["wall clock, peak memory"] + backends]
+        rows(heading: "wall clock, peak memory") { _, cell, store in
+            Self.cost(store) + (cell.raw.map { " / " + Self.cost($0) } ?? "")
+        }
+    }
+
+    /// A table with a row per scenario and a column per backend: "—" where the scenario does not
+    /// apply, "failed" where the trial threw, else what `text` makes of the cell and its store's
+    /// measurement.
+    private func rows(
+        heading: String, _ text: (ScenarioInfo, Cell, Measurement) -> String
+    ) -> [[String]] {
+        var rows = [[heading] + backends]
         for scenario in scenarios {
             rows.append(
                 [scenario.title]
                     + backends.map { backend in
                         guard let cell = cell(scenario.id, backend) else { return "—" }
                         guard let store = cell.store else { return "failed" }
-                        let raw = cell.raw.map { " / " + Self.cost($0) } ?? ""
-                        return Self.cost(store) + raw
+                        return text(scenario, cell, store)
                     })
         }
         return rows

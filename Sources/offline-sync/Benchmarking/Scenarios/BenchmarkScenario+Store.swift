@@ -15,13 +15,7 @@ extension BenchmarkScenario {
                 }, teardown: { try store.close() })
         },
         prepareBaseline: { baseline, size in
-            try baseline.create(indexed: false)
-            let records = BenchmarkData.records(count: size.records)
-            return Trial(
-                operations: records.count,
-                body: {
-                    try baseline.insert(records[...], rowsPerTransaction: 1_000, queueRows: false)
-                }, teardown: { baseline.close() })
+            try insertTrial(baseline, records: size.records, rowsPerTransaction: 1_000, queueRows: false)
         })
 
     /// Filter + order + top 50 over every record, with or without the index on `quantity`.
@@ -143,9 +137,32 @@ extension BenchmarkScenario {
         try baseline.insert(BenchmarkData.records(count: records)[...], rowsPerTransaction: 10_000, queueRows: false)
     }
 
+    /// The raw baseline's part of the write scenarios: creates the table; the measured body then
+    /// inserts `records` new rows in transactions of `rowsPerTransaction`, with a queue row each
+    /// when `queueRows` is set.
+    static func insertTrial(
+        _ baseline: any RawBaseline, records: Int, rowsPerTransaction: Int, queueRows: Bool
+    ) throws -> Trial {
+        try baseline.create(indexed: false)
+        return insertTrial(
+            baseline, BenchmarkData.records(count: records), rowsPerTransaction: rowsPerTransaction,
+            queueRows: queueRows)
+    }
+
+    /// A trial whose measured body inserts `rows` into the baseline's existing table.
+    static func insertTrial(
+        _ baseline: any RawBaseline, _ rows: [BenchmarkRecord], rowsPerTransaction: Int, queueRows: Bool
+    ) -> Trial {
+        Trial(
+            operations: rows.count,
+            body: {
+                try baseline.insert(rows[...], rowsPerTransaction: rowsPerTransaction, queueRows: queueRows)
+            }, teardown: { baseline.close() })
+    }
+
     /// `size.lookups` ids of existing records, chosen with a fixed seed.
     static func randomIds(_ size: BenchmarkSize) -> [String] {
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededRandom(seed: 7)
         return (0..<size.lookups).map { _ in
             "item-" + BenchmarkData.zeroPadded(Int(generator.next() % UInt64(size.records)), width: 6)
         }

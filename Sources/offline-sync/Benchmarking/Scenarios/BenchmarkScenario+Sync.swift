@@ -22,13 +22,7 @@ extension BenchmarkScenario {
                 })
         },
         prepareBaseline: { baseline, size in
-            try baseline.create(indexed: false)
-            let records = BenchmarkData.records(count: size.batchInserts)
-            return Trial(
-                operations: records.count,
-                body: {
-                    try baseline.insert(records[...], rowsPerTransaction: records.count, queueRows: true)
-                }, teardown: { baseline.close() })
+            try insertTrial(baseline, records: size.batchInserts, rowsPerTransaction: size.batchInserts, queueRows: true)
         })
 
     /// Local inserts, each in its own transaction with full durability (flushed to disk).
@@ -46,13 +40,7 @@ extension BenchmarkScenario {
                 }, teardown: { try context.close() })
         },
         prepareBaseline: { baseline, size in
-            try baseline.create(indexed: false)
-            let records = BenchmarkData.records(count: size.durableInserts)
-            return Trial(
-                operations: records.count,
-                body: {
-                    try baseline.insert(records[...], rowsPerTransaction: 1, queueRows: true)
-                }, teardown: { baseline.close() })
+            try insertTrial(baseline, records: size.durableInserts, rowsPerTransaction: 1, queueRows: true)
         })
 
     /// Pushing queued inserts to the remote (each operation applied, acknowledged and dequeued).
@@ -103,13 +91,7 @@ extension BenchmarkScenario {
                     }, teardown: { try context.close() })
             },
             prepareBaseline: { baseline, size in
-                try baseline.create(indexed: false)
-                let records = BenchmarkData.records(count: size.records)
-                return Trial(
-                    operations: records.count,
-                    body: {
-                        try baseline.insert(records[...], rowsPerTransaction: pageSize, queueRows: false)
-                    }, teardown: { baseline.close() })
+                try insertTrial(baseline, records: size.records, rowsPerTransaction: pageSize, queueRows: false)
             })
     }
 
@@ -140,11 +122,7 @@ extension BenchmarkScenario {
             try filledBaseline(baseline, records: size.records, indexed: false)
             var changed = BenchmarkData.records(count: size.changedRecords)
             for index in changed.indices { changed[index].quantity += 1 }
-            return Trial(
-                operations: changed.count,
-                body: {
-                    try baseline.insert(changed[...], rowsPerTransaction: 1_000, queueRows: false)
-                }, teardown: { baseline.close() })
+            return insertTrial(baseline, changed, rowsPerTransaction: 1_000, queueRows: false)
         })
 
     /// Purging every pulled record of the table.
