@@ -3,8 +3,9 @@ import OfflineSync
 
 @testable import OfflineSyncLMDB
 
-/// A fresh directory under the system's temporary directory, removed by ``remove()``.
-struct TemporaryDirectory {
+/// A fresh directory under the system's temporary directory, removed by ``remove()`` or, at the
+/// latest, when the last reference goes (so a test that throws early leaves nothing behind).
+final class TemporaryDirectory: Sendable {
     let path: String
 
     init() throws {
@@ -21,6 +22,8 @@ struct TemporaryDirectory {
     func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
+
+    deinit { remove() }
 }
 
 /// A table of five app columns of every type plus the synced system columns.
@@ -35,9 +38,9 @@ let notes = TableSchema(
 let indexedNotes = TableSchema(
     "notes", columns: notes.columns,
     indexes: [
-        Index("byRank", on: ["rank"]), Index("byTitle", on: ["title"]), Index("byDueRank", on: ["due", "rank"]),
-        Index("byScore", on: ["score"]), Index("byDone", on: ["done"]),
-        Index("byDoneTitle", on: ["done", "title", "rank"]),
+        TableIndex("byRank", on: ["rank"]), TableIndex("byTitle", on: ["title"]), TableIndex("byDueRank", on: ["due", "rank"]),
+        TableIndex("byScore", on: ["score"]), TableIndex("byDone", on: ["done"]),
+        TableIndex("byDoneTitle", on: ["done", "title", "rank"]),
     ], synced: true)
 
 /// Opens an LMDB store in a new directory of `directory`.

@@ -3,8 +3,9 @@ import OfflineSync
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
-/// A fresh directory under the system temporary directory, removed by ``remove()``.
-struct TemporaryDirectory {
+/// A fresh directory under the system temporary directory, removed by ``remove()`` or, at the
+/// latest, when the last reference goes (so a test that throws early leaves nothing behind).
+final class TemporaryDirectory: Sendable {
     let path: String
 
     init() throws {
@@ -17,6 +18,8 @@ struct TemporaryDirectory {
     func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
+
+    deinit { remove() }
 }
 
 /// The SQL backends under test, each making a fresh store at a path.
@@ -41,7 +44,7 @@ enum Corpus {
         columns: [
             Column("b", .bool), Column("i", .integer), Column("d", .double), Column("s", .string),
             Column("dt", .date), Column("j", .json),
-        ], indexes: [Index("by_s", on: ["s"])], synced: false)
+        ], indexes: [TableIndex("by_s", on: ["s"])], synced: false)
 
     static let schema = StoreSchema([table])
 
@@ -83,12 +86,12 @@ enum Corpus {
     ]
 
     /// Filters covering every operator, function, null rule and boolean combination.
-    static var filters: [OfflineSync.Expression] {
-        var result: [OfflineSync.Expression] = []
+    static var filters: [FilterExpression] {
+        var result: [FilterExpression] = []
         for (column, values) in literals.sorted(by: { $0.key < $1.key }) {
             for op in ComparisonOperator.allCases {
                 for value in values {
-                    let comparison = OfflineSync.Expression.comparison(.column(column), op, .literal(value))
+                    let comparison = FilterExpression.comparison(.column(column), op, .literal(value))
                     result.append(comparison)
                     result.append(.not(comparison))
                     result.append(.comparison(.literal(value), op, .column(column)))
@@ -106,7 +109,7 @@ enum Corpus {
         result.append(.comparison(.column("s"), .eq, .column("j")))
         for needle in ["", "abc", "a", "A", "bc", "\u{0}", "\u{0}b", "é", "😀", "c"] as [Value] {
             for function in [Function.startsWith, .endsWith, .contains] {
-                let call = OfflineSync.Expression.function(function, [.column("s"), .literal(needle)])
+                let call = FilterExpression.function(function, [.column("s"), .literal(needle)])
                 result.append(call)
                 result.append(.not(call))
                 result.append(.comparison(call, .eq, .literal(nil)))
