@@ -142,7 +142,7 @@ struct QueryCorpus {
     }
 
     /// A boolean expression of at most `depth` levels of `and`, `or` and `not`.
-    mutating func predicate(depth: Int) -> Expression {
+    mutating func predicate(depth: Int) -> FilterExpression {
         guard depth > 0, random.chance(70) else { return condition() }
         switch random.int(in: 0...2) {
         case 0: return .and(predicate(depth: depth - 1), predicate(depth: depth - 1))
@@ -155,7 +155,7 @@ struct QueryCorpus {
     private static let numericOperands = ["i", "d", "n"]
 
     /// One condition without `and`, `or`, `not` at the top.
-    private mutating func condition() -> Expression {
+    private mutating func condition() -> FilterExpression {
         switch random.int(in: 0...20) {
         case 0, 1:
             let column = random.pick(QueryCorpus.table.columns)
@@ -170,7 +170,7 @@ struct QueryCorpus {
             return comparison(.column(pair.0), .column(pair.1))
         case 4:
             let function = random.pick([Function.startsWith, .endsWith, .contains])
-            let needle: Expression =
+            let needle: FilterExpression =
                 random.chance(80) ? needleLiteral() : .column(random.pick(QueryCorpus.stringOperands))
             return .function(function, [stringExpression(), needle])
         case 5:
@@ -187,7 +187,7 @@ struct QueryCorpus {
                 }
             return comparison(.function(part, [.column("t")]), .literal(.int(number)))
         case 8:
-            return random.pick([Expression.column("b"), .not(.column("b")), .literal(.bool(random.chance(50)))])
+            return random.pick([FilterExpression.column("b"), .not(.column("b")), .literal(.bool(random.chance(50)))])
         case 9:
             let column = random.pick(QueryCorpus.table.columns)
             return comparison(.column(column.name), .literal(.null), operators: [.eq, .ne])
@@ -210,7 +210,7 @@ struct QueryCorpus {
                 .function(.indexOf, [stringValue(depth: 1, allowReplace: false), needleLiteral()]),
                 .literal(.int(Int64(random.int(in: -1...4)))))
         case 16, 17:
-            let right: Expression =
+            let right: FilterExpression =
                 random.chance(60) ? .literal(numericLiteral()) : number(depth: random.int(in: 0...2))
             return comparison(number(depth: random.int(in: 1...3)), right)
         case 18:
@@ -227,7 +227,7 @@ struct QueryCorpus {
                 .function(.length, [stringValue(depth: 2, allowReplace: true)]),
                 .literal(.int(Int64(random.int(in: 0...6)))))
         default:
-            let operand: Expression =
+            let operand: FilterExpression =
                 random.chance(50)
                 ? .function(random.pick([Function.year, .month, .day]), [.column("t")])
                 : .function(.length, [stringExpression()])
@@ -239,15 +239,15 @@ struct QueryCorpus {
     }
 
     private mutating func comparison(
-        _ lhs: Expression, _ rhs: Expression,
+        _ lhs: FilterExpression, _ rhs: FilterExpression,
         operators: [ComparisonOperator] = ComparisonOperator.allCases
-    ) -> Expression {
+    ) -> FilterExpression {
         .comparison(lhs, random.pick(operators), rhs)
     }
 
     /// A string operand: a string column, possibly through `tolower` or `toupper`.
-    private mutating func stringExpression() -> Expression {
-        let column = Expression.column(random.pick(QueryCorpus.stringOperands))
+    private mutating func stringExpression() -> FilterExpression {
+        let column = FilterExpression.column(random.pick(QueryCorpus.stringOperands))
         switch random.int(in: 0...5) {
         case 0: return .function(.toLower, [column])
         case 1: return .function(.toUpper, [column])
@@ -257,14 +257,14 @@ struct QueryCorpus {
 
     /// A string-valued expression of up to `depth` levels of `trim`, `concat`, `substring` and
     /// (once, outermost, when allowed) `replace` around ``stringExpression()``.
-    private mutating func stringValue(depth: Int, allowReplace: Bool) -> Expression {
+    private mutating func stringValue(depth: Int, allowReplace: Bool) -> FilterExpression {
         guard depth > 0, random.chance(75) else { return stringExpression() }
         switch random.int(in: 0...4) {
         case 0:
             return .function(.trim, [stringValue(depth: depth - 1, allowReplace: false)])
         case 1 where concatBudget > 0:
             concatBudget -= 1
-            let other: Expression =
+            let other: FilterExpression =
                 random.chance(50) ? needleLiteral() : stringValue(depth: depth - 1, allowReplace: false)
             let inner = stringValue(depth: depth - 1, allowReplace: false)
             return .function(.concat, random.chance(50) ? [inner, other] : [other, inner])
@@ -284,7 +284,7 @@ struct QueryCorpus {
     }
 
     /// A position or length for `substring`: mostly small, sometimes negative, huge or null.
-    private mutating func index() -> Expression {
+    private mutating func index() -> FilterExpression {
         switch random.int(in: 0...9) {
         case 0: return .column(random.pick(["n", "i"]))
         case 1: return .function(.indexOf, [stringExpression(), needleLiteral()])
@@ -295,7 +295,7 @@ struct QueryCorpus {
 
     /// A number-valued expression of up to `depth` levels of arithmetic, unary minus, `round`,
     /// `floor` and `ceiling` over the numeric columns, numeric literals, `length` and `indexof`.
-    private mutating func number(depth: Int) -> Expression {
+    private mutating func number(depth: Int) -> FilterExpression {
         guard depth > 0, random.chance(80) else {
             switch random.int(in: 0...9) {
             case 0...4: return .column(random.pick(QueryCorpus.numericOperands))
@@ -325,13 +325,13 @@ struct QueryCorpus {
         }
     }
 
-    private mutating func needleLiteral() -> Expression {
+    private mutating func needleLiteral() -> FilterExpression {
         if random.chance(5) { return .literal(.null) }
         return .literal(
             .string(random.chance(50) ? random.pick(QueryCorpus.alphabet) : random.pick(QueryCorpus.strings)))
     }
 
-    private mutating func literal(for type: ColumnType, column: String) -> Expression {
+    private mutating func literal(for type: ColumnType, column: String) -> FilterExpression {
         .literal(literalValue(for: type, column: column))
     }
 

@@ -6,13 +6,13 @@ extension StoreTierGroups {
         "deleteByQuery", tier: .store,
         cases: [
             ConformanceCase("deleting by a filter removes exactly the matching rows") { context in
-                let filter = Expression.or(
+                let filter = FilterExpression.or(
                     .comparison(.column("priority"), .eq, .literal(1)),
                     .comparison(.column("title"), .eq, .literal(.null)))
                 expectDeletion(context, Query(table: "notes", filter: filter))
             },
             ConformanceCase("deleting by filter, ordering and top removes the first rows in order") { context in
-                let filter = Expression.comparison(.column("done"), .eq, .literal(true))
+                let filter = FilterExpression.comparison(.column("done"), .eq, .literal(true))
                 expectDeletion(
                     context,
                     Query(table: "notes", filter: filter, orderBy: [SortKey("priority", descending: true)], top: 2))

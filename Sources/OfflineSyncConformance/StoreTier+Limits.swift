@@ -117,13 +117,13 @@ extension StoreTierGroups {
 enum LimitFixtures {
     /// An indexed integer, an unindexed string.
     static let table = TableSchema(
-        "pages", columns: [Column("n", .integer), Column("s", .string)], indexes: [Index("pages_n", on: ["n"])],
+        "pages", columns: [Column("n", .integer), Column("s", .string)], indexes: [TableIndex("pages_n", on: ["n"])],
         synced: false)
 
     /// The same columns, for the longest `in` lists: few rows, so that a backend answering such
     /// a list by a scan (and the reference evaluator) stays fast.
     static let listed = TableSchema(
-        "listed", columns: [Column("n", .integer), Column("s", .string)], indexes: [Index("listed_n", on: ["n"])],
+        "listed", columns: [Column("n", .integer), Column("s", .string)], indexes: [TableIndex("listed_n", on: ["n"])],
         synced: false)
 
     static let schema = StoreSchema([table, listed])

@@ -28,7 +28,7 @@ extension StoreTierGroups {
             },
             ConformanceCase("skip beyond the end answers no rows and the full count") { context in
                 let (store, rows) = try openWithPagingRows(context)
-                let filter = Expression.comparison(.column("priority"), .ge, .literal(1))
+                let filter = FilterExpression.comparison(.column("priority"), .ge, .literal(1))
                 for skip in [rows.count, rows.count + 1, Int.max] {
                     let query = Query(table: "notes", filter: filter, skip: skip, top: 5, includeTotalCount: true)
                     context.expectReference(store, query, rows: rows, schema: Fixtures.notes)

@@ -128,8 +128,8 @@ extension StoreTierGroups {
                     Fixtures.note("\u{10FFFF}", title: "\u{10FFFF}", priority: 0, score: 0.0), Fixtures.note("A"),
                 ]
                 try store.upsert(rows, into: "notes")
-                let bounds: [Expression] =
-                    ComparisonOperator.allCases.flatMap { op -> [Expression] in
+                let bounds: [FilterExpression] =
+                    ComparisonOperator.allCases.flatMap { op -> [FilterExpression] in
                         [
                             .comparison(.column("id"), op, .literal("")),
                             .comparison(.column("id"), op, .literal("\u{10FFFF}\u{10FFFF}")),

@@ -38,7 +38,7 @@ extension StoreTierGroups {
                 try store.close()
                 let widened = TableSchema(
                     "notes", columns: Fixtures.notes.columns + [Column("extra", .string), Column("rank", .integer)],
-                    indexes: Fixtures.notes.indexes + [Index("notes_rank", on: ["rank"])])
+                    indexes: Fixtures.notes.indexes + [TableIndex("notes_rank", on: ["rank"])])
                 try store.open(schema: StoreSchema([widened]))
                 if let stored = context.attempt("schema after reopening with new columns", { try store.schema }) {
                     expectDeclares(context, stored, StoreSchema([widened]), "schema after reopening with new columns")
@@ -87,7 +87,7 @@ extension StoreTierGroups {
                 let indexed = TableSchema(
                     "notes", columns: Fixtures.notes.columns,
                     indexes: Fixtures.notes.indexes + [
-                        Index("notes_done", on: ["done"]), Index("notes_due_score", on: ["due", "score"]),
+                        TableIndex("notes_done", on: ["done"]), TableIndex("notes_due_score", on: ["due", "score"]),
                     ])
                 try store.open(schema: StoreSchema([indexed]))
                 let queries: [Query] = [

@@ -8,7 +8,7 @@ extension StoreTierGroups {
             ConformanceCase("bad table names are rejected at open") { context in
                 for name in [
                     "", "1table", "has space", "dash-ed", "caf\u{E9}", "semi;colon", "quote\"d",
-                    String(repeating: "t", count: 129), "sqlite_master",
+                    String(repeating: "t", count: 129),
                 ] {
                     let store = try context.makeStore()
                     let schema = StoreSchema([TableSchema(name, columns: [Column("n", .integer)])])
@@ -35,7 +35,7 @@ extension StoreTierGroups {
                 let table = TableSchema(
                     tableName, columns: [Column(columnName, .string)],
                     indexes: [
-                        Index("i" + String(repeating: "x", count: Identifier.maximumLength - 1), on: [columnName])
+                        TableIndex("i" + String(repeating: "x", count: Identifier.maximumLength - 1), on: [columnName])
                     ])
                 let store = try context.makeStore()
                 guard
@@ -93,7 +93,7 @@ extension StoreTierGroups {
                     (
                         "an index on a missing column",
                         StoreSchema([
-                            TableSchema("t", columns: [Column("n", .integer)], indexes: [Index("ix", on: ["m"])])
+                            TableSchema("t", columns: [Column("n", .integer)], indexes: [TableIndex("ix", on: ["m"])])
                         ]), ["t", "ix", "m"]
                     ),
                     (
@@ -176,7 +176,7 @@ extension StoreTierGroups {
             },
             ConformanceCase("ill-typed queries are rejected naming the operand") { context in
                 let store = try context.openStore(Fixtures.schema)
-                let queries: [(Expression, OfflineSyncError.Code, [String])] = [
+                let queries: [(FilterExpression, OfflineSyncError.Code, [String])] = [
                     (.comparison(.column("nope"), .eq, .literal(1)), .unknownColumn, ["notes", "nope"]),
                     (.comparison(.column("priority"), .eq, .literal("high")), .invalidQuery, ["notes", "priority"]),
                     (.comparison(.column("due"), .gt, .literal(5)), .invalidQuery, ["notes", "due"]),
@@ -199,6 +199,24 @@ extension StoreTierGroups {
                     "read(notes) ordered by 'nope'", code: .unknownColumn, mentioning: ["notes", "nope"]
                 ) {
                     try store.read(Query(table: "notes", orderBy: [SortKey("nope")]))
+                }
+            },
+            ConformanceCase("names starting with a prefix the store reserves are rejected at open") { context in
+                let probe = try context.makeStore()
+                for prefix in probe.reservedNamePrefixes {
+                    let name = prefix.uppercased() + "x"
+                    let tables = [
+                        ("table", TableSchema(name, columns: [Column("n", .integer)])),
+                        ("column", TableSchema("good", columns: [Column(name, .integer)])),
+                        ("index", TableSchema("good", columns: [Column("n", .integer)], indexes: [TableIndex(name, on: ["n"])])),
+                    ]
+                    for (kind, table) in tables {
+                        let store = try context.makeStore()
+                        context.expectThrows(
+                            "open(schema:) with \(kind) name '\(name)' (reserved prefix '\(prefix)')", code: .invalidName,
+                            mentioning: [kind, name]
+                        ) { try store.open(schema: StoreSchema([table])) }
+                    }
                 }
             },
         ])

@@ -214,9 +214,9 @@ enum ValueFixtures {
             Column("s", .string), Column("t", .date), Column("j", .json),
         ],
         indexes: [
-            Index("indexed_b", on: ["b"]), Index("indexed_i", on: ["i"]), Index("indexed_d", on: ["d"]),
-            Index("indexed_s", on: ["s"]), Index("indexed_t", on: ["t"]), Index("indexed_j", on: ["j"]),
-            Index("indexed_s_i", on: ["s", "i"]), Index("indexed_updated", on: ["updatedAt"]),
+            TableIndex("indexed_b", on: ["b"]), TableIndex("indexed_i", on: ["i"]), TableIndex("indexed_d", on: ["d"]),
+            TableIndex("indexed_s", on: ["s"]), TableIndex("indexed_t", on: ["t"]), TableIndex("indexed_j", on: ["j"]),
+            TableIndex("indexed_s_i", on: ["s", "i"]), TableIndex("indexed_updated", on: ["updatedAt"]),
         ])
 
     static let tables = [unindexed, indexed]

@@ -4,7 +4,7 @@ import OfflineSync
 
 /// The sub-databases of one declared index and the types of its columns.
 struct IndexLayout: Sendable {
-    let index: Index
+    let index: TableIndex
     let dbi: MDB_dbi
     let columns: [(name: String, type: ColumnType)]
     /// For each of ``columns``, its slot in the indexed values of a row (see
@@ -13,7 +13,7 @@ struct IndexLayout: Sendable {
 
     var firstColumn: (name: String, type: ColumnType) { columns[0] }
 
-    init(index: Index, dbi: MDB_dbi, columns: [(name: String, type: ColumnType)], schema: TableSchema) {
+    init(index: TableIndex, dbi: MDB_dbi, columns: [(name: String, type: ColumnType)], schema: TableSchema) {
         self.index = index
         self.dbi = dbi
         self.columns = columns

@@ -89,7 +89,7 @@ struct QueryPlan {
     }
 
     /// The top-level `and` operands of a filter.
-    private static func conjuncts(of filter: Expression?) -> [Expression] {
+    private static func conjuncts(of filter: FilterExpression?) -> [FilterExpression] {
         guard let filter else { return [] }
         if case .and(let lhs, let rhs) = filter { return conjuncts(of: lhs) + conjuncts(of: rhs) }
         return [filter]
@@ -186,7 +186,7 @@ private struct Constraint {
     var lower: Value?
     var upper: Value?
 
-    init?(_ expression: Expression) {
+    init?(_ expression: FilterExpression) {
         switch expression {
         case .comparison(.column(let name), let op, .literal(let value)):
             self.init(column: name, op: op, value: value)

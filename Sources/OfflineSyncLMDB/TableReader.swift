@@ -83,7 +83,7 @@ struct TableReader {
 
     /// The columns to decode first to evaluate the filter, when that is fewer than all of them:
     /// a row the filter rejects then costs only the decoding of the columns it reads.
-    private func prefilterColumns(_ filter: Expression?) -> [Bool]? {
+    private func prefilterColumns(_ filter: FilterExpression?) -> [Bool]? {
         guard let filter else { return nil }
         var names: Set<String> = []
         TableReader.collectColumns(of: filter, into: &names)
@@ -91,7 +91,7 @@ struct TableReader {
         return wanted.allSatisfy { $0 } ? nil : wanted
     }
 
-    private static func collectColumns(of expression: Expression, into names: inout Set<String>) {
+    private static func collectColumns(of expression: FilterExpression, into names: inout Set<String>) {
         switch expression {
         case .literal:
             return

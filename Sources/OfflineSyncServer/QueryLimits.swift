@@ -56,7 +56,7 @@ public struct QueryLimits: Sendable, Hashable {
 
     /// The depth of `expression` (stopping a little past `limit`) and, added to `values`, how many
     /// literals it holds.
-    private static func measure(_ expression: Expression, values: inout Int, limit: Int) -> Int {
+    private static func measure(_ expression: FilterExpression, values: inout Int, limit: Int) -> Int {
         switch expression {
         case .literal:
             values += 1

@@ -3,7 +3,7 @@ import OfflineSync
 /// OData `$filter` / `$orderby` text from the command line, parsed by ``OfflineSync/ODataParser``.
 /// A syntax error keeps the parser's message and adds the text with a caret under the position.
 enum ODataInput {
-    static func filter(_ text: String) throws -> Expression {
+    static func filter(_ text: String) throws -> FilterExpression {
         try pointing(at: text) { try ODataParser.filter(text) }
     }
 

@@ -26,7 +26,7 @@ struct SchemaFile: Decodable {
     struct TableDeclaration: Decodable {
         var name: String
         var columns: [Column]
-        var indexes: [Index]?
+        var indexes: [TableIndex]?
         var synced: Bool?
 
         var table: TableSchema {

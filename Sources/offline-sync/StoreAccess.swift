@@ -83,7 +83,7 @@ enum StoreAccess {
     ) throws {
         var after: String?
         while true {
-            let filter = after.map { Expression.comparison(.column("id"), .gt, .literal(.string($0))) }
+            let filter = after.map { FilterExpression.comparison(.column("id"), .gt, .literal(.string($0))) }
             let page = try store.read(Query(table: table, filter: filter, orderBy: [SortKey("id")], top: pageSize))
                 .items
             guard let last = page.last else { return }

@@ -2,8 +2,6 @@ import Foundation
 import OfflineSync
 import Synchronization
 
-private typealias Expression = OfflineSync.Expression
-
 /// A test double that wraps ``InMemoryStore`` and breaks exactly one rule of the store contract,
 /// the way a plausible backend bug would, to prove that the conformance suite catches that bug.
 ///
@@ -585,7 +583,7 @@ final class BrokenStore: LocalStore {
 
     /// `expression` with every string column read through `tolower` and every string literal in
     /// lower case, so comparisons ignore ASCII letter case.
-    private func foldCase(_ expression: Expression, in table: TableSchema) -> Expression {
+    private func foldCase(_ expression: FilterExpression, in table: TableSchema) -> FilterExpression {
         func fold(_ value: Value) -> Value {
             if case .string(let text) = value { return .string(text.lowercased()) }
             return value
@@ -604,7 +602,7 @@ final class BrokenStore: LocalStore {
 
     /// `expression` whose `eq` comparisons of an indexed string column with a long string compare
     /// only the first 255 bytes, as an index of cut keys without a recheck would.
-    private func prefixOnly(_ expression: Expression, indexed: Set<String>) -> Expression {
+    private func prefixOnly(_ expression: FilterExpression, indexed: Set<String>) -> FilterExpression {
         transform(expression) { node in
             guard case .comparison(.column(let column), .eq, .literal(.string(let text))) = node,
                 indexed.contains(column), text.utf8.count > 255
@@ -614,7 +612,7 @@ final class BrokenStore: LocalStore {
         }
     }
 
-    private func rewrite(_ expression: Expression, lists: @escaping ([Value]) -> [Value]) -> Expression {
+    private func rewrite(_ expression: FilterExpression, lists: @escaping ([Value]) -> [Value]) -> FilterExpression {
         transform(expression) { node in
             guard case .isIn(let operand, let values) = node else { return nil }
             return .isIn(operand, lists(values))
@@ -622,9 +620,9 @@ final class BrokenStore: LocalStore {
     }
 
     /// `expression` rebuilt bottom-up, each node replaced by what `replace` answers (or kept on `nil`).
-    private func transform(_ expression: Expression, _ replace: (Expression) -> Expression?) -> Expression {
+    private func transform(_ expression: FilterExpression, _ replace: (FilterExpression) -> FilterExpression?) -> FilterExpression {
         if let replaced = replace(expression) { return replaced }
-        func again(_ node: Expression) -> Expression { transform(node, replace) }
+        func again(_ node: FilterExpression) -> FilterExpression { transform(node, replace) }
         switch expression {
         case .literal, .column: return expression
         case .not(let operand): return .not(again(operand))
@@ -638,7 +636,7 @@ final class BrokenStore: LocalStore {
         }
     }
 
-    private func longestList(_ expression: Expression) -> Int {
+    private func longestList(_ expression: FilterExpression) -> Int {
         switch expression {
         case .isIn(let operand, let values): return max(values.count, longestList(operand))
         case .not(let operand): return longestList(operand)
@@ -651,7 +649,7 @@ final class BrokenStore: LocalStore {
         }
     }
 
-    fileprivate func columns(of expression: Expression) -> Set<String> {
+    fileprivate func columns(of expression: FilterExpression) -> Set<String> {
         switch expression {
         case .column(let name): return [name]
         case .literal: return []

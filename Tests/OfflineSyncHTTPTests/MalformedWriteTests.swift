@@ -28,7 +28,6 @@ struct MalformedWriteTests {
         Write(what: "an empty column name", body: #"{"id": "x", "": 1}"#),
         Write(what: "a column name with U+0000", body: #"{"id": "x", "a\u0000b": 1}"#),
         Write(what: "a non-ASCII column name", body: #"{"id": "x", "prénom": "a"}"#),
-        Write(what: "a column name reserved by SQLite", body: #"{"id": "x", "sqlite_x": 1}"#),
         Write(what: "a column name of 200 characters", body: #"{"id": "x", "\#(longName)": 1}"#),
         Write(what: "a column differing from one only in case", body: #"{"id": "x", "TEXT": "a"}"#),
         Write(what: "a column named like the id", body: #"{"id": "x", "ID": "a"}"#),
@@ -54,7 +53,6 @@ struct MalformedWriteTests {
         Write(what: "an existing id", body: #"{"id": "seed", "text": "again"}"#),
         Write(what: "a table name with a space", target: "/tables/bad%20name", body: #"{"id": "x"}"#),
         Write(what: "a system table", target: "/tables/__operations", body: #"{"id": "x"}"#),
-        Write(what: "a table reserved by SQLite", target: "/tables/sqlite_master", body: #"{"id": "x"}"#),
         Write(what: "a table differing from one only in case", target: "/tables/TODOITEM", body: #"{"id": "x"}"#),
         Write(what: "a malformed percent escape in the table", target: "/tables/a%zz", body: #"{"id": "x"}"#),
         Write(what: "a table name of 200 characters", target: "/tables/\(longName)", body: #"{"id": "x"}"#),
@@ -78,6 +76,16 @@ struct MalformedWriteTests {
         Write(what: "an unsupported method", method: "PUT", target: "/tables/todoitem/seed", body: #"{"text": "a"}"#),
     ]
 
+    /// Writes naming a table or a column with a prefix the store reserves (`sqlite_` on the SQL backends).
+    static func reservedNameWrites(_ prefixes: [String]) -> [Write] {
+        prefixes.flatMap { prefix in
+            [
+                Write(what: "a column name starting with '\(prefix)'", body: #"{"id": "x", "\#(prefix)x": 1}"#),
+                Write(what: "a table name starting with '\(prefix)'", target: "/tables/\(prefix)master", body: #"{"id": "x"}"#),
+            ]
+        }
+    }
+
     @Test("every malformed write is a 4xx, changes nothing, and good requests still work", arguments: ServerBackend.allCases)
     func malformedWritesChangeNothing(backend: ServerBackend) async throws {
         let directory = try TemporaryDirectory()
@@ -91,7 +99,7 @@ struct MalformedWriteTests {
                 body: Array(#"{"id": "seed", "text": "kept", "complete": false}"#.utf8))
             #expect(seeded.status == 201)
             let before = try StoreSnapshot(store)
-            for write in Self.writes {
+            for write in Self.writes + Self.reservedNameWrites(store.reservedNamePrefixes) {
                 let answer = try await send(
                     write.method, write.target, port: port, headers: write.headers,
                     body: write.body.isEmpty && write.method == "DELETE" ? nil : Array(write.body.utf8))

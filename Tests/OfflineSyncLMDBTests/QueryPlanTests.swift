@@ -15,7 +15,7 @@ import Testing
         return TableLayout(schema: indexedNotes, items: 1, indexes: indexes)
     }()
 
-    private func plan(_ filter: Expression?, orderBy: [SortKey] = [], top: Int? = nil) -> QueryPlan {
+    private func plan(_ filter: FilterExpression?, orderBy: [SortKey] = [], top: Int? = nil) -> QueryPlan {
         QueryPlan.plan(Query(table: "notes", filter: filter, orderBy: orderBy, top: top), layout: layout)
     }
 

@@ -36,12 +36,12 @@ enum ReferenceData {
         }
     }
 
-    static func cmp(_ column: String, _ op: ComparisonOperator, _ value: Value) -> Expression {
+    static func cmp(_ column: String, _ op: ComparisonOperator, _ value: Value) -> FilterExpression {
         .comparison(.column(column), op, .literal(value))
     }
 
     /// Filters that exercise every access path: ids, index equality and ranges, scans.
-    static let filters: [Expression?] = [
+    static let filters: [FilterExpression?] = [
         nil,
         cmp("rank", .eq, 3), cmp("rank", .eq, nil), cmp("rank", .ne, 3), cmp("rank", .gt, 2),
         .and(cmp("rank", .ge, 0), cmp("rank", .lt, 3)), cmp("rank", .lt, 2.5), cmp("rank", .eq, 3.0),

@@ -9,7 +9,7 @@ import Testing
 @Suite struct PostgresStoreTests {
     private static let columns = [Column("title", .string), Column("count", .integer), Column("body", .string)]
     private static let notes = TableSchema(
-        "notes", columns: columns, indexes: [Index("byTitle", on: ["title"])], synced: false)
+        "notes", columns: columns, indexes: [TableIndex("byTitle", on: ["title"])], synced: false)
 
     private func openStore(
         _ tables: [TableSchema] = [notes], settings: PostgresConnectionSettings? = nil

@@ -7,8 +7,8 @@ import Testing
 @Suite struct PullIndexPlanTests {
     /// A page after the token (T, "r9") as `TableService` receives it from a pull, without deleted rows.
     static func pullPage(of table: String) -> Query {
-        let stamp = Expression.literal(.date(Timestamp(millisecondsSince1970: 1_700_000_000_000)))
-        let token = Expression.and(
+        let stamp = FilterExpression.literal(.date(Timestamp(millisecondsSince1970: 1_700_000_000_000)))
+        let token = FilterExpression.and(
             .comparison(.column("updatedAt"), .ge, stamp),
             .or(.comparison(.column("updatedAt"), .gt, stamp), .comparison(.column("id"), .gt, .literal("r9"))))
         return Query(

@@ -52,7 +52,7 @@ import Testing
 
         let wider = TableSchema(
             "notes", columns: [Column("text", .string), Column("rank", .double)],
-            indexes: [Index("by_rank", on: ["rank"])])
+            indexes: [TableIndex("by_rank", on: ["rank"])])
         try store.open(schema: StoreSchema([wider, TableSchema("tags", columns: [])]))
         try store.upsert([Item(id: "n2", values: ["text": "new", "rank": -0.0])], into: "notes")
         #expect(try store.lookup(table: "notes", id: "n1") == Item(id: "n1", values: ["text": "old"]))

@@ -2,11 +2,11 @@ import Testing
 
 @testable import OfflineSync
 
-private func parse(_ text: String) throws -> Expression { try ODataParser.filter(text) }
+private func parse(_ text: String) throws -> FilterExpression { try ODataParser.filter(text) }
 
-private func column(_ name: String) -> Expression { .column(name) }
+private func column(_ name: String) -> FilterExpression { .column(name) }
 
-private func literal(_ value: Value) -> Expression { .literal(value) }
+private func literal(_ value: Value) -> FilterExpression { .literal(value) }
 
 /// The syntax error a filter text raises.
 private func syntaxError(_ text: String) -> OfflineSyncError? {

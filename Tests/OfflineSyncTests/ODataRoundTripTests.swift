@@ -40,7 +40,7 @@ struct ExpressionGenerator {
         }
     }
 
-    mutating func expression(depth: Int) -> Expression {
+    mutating func expression(depth: Int) -> FilterExpression {
         if depth <= 1 || int(0...4) == 0 {
             return int(0...1) == 0 ? .literal(value()) : .column(Self.columns.randomElement(using: &random)!)
         }
@@ -79,7 +79,7 @@ struct ExpressionGenerator {
     }
 
     /// `expression` with every unary minus written as `0 sub x`, as the v3 dialect prints it.
-    static func negationsAsSubtractions(_ expression: Expression) -> Expression {
+    static func negationsAsSubtractions(_ expression: FilterExpression) -> FilterExpression {
         let rewrite = negationsAsSubtractions
         switch expression {
         case .literal, .column: return expression
@@ -95,7 +95,7 @@ struct ExpressionGenerator {
     }
 
     @Test func theV3DialectPrintsUnaryMinusAsTheJavaScriptClientDoes() throws {
-        let expression = Expression.comparison(.negate(.column("price")), .lt, .literal(0))
+        let expression = FilterExpression.comparison(.negate(.column("price")), .lt, .literal(0))
         #expect(ODataPrinter.filter(expression, dialect: .v3) == "((0 sub price) lt 0)")
         #expect(ODataPrinter.filter(expression) == "((-(price)) lt 0)")
         let item = Item(id: "a", values: ["price": 2.5])
@@ -104,7 +104,7 @@ struct ExpressionGenerator {
     }
 
     @Test func printsNotInParenthesesSoItCanBeAnOperand() throws {
-        let expression = Expression.comparison(.not(.column("a")), .eq, .isIn(.not(.literal(true)), [nil]))
+        let expression = FilterExpression.comparison(.not(.column("a")), .eq, .isIn(.not(.literal(true)), [nil]))
         #expect(ODataPrinter.filter(expression) == "((not a) eq ((not true) in (null)))")
         #expect(try ODataParser.filter(ODataPrinter.filter(expression)) == expression)
     }

@@ -39,7 +39,7 @@ import Testing
     static func query(_ random: inout SeededRandom) -> Query {
         let column = random.pick(["id", "n", "x", "s", "d", "b"])
         let operators: [ComparisonOperator] = [.eq, .ne, .gt, .ge, .lt, .le]
-        var conjuncts: [Expression] = []
+        var conjuncts: [FilterExpression] = []
         for _ in 0..<random.int(in: 1...2) {
             let value = literal(for: column, &random)
             conjuncts.append(
@@ -112,7 +112,7 @@ import Testing
                 Query(
                     table: "t", filter: .comparison(.column(column), .ge, .literal(Self.literal(for: column, &random))),
                     orderBy: orderBy, top: 5))
-            let filters: [Expression?] = [
+            let filters: [FilterExpression?] = [
                 nil, .comparison(.column("b"), .ne, .literal(.bool(true))),
                 .comparison(.column("x"), .lt, .literal(.double(0))),
             ]

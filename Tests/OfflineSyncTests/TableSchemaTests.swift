@@ -113,11 +113,25 @@ import Testing
     }
 
     @Test func identifiersFollowTheGrammar() {
-        for bad in ["", "1abc", "a-b", "a b", "é", "sqlite_master", String(repeating: "a", count: 129)] {
+        for bad in ["", "1abc", "a-b", "a b", "é", String(repeating: "a", count: 129)] {
             #expect(throws: OfflineSyncError.self, "\(bad)") { try Identifier.validate(bad, kind: "column") }
         }
         #expect(throws: OfflineSyncError.self) { try Identifier.validateUserTable("__operations") }
         #expect(throws: Never.self) { try Identifier.validate("_a1", kind: "column") }
+    }
+
+    @Test func namesWithAPrefixTheStoreReservesAreRejectedInAnyLetterCase() throws {
+        #expect(throws: Never.self) { try Identifier.validate("db_master", kind: "table") }
+        let error = try #require(throws: OfflineSyncError.self) {
+            try Identifier.validate("DB_master", kind: "table", reservedPrefixes: ["db_"])
+        }
+        #expect(error.code == .invalidName)
+        #expect(error.message.contains("'DB_master'") && error.message.contains("'db_'"), "\(error)")
+        let schema = StoreSchema([
+            TableSchema("t", columns: [Column("n", .integer)], indexes: [TableIndex("db_n", on: ["n"])])
+        ])
+        #expect(throws: Never.self) { try schema.validate() }
+        #expect(throws: OfflineSyncError.self) { try schema.validate(reservedPrefixes: ["db_"]) }
     }
 
     @Test func duplicateColumnsDifferingInCaseAreRejected() {

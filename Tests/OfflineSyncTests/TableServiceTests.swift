@@ -95,7 +95,7 @@ import Testing
     @Test func servingAStoreDeclaresThePullIndexOnItsSyncedTablesAndKeepsTheirRows() throws {
         let store = InMemoryStore()
         let indexed = TableSchema(
-            "indexed", columns: [Column("text", .string)], indexes: [Index("byStamp", on: ["updatedAt", "id"])])
+            "indexed", columns: [Column("text", .string)], indexes: [TableIndex("byStamp", on: ["updatedAt", "id"])])
         let local = TableSchema("local", columns: [Column("text", .string)], synced: false)
         try store.open(schema: StoreSchema([Self.todo, indexed, local]))
         try store.upsert([Item(id: "a", values: ["text": "kept"])], into: "todo")

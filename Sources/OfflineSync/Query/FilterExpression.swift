@@ -19,30 +19,35 @@
 ///   is integer arithmetic (`div` truncates); a result beyond `Int64` becomes the double of the
 ///   same operation; a zero divisor gives null.
 /// - `year` … `second` read the UTC calendar fields of a date (dates before 1970 included).
-public indirect enum Expression: Sendable, Hashable, CustomStringConvertible {
+public indirect enum FilterExpression: Sendable, Hashable, CustomStringConvertible {
     /// A constant.
     case literal(Value)
     /// The value of a column (`id` included).
     case column(String)
     /// Logical negation of a boolean expression.
-    case not(Expression)
+    case not(FilterExpression)
     /// Logical conjunction.
-    case and(Expression, Expression)
+    case and(FilterExpression, FilterExpression)
     /// Logical disjunction.
-    case or(Expression, Expression)
+    case or(FilterExpression, FilterExpression)
     /// A comparison of two operands.
-    case comparison(Expression, ComparisonOperator, Expression)
+    case comparison(FilterExpression, ComparisonOperator, FilterExpression)
     /// True when the operand equals (null-safely) one of the listed values.
-    case isIn(Expression, [Value])
+    case isIn(FilterExpression, [Value])
     /// A call of a built-in function.
-    case function(Function, [Expression])
+    case function(Function, [FilterExpression])
     /// Arithmetic on two numbers (`add`, `sub`, `mul`, `div`, `mod`).
-    case arithmetic(Expression, ArithmeticOperator, Expression)
+    case arithmetic(FilterExpression, ArithmeticOperator, FilterExpression)
     /// Unary minus of a number (`-x`).
-    case negate(Expression)
+    case negate(FilterExpression)
 
     public var description: String { ODataPrinter.filter(self) }
 }
+
+/// The former name of ``FilterExpression``: with `import Foundation` (whose `Expression` is the
+/// predicate macro's type) an unqualified `Expression` is ambiguous.
+@available(*, deprecated, renamed: "FilterExpression")
+public typealias Expression = FilterExpression
 
 /// The comparison operators of OData.
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {

@@ -38,7 +38,7 @@ public enum ODataParser {
     public static let maximumDepth = 200
 
     /// Parses a `$filter` text into an expression.
-    public static func filter(_ text: String) throws -> Expression {
+    public static func filter(_ text: String) throws -> FilterExpression {
         var parser = try FilterParser(ODataText(text, parameter: "$filter"))
         return try parser.parseFilter()
     }
@@ -138,7 +138,7 @@ public enum ODataParser {
 private struct FilterParser {
     /// An expression and the depth of its tree.
     struct Node {
-        var expression: Expression
+        var expression: FilterExpression
         var depth: Int
     }
 
@@ -158,7 +158,7 @@ private struct FilterParser {
         token = try lexer.next()
     }
 
-    mutating func parseFilter() throws -> Expression {
+    mutating func parseFilter() throws -> FilterExpression {
         if token.kind == .end {
             throw source.error("empty filter", at: token.start, hint: "write a condition such as complete eq false")
         }
@@ -170,7 +170,7 @@ private struct FilterParser {
     }
 
     /// A node built at the current token, rejected when it makes the tree too deep.
-    func node(_ expression: Expression, depth: Int, at offset: Int) throws -> Node {
+    func node(_ expression: FilterExpression, depth: Int, at offset: Int) throws -> Node {
         guard depth <= ODataParser.maximumDepth else { throw tooDeep(at: offset) }
         return Node(expression: expression, depth: depth)
     }

@@ -22,12 +22,12 @@ public enum ODataPrinter {
         /// OData v3 (`substringof`, and unary minus as `(0 sub x)`), what Azure Mobile Apps
         /// servers expect: the Azure Node server parses `-x` but drops it when it generates SQL,
         /// so unary minus is printed as the JavaScript client prints it, which means the same
-        /// (``ValueSemantics/negate(_:)``) but reads back as ``Expression/arithmetic(_:_:_:)``.
+        /// (``ValueSemantics/negate(_:)``) but reads back as ``FilterExpression/arithmetic(_:_:_:)``.
         case v3
     }
 
     /// The `$filter` text of an expression.
-    public static func filter(_ expression: Expression, dialect: Dialect = .v4) -> String {
+    public static func filter(_ expression: FilterExpression, dialect: Dialect = .v4) -> String {
         switch expression {
         case .literal(let value):
             return literal(value)

@@ -8,7 +8,7 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
     /// The table to read.
     public var table: String
     /// The filter; `nil` matches every row.
-    public var filter: Expression?
+    public var filter: FilterExpression?
     /// Ordering keys, most significant first.
     public var orderBy: [SortKey]
     /// Rows to skip after ordering (≥ 0).
@@ -22,7 +22,7 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a query.
     public init(
-        table: String, filter: Expression? = nil, orderBy: [SortKey] = [], skip: Int = 0,
+        table: String, filter: FilterExpression? = nil, orderBy: [SortKey] = [], skip: Int = 0,
         top: Int? = nil, includeTotalCount: Bool = false, selection: [String]? = nil
     ) {
         self.table = table
@@ -104,7 +104,7 @@ struct ExpressionTypes {
     }
 
     /// The type of an expression; `nil` for the `null` literal.
-    func type(of expression: Expression) throws -> ColumnType? {
+    func type(of expression: FilterExpression) throws -> ColumnType? {
         switch expression {
         case .literal(let value):
             return value.type
@@ -170,7 +170,7 @@ struct ExpressionTypes {
     }
 
     /// The type of an operand that must be a number: integer, double or `nil` (the null literal).
-    private func numericType(of expression: Expression, operation: String) throws -> ColumnType? {
+    private func numericType(of expression: FilterExpression, operation: String) throws -> ColumnType? {
         let actual = try type(of: expression)
         guard actual == nil || actual == .integer || actual == .double else {
             throw OfflineSyncError(
@@ -191,7 +191,7 @@ struct ExpressionTypes {
     /// string literal of at most ``maximumReplacementLength`` scalars, `replace` calls do not nest,
     /// and a filter has at most ``maximumConcatCalls`` `concat` calls. Without these, a short
     /// filter could make every row allocate gigabytes.
-    func checkGrowth(of expression: Expression, insideReplace: Bool, concatCalls: inout Int) throws {
+    func checkGrowth(of expression: FilterExpression, insideReplace: Bool, concatCalls: inout Int) throws {
         switch expression {
         case .literal, .column:
             return
@@ -237,7 +237,7 @@ struct ExpressionTypes {
         }
     }
 
-    private func requireBool(_ expression: Expression) throws {
+    private func requireBool(_ expression: FilterExpression) throws {
         if let actual = try type(of: expression), actual != .bool {
             throw OfflineSyncError(
                 .invalidQuery,

@@ -1,8 +1,8 @@
 /// The reference implementation of query semantics: filter, order, page, count and select.
 ///
 /// ``InMemoryStore`` answers every query with it, the conformance suite compares every backend
-/// with it, and a backend that cannot translate a predicate (LMDB, for one) may scan and call it,
-/// so results are identical everywhere. The rules are written on ``Expression`` and ``Query``.
+/// with it, and a backend that cannot translate a predicate (a key-value store, for one) may scan
+/// and call it, so results are identical everywhere. The rules are written on ``FilterExpression`` and ``Query``.
 public struct QueryEvaluator: Sendable {
     /// The validated query.
     public let query: Query
@@ -119,7 +119,7 @@ public struct QueryEvaluator: Sendable {
     }
 
     /// The value of an expression on one item.
-    public static func evaluate(_ expression: Expression, on item: Item) -> Value {
+    public static func evaluate(_ expression: FilterExpression, on item: Item) -> Value {
         switch expression {
         case .literal(let value):
             return value
@@ -145,7 +145,7 @@ public struct QueryEvaluator: Sendable {
         }
     }
 
-    /// Applies a comparison operator with the null rules of ``Expression``.
+    /// Applies a comparison operator with the null rules of ``FilterExpression``.
     public static func compare(_ lhs: Value, _ op: ComparisonOperator, _ rhs: Value) -> Bool {
         switch op {
         case .eq: return ValueSemantics.equal(lhs, rhs)

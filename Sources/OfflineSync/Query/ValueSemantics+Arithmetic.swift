@@ -1,7 +1,7 @@
 extension ValueSemantics {
     /// The result of `lhs op rhs`, the single definition of OData arithmetic every backend
-    /// reproduces (SQLite's own arithmetic follows the same rules, so the SQL engine can leave most
-    /// of it to SQLite):
+    /// reproduces (a SQL database's own arithmetic may follow the same rules, so a SQL backend can
+    /// leave most of it to the database):
     ///
     /// - A null (or non-numeric) operand gives null.
     /// - Two integers give an integer: `div` truncates toward zero, `mod` is the remainder of that
@@ -14,9 +14,9 @@ extension ValueSemantics {
     ///   C#, JavaScript and SQL Server), and an infinite result stays infinite.
     /// - Division or remainder by zero (`0`, `0.0` or `-0.0`) is null, never an error: a filter is
     ///   evaluated row by row, and one row's zero must not fail the whole read. This is what the
-    ///   Azure Node server answers on SQLite and what the clients' SQLite stores answer; a null in
-    ///   a comparison makes it false (`x div 0 eq 1` matches nothing, `x div 0 eq null` matches
-    ///   every row).
+    ///   Azure Node server answers on its SQL database and what the clients' offline stores
+    ///   answer; a null in a comparison makes it false (`x div 0 eq 1` matches nothing,
+    ///   `x div 0 eq null` matches every row).
     /// - A result that is not a number (`INF sub INF`, `0 mul INF`) is null.
     public static func arithmetic(_ lhs: Value, _ op: ArithmeticOperator, _ rhs: Value) -> Value {
         if case .int(let a) = lhs, case .int(let b) = rhs { return integerArithmetic(a, op, b) }

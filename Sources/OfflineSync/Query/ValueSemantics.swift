@@ -63,7 +63,8 @@ public enum ValueSemantics {
         return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
     }
 
-    /// Byte-wise comparison of the UTF-8 encodings (what SQLite's BINARY collation and LMDB do).
+    /// Byte-wise comparison of the UTF-8 encodings (what a SQL `BINARY` collation and a key-value
+    /// store's default key order do).
     public static func compareBytes(_ a: String, _ b: String) -> Int {
         var left = a
         var right = b

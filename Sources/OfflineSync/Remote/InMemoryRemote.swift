@@ -96,7 +96,7 @@ public final class InMemoryRemote: RemoteService {
 
     /// Every row of a server table in id order, soft-deleted ones included unless asked.
     public func items(in table: String, includeDeleted: Bool = true) throws -> [Item] {
-        var filter: Expression?
+        var filter: FilterExpression?
         if !includeDeleted {
             filter = .comparison(.column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true)))
         }

@@ -9,8 +9,8 @@
 ///
 /// Used by ``TableService``, held shared around every store call and exclusively while it changes
 /// the store's schema (which closes and reopens the store), so no call ever meets a closed store;
-/// and by the LMDB backend as the gate that keeps `mdb_env_set_mapsize` and `mdb_env_close` away
-/// from live transactions, and as the lock that serialises its writers. A pthread lock rather than
+/// and by a memory-mapped backend as the gate that keeps a map resize and the environment's close
+/// away from live transactions, and as the lock that serialises its writers. A pthread lock rather than
 /// `Mutex` because shared holders run at the same time and the values they return are not
 /// `Sendable` (`Mutex.withLock` demands a `sending` result).
 ///

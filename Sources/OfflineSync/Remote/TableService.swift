@@ -34,7 +34,8 @@ import Synchronization
 /// Writes are serialised (one at a time, in the order they take the lock), so a
 /// read-modify-write such as a PATCH merge or a conflict check is atomic. Reads do not wait for
 /// writes: they run concurrently with each other and with a write, as far as the backend allows
-/// (LMDB reads in parallel; the SQL backends run one statement at a time on their connection).
+/// (a backend with concurrent readers reads in parallel; one with a single connection runs one
+/// statement at a time).
 /// Only a schema change waits for every call in progress and holds the others back.
 ///
 /// Failures are thrown as ``RemoteError`` with the HTTP status a server would answer; a store
@@ -56,7 +57,7 @@ public final class TableService: Sendable {
     }
 
     /// The most columns (system properties included) a table widened by a write may have; a
-    /// write that would add more is a 400. SQLite's own limit is 2,000 columns.
+    /// write that would add more is a 400, well below the limits of the SQL backends.
     public static let maximumColumnCount = 500
 
     /// The store holding the service's tables.
@@ -71,7 +72,7 @@ public final class TableService: Sendable {
 
     /// The index on (`updatedAt`, `id`) a served table gets: the pages of an incremental pull
     /// are `updatedAt ge T and (updatedAt gt T or id gt X)` ordered by `updatedAt`, `id`.
-    public static let pullIndex = Index("syncPullOrder", on: [SystemProperty.updatedAt.rawValue, "id"])
+    public static let pullIndex = TableIndex("syncPullOrder", on: [SystemProperty.updatedAt.rawValue, "id"])
 
     /// `table` with ``pullIndex`` added when it is synced and has no index leading with
     /// `updatedAt`, `id` yet; declare a table this way before serving it.
@@ -196,7 +197,7 @@ public final class TableService: Sendable {
             var query = query
             query.top = min(query.top ?? options.maximumPageSize, options.maximumPageSize)
             if !includeDeleted {
-                let live = Expression.comparison(.column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true)))
+                let live = FilterExpression.comparison(.column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true)))
                 query.filter = query.filter.map { .and($0, live) } ?? live
             }
             return try mapped { try store.read(query) }
@@ -303,7 +304,7 @@ public final class TableService: Sendable {
             TableSchema(table, columns: added.sorted { $0.name < $1.name }, indexes: [], synced: true))
         let widened = try input {
             let widened = try existing.map { try $0.merged(with: addition) } ?? addition
-            try widened.validate()
+            try widened.validate(reservedPrefixes: store.reservedNamePrefixes)
             _ = try widened.normalize(item, origin: .local)
             return widened
         }

@@ -1,17 +1,21 @@
 /// The identifier grammar for table and column names.
 ///
 /// A name is 1 to 128 characters of ASCII letters, digits and `_`, not starting with a digit.
-/// Names are matched **case-insensitively** for uniqueness (SQLite compares identifiers that way),
-/// names starting with `sqlite_` are reserved by SQLite, and table names starting with `__` are
-/// reserved for OfflineSync's system tables. Because every name passes this grammar, a backend may
-/// quote it into SQL or use it as a key prefix without further escaping.
+/// Names are matched **case-insensitively** for uniqueness (as SQL databases compare identifiers),
+/// table names starting with `__` are reserved for OfflineSync's system tables, and a backend may
+/// reserve name prefixes of its own (``LocalStore/reservedNamePrefixes``). Because every name
+/// passes this grammar, a backend may quote it into SQL or use it as a key prefix without further
+/// escaping.
 public enum Identifier {
     /// The longest accepted name.
     public static let maximumLength = 128
 
     /// Throws ``OfflineSyncError/Code-swift.struct/invalidName`` unless `name` is a valid identifier.
-    /// - Parameter kind: what the name is ("table", "column", "index"), used in the message.
-    public static func validate(_ name: String, kind: String) throws {
+    /// - Parameters:
+    ///   - kind: what the name is ("table", "column", "index"), used in the message.
+    ///   - reservedPrefixes: prefixes the store reserves (``LocalStore/reservedNamePrefixes``); a
+    ///     name starting with one, in any letter case, is rejected.
+    public static func validate(_ name: String, kind: String, reservedPrefixes: [String] = []) throws {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty else {
             throw OfflineSyncError(
@@ -33,16 +37,19 @@ public enum Identifier {
                     "\(kind) name '\(name)' \(what); use letters, digits and '_', starting with a letter or '_'")
             }
         }
-        if name.lowercased().hasPrefix("sqlite_") {
+        let folded = folded(name)
+        for prefix in reservedPrefixes where folded.hasPrefix(Self.folded(prefix)) {
             throw OfflineSyncError(
-                .invalidName, "\(kind) name '\(name)' starts with 'sqlite_', which SQLite reserves; choose another name"
+                .invalidName,
+                "\(kind) name '\(name)' starts with '\(prefix)', which the store reserves for its own use; choose another name"
             )
         }
     }
 
-    /// Validates a user table name: the grammar plus the `__` prefix reserved for system tables.
-    public static func validateUserTable(_ name: String) throws {
-        try validate(name, kind: "table")
+    /// Validates a user table name: the grammar plus the `__` prefix reserved for system tables
+    /// (and the store's own reserved prefixes, when given).
+    public static func validateUserTable(_ name: String, reservedPrefixes: [String] = []) throws {
+        try validate(name, kind: "table", reservedPrefixes: reservedPrefixes)
         if name.hasPrefix("__") {
             throw OfflineSyncError(
                 .invalidName,

@@ -29,7 +29,7 @@ public struct Column: Sendable, Hashable, Codable {
 }
 
 /// A declared secondary index over one or more columns, in order.
-public struct Index: Sendable, Hashable, Codable {
+public struct TableIndex: Sendable, Hashable, Codable {
     /// The index name (see ``Identifier``), unique within its table.
     public var name: String
     /// The indexed columns, most significant first.
@@ -41,6 +41,11 @@ public struct Index: Sendable, Hashable, Codable {
         self.columns = columns
     }
 }
+
+/// The former name of ``TableIndex``, which a collection's own `Index` type shadows inside its
+/// extensions and conformances.
+@available(*, deprecated, renamed: "TableIndex")
+public typealias Index = TableIndex
 
 /// Where a write comes from, which decides how unknown columns are treated.
 public enum WriteOrigin: Sendable, Hashable {
@@ -60,7 +65,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// The columns, `id` excluded, system properties included when ``synced`` is `true`.
     public private(set) var columns: [Column]
     /// The secondary indexes.
-    public var indexes: [Index]
+    public var indexes: [TableIndex]
     /// `true` when the table carries the system properties of the table protocol.
     public private(set) var synced: Bool
 
@@ -70,7 +75,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
     ///   - columns: the app's columns (do not list `id`; system properties are added when `synced`).
     ///   - indexes: secondary indexes.
     ///   - synced: whether to add `createdAt`, `updatedAt`, `version`, `deleted`.
-    public init(_ name: String, columns: [Column], indexes: [Index] = [], synced: Bool = true) {
+    public init(_ name: String, columns: [Column], indexes: [TableIndex] = [], synced: Bool = true) {
         self.name = name
         self.synced = synced
         var all = columns
@@ -92,11 +97,17 @@ public struct TableSchema: Sendable, Hashable, Codable {
     public var isSystem: Bool { name.hasPrefix("__") }
 
     /// Checks names, duplicates and index columns; throws a message naming the fault.
-    public func validate() throws {
-        if isSystem { try Identifier.validate(name, kind: "table") } else { try Identifier.validateUserTable(name) }
+    /// - Parameter reservedPrefixes: name prefixes the store reserves
+    ///   (``LocalStore/reservedNamePrefixes``), rejected in table, column and index names.
+    public func validate(reservedPrefixes: [String] = []) throws {
+        if isSystem {
+            try Identifier.validate(name, kind: "table", reservedPrefixes: reservedPrefixes)
+        } else {
+            try Identifier.validateUserTable(name, reservedPrefixes: reservedPrefixes)
+        }
         var seen: Set<String> = ["id"]
         for column in columns {
-            try Identifier.validate(column.name, kind: "column")
+            try Identifier.validate(column.name, kind: "column", reservedPrefixes: reservedPrefixes)
             guard seen.insert(Identifier.folded(column.name)).inserted else {
                 throw OfflineSyncError(
                     .invalidSchema,
@@ -112,7 +123,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
         }
         var indexNames: Set<String> = []
         for index in indexes {
-            try Identifier.validate(index.name, kind: "index")
+            try Identifier.validate(index.name, kind: "index", reservedPrefixes: reservedPrefixes)
             guard indexNames.insert(Identifier.folded(index.name)).inserted else {
                 throw OfflineSyncError(.invalidSchema, "table '\(name)' declares index '\(index.name)' twice")
             }
@@ -312,10 +323,12 @@ public struct StoreSchema: Sendable, Hashable, Codable {
     }
 
     /// Validates every table and rejects tables whose names differ only in letter case.
-    public func validate() throws {
+    /// - Parameter reservedPrefixes: name prefixes the store reserves
+    ///   (``LocalStore/reservedNamePrefixes``).
+    public func validate(reservedPrefixes: [String] = []) throws {
         var seen: Set<String> = []
         for table in tables {
-            try table.validate()
+            try table.validate(reservedPrefixes: reservedPrefixes)
             guard seen.insert(Identifier.folded(table.name)).inserted else {
                 throw OfflineSyncError(
                     .invalidSchema, "table '\(table.name)' is declared twice (names are compared case-insensitively)")

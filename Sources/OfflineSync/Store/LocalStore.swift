@@ -40,9 +40,11 @@
 ///    interleave, so read-modify-write inside one closure is safe. An
 ///    acknowledged (returned) write survives a crash of the process unless the backend was
 ///    configured for relaxed durability.
-/// 7. **Errors, not crashes.** Bad names, bad values, unknown tables and storage failures throw
-///    ``OfflineSyncError`` (or a backend error type conforming to `Error`) with a message naming
-///    the table, column or id at fault. No input may crash the process.
+/// 7. **Errors, not crashes.** Bad names (including names starting with one of the store's
+///    ``reservedNamePrefixes``, checked at ``open(schema:)`` with
+///    ``StoreSchema/validate(reservedPrefixes:)``), bad values, unknown tables and storage
+///    failures throw ``OfflineSyncError`` (or a backend error type conforming to `Error`) with a
+///    message naming the table, column or id at fault. No input may crash the process.
 /// 8. **Thread safety.** A store is `Sendable`: any method may be called from any thread or task,
 ///    also while another thread is inside ``write(_:)``: the call waits or proceeds, it never
 ///    fails because of the other thread. Do not call the store itself from inside a
@@ -58,6 +60,11 @@
 public protocol LocalStore: AnyObject, Sendable {
     /// The backend's name and the versions and settings worth showing to a person.
     var info: StoreInfo { get }
+
+    /// Name prefixes the backend keeps for itself (compared in any letter case), e.g. the prefix of
+    /// a database's internal tables: ``open(schema:)`` rejects tables, columns and indexes named
+    /// with one (rule 7). Empty by default.
+    var reservedNamePrefixes: [String] { get }
 
     /// The stored schema (every table ever declared, widened by each open).
     /// Throws ``OfflineSyncError/Code-swift.struct/notOpen`` when the store is closed.
@@ -104,6 +111,9 @@ public protocol StoreTransaction {
 }
 
 extension LocalStore {
+    /// No reserved prefixes.
+    public var reservedNamePrefixes: [String] { [] }
+
     /// Upserts rows in a transaction of their own.
     public func upsert(_ items: [Item], into table: String, origin: WriteOrigin = .local) throws {
         try write { try $0.upsert(items, into: table, origin: origin) }
@@ -121,14 +131,14 @@ extension LocalStore {
     }
 
     /// The number of rows in a table.
-    public func count(_ table: String, filter: Expression? = nil) throws -> Int {
+    public func count(_ table: String, filter: FilterExpression? = nil) throws -> Int {
         try read(Query(table: table, filter: filter, top: 0, includeTotalCount: true)).totalCount ?? 0
     }
 }
 
 /// What a store tells about itself: backend, location, library versions, settings.
 public struct StoreInfo: Sendable, Hashable {
-    /// One named fact, e.g. `("SQLite version", "3.40.1")`.
+    /// One named fact, e.g. `("library version", "3.40.1")`.
     public struct Property: Sendable, Hashable {
         /// What the fact is.
         public var name: String
@@ -142,7 +152,7 @@ public struct StoreInfo: Sendable, Hashable {
         }
     }
 
-    /// The backend's scheme name, e.g. `sqlite`.
+    /// The backend's scheme name, e.g. `memory`.
     public var backend: String
     /// Where the data lives (a path), or `nil` for memory.
     public var location: String?

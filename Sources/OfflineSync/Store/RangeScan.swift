@@ -109,7 +109,7 @@ struct RangeScan {
     /// `id in (…)`, or `nil` when no conjunct pins the id. A row whose id is not listed fails that
     /// conjunct (an id equals only a string or JSON value with the same bytes), so evaluating the
     /// query over the listed rows alone gives the same result as over the whole table.
-    static func pinnedIds(_ filter: Expression?) -> [String]? {
+    static func pinnedIds(_ filter: FilterExpression?) -> [String]? {
         guard let filter else { return nil }
         for conjunct in conjuncts(of: filter) {
             let values: [Value]
@@ -131,13 +131,13 @@ struct RangeScan {
         return nil
     }
 
-    private static func conjuncts(of expression: Expression) -> [Expression] {
+    private static func conjuncts(of expression: FilterExpression) -> [FilterExpression] {
         if case .and(let lhs, let rhs) = expression { return conjuncts(of: lhs) + conjuncts(of: rhs) }
         return [expression]
     }
 
     /// `column op literal` (or the mirrored `literal op column`) on `column`, as `(op, literal)`.
-    private static func bound(_ expression: Expression, on column: String) -> (ComparisonOperator, Value)? {
+    private static func bound(_ expression: FilterExpression, on column: String) -> (ComparisonOperator, Value)? {
         guard case .comparison(let lhs, let op, let rhs) = expression else { return nil }
         switch (lhs, rhs) {
         case (.column(let name), .literal(let value)) where name == column:

@@ -59,9 +59,9 @@ public struct DeltaToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The filter of the records after this token: `updatedAt ge T and (updatedAt gt T or id gt L)`.
-    var filter: Expression {
-        let updatedAt = Expression.column(SystemProperty.updatedAt.rawValue)
-        let atOrAfter = Expression.comparison(updatedAt, .ge, .literal(.date(self.updatedAt)))
+    var filter: FilterExpression {
+        let updatedAt = FilterExpression.column(SystemProperty.updatedAt.rawValue)
+        let atOrAfter = FilterExpression.comparison(updatedAt, .ge, .literal(.date(self.updatedAt)))
         guard let itemId else { return atOrAfter }
         return .and(
             atOrAfter,

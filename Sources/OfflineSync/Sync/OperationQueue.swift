@@ -320,7 +320,7 @@ final class OperationQueue: Sendable {
     /// only when the process stopped (or the store failed) while its item was in flight; after
     /// this, no item has two operations.
     func recoverInterruptedPush(in store: any LocalStore) throws {
-        let prefix = Expression.function(.startsWith, [.column("id"), .literal(.string(Slot.followUp.rawValue))])
+        let prefix = FilterExpression.function(.startsWith, [.column("id"), .literal(.string(Slot.followUp.rawValue))])
         let followUps = try store.read(Query(table: SystemTables.operations, filter: prefix)).items
             .map(decode)
         guard !followUps.isEmpty else { return }

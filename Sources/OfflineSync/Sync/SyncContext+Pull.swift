@@ -98,7 +98,7 @@ extension SyncContext {
         var skip = 0
         while true {
             try Task.checkCancellation()
-            let filter = request.query?.filter.map { Expression.and($0, token.filter) } ?? token.filter
+            let filter = request.query?.filter.map { FilterExpression.and($0, token.filter) } ?? token.filter
             let query = Query(
                 table: request.table, filter: filter,
                 orderBy: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
@@ -135,7 +135,7 @@ extension SyncContext {
             var pageQuery = query
             pageQuery.top = min(options.pageSize, remaining ?? Int.max)
             if byId, let lastId {
-                let after = Expression.comparison(.column("id"), .gt, .literal(.string(lastId)))
+                let after = FilterExpression.comparison(.column("id"), .gt, .literal(.string(lastId)))
                 pageQuery.filter = filter.map { .and($0, after) } ?? after
             }
             let page = try await remote.readPage(pageQuery, includeDeleted: options.includeDeleted).items

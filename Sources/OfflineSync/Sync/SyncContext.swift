@@ -4,7 +4,7 @@ import Synchronization
 /// purge (Azure's `MSSyncContext` / `MobileServiceSyncContext`).
 ///
 /// ```swift
-/// let context = try SyncContext(store: SQLiteStore(path: path), remote: remote, tables: [todo])
+/// let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [todo])
 /// let items = try context.table("todo")
 /// let added = try items.insert(Item(id: "", values: ["text": "buy milk"]))
 /// try await context.push()
@@ -165,7 +165,7 @@ public final class SyncContext: Sendable {
         }
     }
 
-    static func tableFilter(_ table: String) -> Expression {
+    static func tableFilter(_ table: String) -> FilterExpression {
         .comparison(.column(SystemTables.OperationColumn.table), .eq, .literal(.string(table)))
     }
 }

@@ -74,8 +74,8 @@ public enum SystemTables {
             Column(OperationColumn.createdAt, .date),
         ],
         indexes: [
-            Index("operations_sequence", on: [OperationColumn.sequence]),
-            Index("operations_item", on: [OperationColumn.table, OperationColumn.itemId]),
+            TableIndex("operations_sequence", on: [OperationColumn.sequence]),
+            TableIndex("operations_item", on: [OperationColumn.table, OperationColumn.itemId]),
         ], synced: false)
 
     /// The declaration of the operation errors.
@@ -95,7 +95,7 @@ public enum SystemTables {
             Column(ErrorColumn.createdAt, .date),
         ],
         indexes: [
-            Index("errors_table", on: [ErrorColumn.table])
+            TableIndex("errors_table", on: [ErrorColumn.table])
         ], synced: false)
 
     /// The declaration of the configuration table.

@@ -100,14 +100,14 @@ struct PostgresQuery {
     }
 
     /// The top-level `and` operands of a filter.
-    private static func conjuncts(of filter: Expression?) -> [Expression] {
+    private static func conjuncts(of filter: FilterExpression?) -> [FilterExpression] {
         guard let filter else { return [] }
         if case .and(let lhs, let rhs) = filter { return conjuncts(of: lhs) + conjuncts(of: rhs) }
         return [filter]
     }
 
     /// The levels of an expression tree.
-    private static func depth(of expression: Expression) -> Int {
+    private static func depth(of expression: FilterExpression) -> Int {
         switch expression {
         case .literal, .column: return 1
         case .not(let operand), .negate(let operand), .isIn(let operand, _): return depth(of: operand) + 1
@@ -140,7 +140,7 @@ struct PostgresQuery {
         return result.isUsable ? result : nil
     }
 
-    private mutating func appendWhere(_ filter: Expression?) {
+    private mutating func appendWhere(_ filter: FilterExpression?) {
         guard let filter else { return }
         guard PostgresQuery.depth(of: filter) <= PostgresQuery.depthLimit else {
             isExact = false
@@ -174,7 +174,7 @@ struct PostgresQuery {
 
     /// `expression` with every part that names no column replaced by its value under the
     /// reference evaluator.
-    static func folded(_ expression: Expression) -> Expression {
+    static func folded(_ expression: FilterExpression) -> FilterExpression {
         if !namesColumn(expression) {
             return .literal(QueryEvaluator.evaluate(expression, on: Item(id: "")))
         }
@@ -191,7 +191,7 @@ struct PostgresQuery {
         }
     }
 
-    private static func namesColumn(_ expression: Expression) -> Bool {
+    private static func namesColumn(_ expression: FilterExpression) -> Bool {
         switch expression {
         case .literal: return false
         case .column: return true
@@ -231,7 +231,7 @@ struct PostgresQuery {
 
     /// The kind an expression will have, before any SQL is generated (literal strings report
     /// `.bytes`; they bind as `text` next to a `text` operand).
-    private func kind(of expression: Expression) -> Kind {
+    private func kind(of expression: FilterExpression) -> Kind {
         switch expression {
         case .literal(let value):
             switch value {
@@ -270,7 +270,7 @@ struct PostgresQuery {
         }
     }
 
-    private mutating func operand(_ expression: Expression, hint: Kind? = nil) -> Operand {
+    private mutating func operand(_ expression: FilterExpression, hint: Kind? = nil) -> Operand {
         switch expression {
         case .literal(let value):
             return literal(value, hint: hint)
@@ -286,7 +286,7 @@ struct PostgresQuery {
     }
 
     /// The operand as `bytea` (text converted; a null typed).
-    private mutating func bytes(_ expression: Expression) -> String {
+    private mutating func bytes(_ expression: FilterExpression) -> String {
         let value = operand(expression)
         switch value.kind {
         case .text: return "convert_to(\(value.sql), 'UTF8')"
@@ -295,7 +295,7 @@ struct PostgresQuery {
         }
     }
 
-    private mutating func call(_ function: Function, _ arguments: [Expression]) -> Operand {
+    private mutating func call(_ function: Function, _ arguments: [FilterExpression]) -> Operand {
         switch function {
         case .startsWith, .endsWith, .contains:
             let text = bytes(arguments[0])
@@ -349,7 +349,7 @@ struct PostgresQuery {
 
     /// SQL for a `WHERE` clause, where NULL rejects the row just as false does: comparisons
     /// reached through `AND`/`OR` only may stay bare; under `NOT` ``condition(_:)`` applies.
-    private mutating func whereCondition(_ expression: Expression) -> String {
+    private mutating func whereCondition(_ expression: FilterExpression) -> String {
         switch expression {
         case .and(let lhs, let rhs):
             return "(\(whereCondition(lhs)) AND \(whereCondition(rhs)))"
@@ -365,7 +365,7 @@ struct PostgresQuery {
     }
 
     /// SQL that is `true` when the expression is true and `false` otherwise (null included).
-    private mutating func condition(_ expression: Expression) -> String {
+    private mutating func condition(_ expression: FilterExpression) -> String {
         switch expression {
         case .literal(let value):
             return value == .bool(true) ? "true" : "false"
@@ -398,7 +398,7 @@ struct PostgresQuery {
     }
 
     /// A comparison; `bare` allows a NULL result where false is meant (a positive `WHERE` context).
-    private mutating func comparison(_ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression, bare: Bool)
+    private mutating func comparison(_ lhs: FilterExpression, _ op: ComparisonOperator, _ rhs: FilterExpression, bare: Bool)
         -> String
     {
         if lhs == .literal(.null) || rhs == .literal(.null) {
@@ -446,7 +446,7 @@ struct PostgresQuery {
     /// condition the index can serve before it (`substring(c …) >= substring($1 …) AND c > $1`),
     /// for a positive `WHERE` context; `nil` when that does not apply.
     private func prefixedComparison(
-        _ lhs: Expression, _ left: Operand, _ op: ComparisonOperator, _ rhs: Expression, _ right: Operand
+        _ lhs: FilterExpression, _ left: Operand, _ op: ComparisonOperator, _ rhs: FilterExpression, _ right: Operand
     ) -> String? {
         guard left.kind == right.kind else { return nil }
         let prefixOp: String =
@@ -491,7 +491,7 @@ struct PostgresQuery {
     }
 
     /// `operand in (values)`: true when the operand equals one of the values, null-safely.
-    private mutating func membership(_ expression: Expression, _ values: [Value], bare: Bool) -> String {
+    private mutating func membership(_ expression: FilterExpression, _ values: [Value], bare: Bool) -> String {
         let operandKind = kind(of: expression)
         let value = operand(expression)
         var alternatives: [String] = []

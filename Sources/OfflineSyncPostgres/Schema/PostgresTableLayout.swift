@@ -84,7 +84,7 @@ struct PostgresTableLayout {
 
     /// `CREATE INDEX`; index names are per schema in PostgreSQL and per table in OfflineSync, so
     /// the SQL name is `table.index` (names cannot contain a dot, so no two tables' indexes collide).
-    func createIndexSQL(_ index: Index) -> String {
+    func createIndexSQL(_ index: TableIndex) -> String {
         let name = PostgresTableLayout.quote(PostgresTableLayout.sqlName("\(schema.name).\(index.name)"))
         let keys = index.columns.map { "(\(prefixed($0) ?? quotedColumn($0))) ASC NULLS FIRST" } + ["\"id\""]
         return "CREATE INDEX IF NOT EXISTS \(name) ON \(qualifiedName) (\(keys.joined(separator: ", ")))"

@@ -11,6 +11,9 @@ package protocol SQLEngineStore: LocalStore {
 extension SQLEngineStore {
     public var info: StoreInfo { engine.info }
 
+    /// `sqlite_`: SQLite keeps the names of its internal tables (`sqlite_master`, …) for itself.
+    public var reservedNamePrefixes: [String] { SQLTableStore.reservedNamePrefixes }
+
     public var schema: StoreSchema {
         get throws { try engine.schema }
     }

@@ -128,7 +128,7 @@ struct SQLQuery {
         return result.isUsable ? result : nil
     }
 
-    private mutating func appendWhere(_ filter: Expression?) {
+    private mutating func appendWhere(_ filter: FilterExpression?) {
         guard let filter else { return }
         guard SQLQuery.depth(of: filter) <= SQLQuery.depthLimit else {
             isExact = false
@@ -138,14 +138,14 @@ struct SQLQuery {
     }
 
     /// The top-level `and` operands of a filter.
-    private static func conjuncts(of filter: Expression?) -> [Expression] {
+    private static func conjuncts(of filter: FilterExpression?) -> [FilterExpression] {
         guard let filter else { return [] }
         if case .and(let lhs, let rhs) = filter { return conjuncts(of: lhs) + conjuncts(of: rhs) }
         return [filter]
     }
 
     /// The levels of an expression tree.
-    private static func depth(of expression: Expression) -> Int {
+    private static func depth(of expression: FilterExpression) -> Int {
         switch expression {
         case .literal, .column: return 1
         case .not(let operand), .negate(let operand), .isIn(let operand, _): return depth(of: operand) + 1
@@ -175,7 +175,7 @@ struct SQLQuery {
     /// SQL for a `WHERE` clause, where NULL rejects the row just as 0 does: ordering comparisons
     /// reached through `AND`/`OR` only are left bare (`"quantity" >= ?1`) so that SQLite can
     /// use an index on the column; under `NOT` and everywhere else ``condition(_:)`` applies.
-    private mutating func whereCondition(_ expression: Expression) -> String {
+    private mutating func whereCondition(_ expression: FilterExpression) -> String {
         guard isExact else { return "NULL" }
         switch expression {
         case .and(let lhs, let rhs):
@@ -208,12 +208,12 @@ struct SQLQuery {
     }
 
     /// SQL that is 1 when the expression is `true` and 0 otherwise (null included).
-    private mutating func condition(_ expression: Expression) -> String {
+    private mutating func condition(_ expression: FilterExpression) -> String {
         guard isExact else { return "NULL" }
         return bounded(unboundedCondition(expression))
     }
 
-    private mutating func unboundedCondition(_ expression: Expression) -> String {
+    private mutating func unboundedCondition(_ expression: FilterExpression) -> String {
         switch expression {
         case .literal(let value):
             return value == .bool(true) ? "1" : "0"
@@ -254,12 +254,12 @@ struct SQLQuery {
     }
 
     /// SQL for the value of an expression (NULL where the evaluator gives null).
-    private mutating func value(_ expression: Expression) -> String {
+    private mutating func value(_ expression: FilterExpression) -> String {
         guard isExact else { return "NULL" }
         return bounded(unboundedValue(expression))
     }
 
-    private mutating func unboundedValue(_ expression: Expression) -> String {
+    private mutating func unboundedValue(_ expression: FilterExpression) -> String {
         switch expression {
         case .literal(let value):
             return parameter(value)
@@ -286,7 +286,7 @@ struct SQLQuery {
     }
 
     /// The static type of a value expression (`nil` for the null literal).
-    private func type(of expression: Expression) -> ColumnType? {
+    private func type(of expression: FilterExpression) -> ColumnType? {
         switch expression {
         case .literal(let value): return value.type
         case .column(let name): return name == "id" ? .string : schema.column(named: name)?.type
@@ -304,7 +304,7 @@ struct SQLQuery {
 
     /// `true` when the expression is an integer or null on every row, never a double: integer
     /// `add`, `sub`, `mul`, `div` and unary minus become doubles when they overflow.
-    private func isExactInteger(_ expression: Expression) -> Bool {
+    private func isExactInteger(_ expression: FilterExpression) -> Bool {
         switch expression {
         case .literal(let value): return value.type == .integer || value.isNull
         case .column: return type(of: expression) == .integer
@@ -353,7 +353,7 @@ struct SQLQuery {
             """
     }
 
-    private mutating func call(_ function: Function, _ expressions: [Expression]) -> String {
+    private mutating func call(_ function: Function, _ expressions: [FilterExpression]) -> String {
         func bytes(_ text: String) -> String { "CAST(\(text) AS BLOB)" }
         switch function {
         case .substring:

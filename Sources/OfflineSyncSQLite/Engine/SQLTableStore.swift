@@ -92,7 +92,7 @@ package final class SQLTableStore: Sendable {
 
     /// See ``OfflineSync/LocalStore/open(schema:)``.
     package func open(schema: StoreSchema) throws {
-        try schema.validate()
+        try schema.validate(reservedPrefixes: Self.reservedNamePrefixes)
         try state.withLock { state in
             guard state.connection == nil else {
                 throw OfflineSyncError(
@@ -113,6 +113,9 @@ package final class SQLTableStore: Sendable {
     /// `SQLITE_IOERR_SHMOPEN`, `SQLITE_IOERR_SHMSIZE`, `SQLITE_IOERR_SHMMAP`: the shared-memory WAL
     /// index could not be created or grown.
     static let sharedMemoryFailures: Set<Int32> = [4618, 4874, 5386]
+
+    /// SQLite reserves names starting with `sqlite_` (in any letter case) for its internal tables.
+    package static let reservedNamePrefixes = ["sqlite_"]
 
     private func open(schema: StoreSchema, into state: inout State, exclusive: Bool) throws {
         let connection = try Connection(

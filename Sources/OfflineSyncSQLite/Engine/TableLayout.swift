@@ -56,7 +56,7 @@ struct TableLayout {
 
     /// `CREATE INDEX IF NOT EXISTS`; index names are per table, so the SQL name is `table.index`
     /// (names cannot contain a dot, so no two tables' indexes collide).
-    func createIndexSQL(_ index: Index) -> String {
+    func createIndexSQL(_ index: TableIndex) -> String {
         "CREATE INDEX IF NOT EXISTS \(SQL.quote("\(schema.name).\(index.name)")) ON \(quotedName) (\(index.columns.map(SQL.quote).joined(separator: ", ")))"
     }
 
