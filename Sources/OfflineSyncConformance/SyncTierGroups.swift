@@ -13,5 +13,6 @@ enum SyncTierGroups {
         SyncTierPull.pull,
         SyncTierPurge.purge,
         SyncTierTutorial.tutorial,
+        SyncTierTypedModels.group,
     ]
 }

@@ -25,6 +25,10 @@ import Testing
         await expectSyncGroupPasses("tutorial", backend)
     }
 
+    @Test(arguments: Backends.all) func typedModels(_ backend: Backend) async {
+        await expectSyncGroupPasses("typedModels", backend)
+    }
+
     /// The groups that push, again with up to 8 writes of a push in flight on the remote, as
     /// an `HTTPRemote` with pipelining sends them.
     @Test(arguments: Backends.all, ["queue", "push", "pushFailures", "resolution", "policies", "tutorial"])
@@ -38,6 +42,7 @@ import Testing
         #expect(
             ConformanceSuite.groupNames(tier: .sync) == [
                 "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "tutorial",
+                "typedModels",
             ])
     }
 
