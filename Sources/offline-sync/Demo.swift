@@ -34,7 +34,8 @@ struct Demo: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Sync with the server at this URL instead of an in-process one.", valueName: "url"))
     var remote: String?
 
-    static let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
+    /// The todoitem table, derived from ``TodoItem``.
+    static func todoSchema() throws -> TableSchema { try TableSchema(TodoItem.self) }
     static let queryId = "allTodoItems"
 
     func run() async throws {
@@ -57,6 +58,18 @@ struct Demo: AsyncParsableCommand {
         }
         try await server.shutdown()
     }
+}
+
+/// One row of the demo's todoitem table, as the app sees it: a typed model, from which the
+/// table's schema is derived (``Demo/todoSchema()``). `version` is a system property, read from
+/// the store and never written.
+struct TodoItem: SyncModel, Hashable {
+    static let tableName = "todoitem"
+
+    var id: String
+    var text: String
+    var complete: Bool
+    var version: String?
 }
 
 /// The steps of the demo, printed as they happen.
@@ -83,8 +96,8 @@ struct DemoScript {
         let store = try StoreAccess.open(configuration, schema: StoreSchema([]), logger: logger)
         try store.close()
         begin("Declare the todoitem table")
-        var context = try SyncContext(store: store, remote: remote, tables: [Demo.todo])
-        var todo = try context.table("todoitem")
+        var context = try SyncContext(store: store, remote: remote, tables: [Demo.todoSchema()])
+        var todo = try context.table(TodoItem.self)
         say(
             "columns: id, text (string), complete (bool), and the system columns createdAt, updatedAt, version, deleted"
         )
@@ -94,21 +107,21 @@ struct DemoScript {
         begin("Pull from the server (incremental, query id \"\(Demo.queryId)\")")
         let first = try await todo.pull(queryId: Demo.queryId)
         say(
-            "received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
+            "received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.untyped.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
-        show(DemoScript.ordered(try todo.read().items))
+        show(DemoScript.ordered(try todo.read()))
 
         begin("Go offline: every request to the server now fails with a network error")
         remote.setOffline(true)
 
         begin("Add two items and complete one, while offline")
         let added = try todo.insert([
-            Item(id: "", values: ["text": "Buy milk", "complete": false]),
-            Item(id: "", values: ["text": "Walk the dog", "complete": false]),
+            TodoItem(id: "", text: "Buy milk", complete: false),
+            TodoItem(id: "", text: "Walk the dog", complete: false),
         ])
         say("+ \"Buy milk\" (id \(added[0].id.prefix(8))…), + \"Walk the dog\" (id \(added[1].id.prefix(8))…)")
-        var callMom = try todo.lookup(id: "2") ?? Item(id: "2")
-        callMom["complete"] = true
+        var callMom = try todo.lookup(id: "2") ?? TodoItem(id: "2", text: "Call mom", complete: false)
+        callMom.complete = true
         try todo.update(callMom)
         say("✓ \"Call mom\"")
         say("local writes succeed at once; \(try context.pendingOperationCount()) operations are queued")
@@ -122,10 +135,10 @@ struct DemoScript {
         begin("Close the store and reopen it, as after the app was killed")
         try context.close()
         let reopened = try reopen(store)
-        context = try SyncContext(store: reopened, remote: remote, tables: [Demo.todo])
-        todo = try context.table("todoitem")
+        context = try SyncContext(store: reopened, remote: remote, tables: [Demo.todoSchema()])
+        todo = try context.table(TodoItem.self)
         say(
-            "reopened \(configuration.scheme): \(try todo.read().items.count) items, \(try context.pendingOperationCount()) pending operations"
+            "reopened \(configuration.scheme): \(try todo.read().count) items, \(try context.pendingOperationCount()) pending operations"
         )
         begin("The pending queue, in push order")
         showQueue(try context.pendingOperations())
@@ -140,8 +153,8 @@ struct DemoScript {
         let milkId = added[0].id
         try await server.changeFromAnotherDevice(id: milkId) { $0["text"] = "Buy milk (2 litres)" }
         say("other device: text → \"Buy milk (2 litres)\" (the server's version changes)")
-        var milk = try todo.lookup(id: milkId) ?? Item(id: milkId)
-        milk["complete"] = true
+        var milk = try todo.lookup(id: milkId) ?? TodoItem(id: milkId, text: "Buy milk", complete: false)
+        milk.complete = true
         try todo.update(milk)
         say("this device:  complete → true (queued with the version it last saw)")
         let conflicted = try await pushCollectingErrors(context)
@@ -152,7 +165,9 @@ struct DemoScript {
         say(
             "push → conflict: \(conflict.kind.rawValue) of \(conflict.itemId.prefix(8))… failed with HTTP \(conflict.status.map(String.init) ?? "?"); recorded as an operation error"
         )
-        say("server copy: \(describe(conflict.serverItem)); local copy: \(describe(try todo.lookup(id: milkId)))")
+        say(
+            "server copy: \(describe(try todo.models(from: conflict.serverItem.map { [$0] } ?? []).first)); local copy: \(describe(try todo.lookup(id: milkId)))"
+        )
 
         begin("Resolve the conflict: keep the server's text, add our completion, retry with the server's version")
         guard var merged = conflict.serverItem else {
@@ -169,17 +184,17 @@ struct DemoScript {
         begin("Pull again (incremental: only what changed since the delta token)")
         let second = try await todo.pull(queryId: Demo.queryId)
         say(
-            "received \(second.received) changed items; delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
+            "received \(second.received) changed items; delta token now \(try todo.untyped.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
 
         begin("Final state on both sides")
-        let local = DemoScript.ordered(try todo.read().items)
-        let served = DemoScript.ordered(try await server.items())
+        let local = DemoScript.ordered(try todo.read())
+        let served = DemoScript.ordered(try todo.models(from: await server.items()))
         say("this device:")
         show(local)
         say("server:")
         show(served)
-        let agree = local.map(DemoScript.essence) == served.map(DemoScript.essence)
+        let agree = local == served
         say(
             agree
                 ? "local and server agree: \(local.count) items, \(try context.pendingOperationCount()) pending operations"
@@ -191,17 +206,12 @@ struct DemoScript {
     }
 
     /// Items by text, then id (a server used by earlier runs holds several items of one text).
-    static func ordered(_ items: [Item]) -> [Item] {
-        items.sorted { ($0["text"].stringValue ?? "", $0.id) < ($1["text"].stringValue ?? "", $1.id) }
+    static func ordered(_ items: [TodoItem]) -> [TodoItem] {
+        items.sorted { ($0.text, $0.id) < ($1.text, $1.id) }
     }
 
-    /// What both sides must agree on.
-    static func essence(_ item: Item) -> [Value] {
-        [.string(item.id), item["text"], item["complete"], item[SystemProperty.version.rawValue]]
-    }
-
-    private func clearEarlierRun(_ todo: SyncTable, context: SyncContext) async throws {
-        let earlier = try todo.read().items.count + context.pendingOperationCount(table: "todoitem")
+    private func clearEarlierRun(_ todo: ModelTable<TodoItem>, context: SyncContext) async throws {
+        let earlier = try todo.read().count + context.pendingOperationCount(table: "todoitem")
         guard earlier > 0 else { return }
         guard reset else {
             try context.close()
@@ -211,7 +221,7 @@ struct DemoScript {
             )
         }
         let purged = try await todo.purge(force: true)
-        try await todo.resetDeltaToken(queryId: Demo.queryId)
+        try await todo.untyped.resetDeltaToken(queryId: Demo.queryId)
         say("--reset: purged \(purged) items and the pending operations of an earlier run")
     }
 
@@ -238,17 +248,14 @@ struct DemoScript {
         print("   " + text)
     }
 
-    private func describe(_ item: Item?) -> String {
+    private func describe(_ item: TodoItem?) -> String {
         guard let item else { return "none" }
-        return
-            "text \"\(item["text"].stringValue ?? "")\", complete \(item["complete"]), version \(item.version ?? "none")"
+        return "text \"\(item.text)\", complete \(item.complete), version \(item.version ?? "none")"
     }
 
-    private func show(_ items: [Item]) {
+    private func show(_ items: [TodoItem]) {
         var table = TextTable(headers: ["text", "complete", "id", "version"])
-        table.rows = items.map {
-            [$0["text"].stringValue ?? "", TextTable.cell($0["complete"]), String($0.id.prefix(8)), $0.version ?? ""]
-        }
+        table.rows = items.map { [$0.text, $0.complete ? "true" : "false", String($0.id.prefix(8)), $0.version ?? ""] }
         print(table.rendered.split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
     }
 

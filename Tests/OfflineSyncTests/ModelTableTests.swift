@@ -45,6 +45,13 @@ import Testing
         var mood: Mood
     }
 
+    struct OptionalMood: SyncModel, Equatable {
+        enum Mood: String, Codable, Sendable { case happy, sad }
+        var id: String
+        var mood: Mood?
+        static let schemaOptions: [ModelSchemaOption<OptionalMood>] = [.column(\.mood, as: .string)]
+    }
+
     struct Huge: SyncModel {
         var id: String
         var big: UInt64
@@ -84,8 +91,8 @@ import Testing
         #expect {
             try table.read(.filter(\.isEven == true))
         } throws: { error in
-            (error as? OfflineSyncError)?.code == .invalidQuery
-                && "\(error)".contains("isEven") && "\(error)".contains("stored")
+            (error as? OfflineSyncError)?.code == .invalidQuery && "\(error)".contains("Flags")
+                && "\(error)".contains("stored column")
         }
     }
 
@@ -123,6 +130,16 @@ import Testing
             (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("mood")
                 && "\(error)".contains("CaseIterable")
         }
+    }
+
+    @Test func anOptionalEnumThatIsNotCaseIterableIsStoredWithItsDeclaredType() throws {
+        let schema = try TableSchema(OptionalMood.self)
+        #expect(schema.column(named: "mood")?.type == .string)
+        let table = try Self.context([schema]).table(OptionalMood.self)
+        try table.insert([OptionalMood(id: "a", mood: .sad), OptionalMood(id: "b", mood: nil)])
+        #expect(try table.read(.filter(\.mood == .sad)).map(\.id) == ["a"])
+        #expect(try table.lookup(id: "a") == OptionalMood(id: "a", mood: .sad))
+        #expect(try table.lookup(id: "b") == OptionalMood(id: "b", mood: nil))
     }
 
     @Test func anUnsignedValueBeyondInt64IsAnErrorNamingTheColumn() throws {

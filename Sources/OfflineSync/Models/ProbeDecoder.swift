@@ -71,9 +71,15 @@ private struct ProbeKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol
     var codingPath: [any CodingKey] { [] }
     var allKeys: [Key] { [] }
 
-    func contains(_ key: Key) -> Bool { !state.nilKeys.contains(key.stringValue) }
+    func contains(_ key: Key) -> Bool {
+        _ = state.ordinal(key.stringValue)
+        return !state.nilKeys.contains(key.stringValue)
+    }
 
-    func decodeNil(forKey key: Key) throws -> Bool { state.nilKeys.contains(key.stringValue) }
+    func decodeNil(forKey key: Key) throws -> Bool {
+        _ = state.ordinal(key.stringValue)
+        return state.nilKeys.contains(key.stringValue)
+    }
 
     private func record(_ key: Key, _ type: ColumnType) -> Int {
         state.currentKey = key.stringValue
