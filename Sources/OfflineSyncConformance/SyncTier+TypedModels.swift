@@ -81,7 +81,8 @@ enum SyncTierTypedModels {
     static func fixture(_ c: CaseContext) throws -> SyncFixture {
         let remote = try InMemoryRemote(tables: [SyncFixture.todoSchema, SyncFixture.tagSchema, schema])
         remote.pushPipelineDepth = c.suite.pushPipelineDepth
-        return try SyncFixture.make(store: ThrowingStore(wrapping: try c.makeStore()), remote: remote, extraTables: [schema])
+        return try SyncFixture.make(
+            store: ThrowingStore(wrapping: try c.makeStore()), remote: remote, extraTables: [schema])
     }
 
     static func typedCase(_ name: String, _ body: @escaping @Sendable (SyncFixture, CaseContext) async throws -> Void)
@@ -105,16 +106,19 @@ enum SyncTierTypedModels {
                 }
                 c.expectEqual(try table.read(.all.order(by: \.id)), gadgets, "read of every gadget")
                 let row = try f.store.lookup(table: "gadget", id: "g1")
-                c.expectEqual(row?["made"], .date(Timestamp(millisecondsSince1970: 1_700_000_000_123)), "g1 made, stored")
+                c.expectEqual(
+                    row?["made"], .date(Timestamp(millisecondsSince1970: 1_700_000_000_123)), "g1 made, stored")
                 c.expectEqual(row?["size"], .string("large"), "g1 size, stored as its raw value")
                 c.expectEqual(row?["rank"], .int(2), "g1 rank, stored as its raw value")
                 c.expectEqual(row?["tags"], .json(#"["iron","tool"]"#), "g1 tags, stored as JSON")
                 c.expectEqual(
-                    row?["spec"], .json(#"{"checked":"1970-01-01T00:00:00.000Z","colors":["black","grey"],"weight":12.5}"#),
+                    row?["spec"],
+                    .json(#"{"checked":"1970-01-01T00:00:00.000Z","colors":["black","grey"],"weight":12.5}"#),
                     "g1 spec, stored as JSON")
                 c.expectEqual(row?["score"], .double(-0.0), "g1 score keeps the sign of -0.0")
                 c.expect(
-                    (try table.lookup(id: "g1")?.score).map { $0.sign == .minus } ?? false, "g1 score reads back as -0.0")
+                    (try table.lookup(id: "g1")?.score).map { $0.sign == .minus } ?? false,
+                    "g1 score reads back as -0.0")
             },
             typedCase("nil properties are stored as nulls and read back as nil") { f, c in
                 let table = try f.context.table(Gadget.self)
@@ -129,7 +133,8 @@ enum SyncTierTypedModels {
                 changed.note = nil
                 changed.rank = nil
                 try table.update(changed)
-                c.expectEqual(try f.store.lookup(table: "gadget", id: "g1")?["note"], .null, "g1 note after update to nil")
+                c.expectEqual(
+                    try f.store.lookup(table: "gadget", id: "g1")?["note"], .null, "g1 note after update to nil")
                 c.expectEqual(try table.lookup(id: "g1"), changed, "g1 after update to nil")
             },
             typedCase("system properties are read from the row and never written from the model") { f, c in
@@ -150,7 +155,8 @@ enum SyncTierTypedModels {
                 let pulled = try table.lookup(id: "g1")
                 c.expectEqual(pulled?.version, server?.version, "version read from the row")
                 c.expectEqual(pulled?.updatedAt, server?.updatedAt, "updatedAt read from the row")
-                c.expectEqual(pulled?.createdAt.flatMap(\.timestampValue), server?.createdAt, "createdAt read from the row")
+                c.expectEqual(
+                    pulled?.createdAt.flatMap(\.timestampValue), server?.createdAt, "createdAt read from the row")
                 c.expectEqual(pulled?.deleted, false, "deleted read from the row")
                 c.expectEqual(pulled?.unsynced, gadgets[0], "the other properties")
                 guard var edited = pulled else { return }
@@ -171,10 +177,13 @@ enum SyncTierTypedModels {
                 try names.update(GadgetName(id: "g1", name: "renamed"))
                 var expected = gadgets[0]
                 expected.name = "renamed"
-                c.expectEqual(try f.context.table(Gadget.self).lookup(id: "g1"), expected, "full model after the update")
+                c.expectEqual(
+                    try f.context.table(Gadget.self).lookup(id: "g1"), expected, "full model after the update")
                 try names.insert(GadgetName(id: "g9", name: "bare"))
-                c.expectThrows("reading a row without the model's non-optional columns", code: .invalidValue,
-                    mentioning: ["g9", "active"]) {
+                c.expectThrows(
+                    "reading a row without the model's non-optional columns", code: .invalidValue,
+                    mentioning: ["g9", "active"]
+                ) {
                     try f.context.table(Gadget.self).lookup(id: "g9")
                 }
             },
@@ -204,18 +213,30 @@ enum SyncTierTypedModels {
                     }
                 }
                 let byId = gadgets.sorted { $0.id < $1.id }
-                expect(.filter(\.active == true && \.count > 3).order(by: \.id), byId.filter { $0.active && $0.count > 3 }, "active and count > 3")
-                expect(.filter(.hasPrefix(\.name, "b")).order(by: \.id), byId.filter { $0.name.hasPrefix("b") }, "name starts with b")
+                expect(
+                    .filter(\.active == true && \.count > 3).order(by: \.id), byId.filter { $0.active && $0.count > 3 },
+                    "active and count > 3")
+                expect(
+                    .filter(.hasPrefix(\.name, "b")).order(by: \.id), byId.filter { $0.name.hasPrefix("b") },
+                    "name starts with b")
                 expect(.filter(\.due == nil), byId.filter { $0.due == nil }, "due is nil")
                 expect(.filter(\.note != nil).order(by: \.id), byId.filter { $0.note != nil }, "note is not nil")
                 expect(.filter(\.size == .large), byId.filter { $0.size == .large }, "size is large")
-                expect(.filter(.isIn(\.rank, [.low, .high])).order(by: \.id), byId.filter { $0.rank != nil }, "rank in low, high")
-                expect(.filter(\.made < date(1)).order(by: \.id), byId.filter { $0.made < date(1) }, "made before 1970 + 1 ms")
+                expect(
+                    .filter(.isIn(\.rank, [.low, .high])).order(by: \.id), byId.filter { $0.rank != nil },
+                    "rank in low, high")
+                expect(
+                    .filter(\.made < date(1)).order(by: \.id), byId.filter { $0.made < date(1) },
+                    "made before 1970 + 1 ms")
                 expect(.filter(!.contains(\.name, "e")), byId.filter { !$0.name.contains("e") }, "name without e")
-                expect(.all.order(by: \.made, descending: true), byId.sorted { $0.made > $1.made }, "ordered by made, descending")
-                expect(.all.order(by: \.ratio).skip(1).top(1), [byId.sorted { $0.ratio < $1.ratio }[1]], "second by ratio")
+                expect(
+                    .all.order(by: \.made, descending: true), byId.sorted { $0.made > $1.made },
+                    "ordered by made, descending")
+                expect(
+                    .all.order(by: \.ratio).skip(1).top(1), [byId.sorted { $0.ratio < $1.ratio }[1]], "second by ratio")
                 c.expectEqual(
-                    try table.query(.filter(\.active == false && .hasPrefix(\.name, "A")).order(by: \.name).top(50)).description,
+                    try table.query(.filter(\.active == false && .hasPrefix(\.name, "A")).order(by: \.name).top(50))
+                        .description,
                     "table=gadget&$filter=((active eq false) and startswith(name, 'A'))&$orderby=name&$top=50",
                     "printed query")
             },
@@ -227,8 +248,11 @@ enum SyncTierTypedModels {
                 let pulled = try await table.pull(.filter(\.active == true), queryId: "activeGadgets")
                 c.expectEqual(pulled.received, 2, "records pulled")
                 let local = try table.read(.all.order(by: \.id))
-                c.expectEqual(local.map(\.unsynced), gadgets.filter(\.active), "pulled models without system properties")
-                c.expect(local.allSatisfy { $0.version != nil && $0.updatedAt != nil }, "pulled models carry system properties")
+                c.expectEqual(
+                    local.map(\.unsynced), gadgets.filter(\.active), "pulled models without system properties")
+                c.expect(
+                    local.allSatisfy { $0.version != nil && $0.updatedAt != nil },
+                    "pulled models carry system properties")
             },
         ])
 }

@@ -106,7 +106,9 @@ import Testing
         #expect(try table.untyped.lookup(id: "r")?["due"] == .date(Timestamp(iso8601: "2026-01-02T03:04:05.678Z")!))
         #expect(try table.lookup(id: "r") == inserted)
         let query = try table.query(.filter(\.when > "2026-01-01T00:00:00.000Z").order(by: \.title))
-        #expect(query.description == "table=Renamed&$filter=(due gt datetimeoffset'2026-01-01T00:00:00.000Z')&$orderby=text")
+        #expect(
+            query.description == "table=Renamed&$filter=(due gt datetimeoffset'2026-01-01T00:00:00.000Z')&$orderby=text"
+        )
         #expect(try table.read(.filter(\.when > "2026-01-01T00:00:00.000Z")).map(\.id) == ["r"])
     }
 

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-internal import FoundationEssentials
+    internal import FoundationEssentials
 #elseif canImport(Foundation)
-internal import Foundation
+    internal import Foundation
 #endif
 
 /// Foundation's `Date` in model properties, stored as a ``Timestamp`` (``Value/date(_:)``).

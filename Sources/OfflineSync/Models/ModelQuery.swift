@@ -95,7 +95,8 @@ public struct ModelPredicate<Model: SyncModel>: Sendable {
             case .value(let value): return .literal(layout.converted(value, column: column))
             case .invalid(let problem):
                 throw OfflineSyncError(
-                    .invalidQuery, "a value compared with column '\(column)' of \(Model.self) cannot be stored: \(problem)")
+                    .invalidQuery,
+                    "a value compared with column '\(column)' of \(Model.self) cannot be stored: \(problem)")
             }
         }
         switch node {

@@ -55,7 +55,8 @@ public struct ModelTable<Model: SyncModel>: Sendable {
 
     /// Replaces existing models in one transaction (all or none) and queues their updates.
     public func update(_ models: [Model]) throws {
-        try untyped.update(models.map { try layout.item(from: $0, table: name) }, keepingColumnsOutside: layout.columnNames)
+        try untyped.update(
+            models.map { try layout.item(from: $0, table: name) }, keepingColumnsOutside: layout.columnNames)
     }
 
     /// Deletes an existing model and queues its delete. A missing id throws

@@ -186,7 +186,9 @@ private struct NodeSingleEncoder: SingleValueEncodingContainer {
     mutating func encode(_ value: Int16) throws { box.single = .int(Int64(value)) }
     mutating func encode(_ value: Int32) throws { box.single = .int(Int64(value)) }
     mutating func encode(_ value: Int64) throws { box.single = .int(value) }
-    mutating func encode(_ value: UInt) throws { box.single = .int(try NodeEncoder.integer(value, codingPath: codingPath)) }
+    mutating func encode(_ value: UInt) throws {
+        box.single = .int(try NodeEncoder.integer(value, codingPath: codingPath))
+    }
     mutating func encode(_ value: UInt8) throws { box.single = .int(Int64(value)) }
     mutating func encode(_ value: UInt16) throws { box.single = .int(Int64(value)) }
     mutating func encode(_ value: UInt32) throws { box.single = .int(Int64(value)) }

@@ -46,7 +46,8 @@ struct ProbeDecoder: Decoder {
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw DecodingError.typeMismatch(
-            [Int].self, DecodingError.Context(codingPath: [], debugDescription: "a model must decode a keyed container"))
+            [Int].self, DecodingError.Context(codingPath: [], debugDescription: "a model must decode a keyed container")
+        )
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {

@@ -156,7 +156,8 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         } catch {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
-                    codingPath: [key], debugDescription: "item '\(item.id)' holds invalid JSON text", underlyingError: error))
+                    codingPath: [key], debugDescription: "item '\(item.id)' holds invalid JSON text",
+                    underlyingError: error))
         }
         return try T(from: NodeDecoder(node: node, codingPath: [key]))
     }

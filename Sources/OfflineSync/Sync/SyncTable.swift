@@ -129,7 +129,8 @@ public struct SyncTable: Sendable {
                         merged.values[property.rawValue] = stored.values[property.rawValue]
                     }
                     if let known {
-                        for (column, value) in stored.values where !known.contains(column) && merged.values[column] == nil {
+                        for (column, value) in stored.values
+                        where !known.contains(column) && merged.values[column] == nil {
                             merged.values[column] = value
                         }
                     }
