@@ -188,7 +188,8 @@ enum SyncTierObservation {
         guard let error else { return c.fail("the push of a conflicting update recorded no error") }
         try await step(.resolution, ids: ["a"]) { try f.context.resolve(error, .cancelAndTakeServerItem(nil)) }
         try await step(.purge, ids: ["s00001", "s00002"]) {
-            try await f.todo.purge(Query(table: "todo", filter: .comparison(.column("id"), .ge, .literal("s00001"))))
+            try await f.todo.purge(
+                Query(table: "todo", filter: .comparison(.column("id"), .ge, .literal("s00001"))), queryId: "all")
         }
         // A tag edit wakes the tag observer only, and the todo result does not move.
         let before = f.context.observerWakeCount
