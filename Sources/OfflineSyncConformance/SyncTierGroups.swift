@@ -12,6 +12,8 @@ enum SyncTierGroups {
         SyncTierPush.policies,
         SyncTierPull.pull,
         SyncTierPurge.purge,
+        SyncTierObservation.observation,
         SyncTierTutorial.tutorial,
+        SyncTierTypedModels.group,
     ]
 }

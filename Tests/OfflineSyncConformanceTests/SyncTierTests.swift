@@ -21,8 +21,15 @@ import Testing
     @Test(arguments: Backends.all) func purge(_ backend: Backend) async {
         await expectSyncGroupPasses("purge", backend)
     }
+    @Test(arguments: Backends.all) func observation(_ backend: Backend) async {
+        await expectSyncGroupPasses("observation", backend)
+    }
     @Test(arguments: Backends.all) func tutorial(_ backend: Backend) async {
         await expectSyncGroupPasses("tutorial", backend)
+    }
+
+    @Test(arguments: Backends.all) func typedModels(_ backend: Backend) async {
+        await expectSyncGroupPasses("typedModels", backend)
     }
 
     /// The groups that push, again with up to 8 writes of a push in flight on the remote, as
@@ -37,7 +44,8 @@ import Testing
     @Test func everySyncTierGroupHasATest() {
         #expect(
             ConformanceSuite.groupNames(tier: .sync) == [
-                "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "tutorial",
+                "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "observation", "tutorial",
+                "typedModels",
             ])
     }
 
