@@ -49,7 +49,7 @@ public struct SyncTable: Sendable {
         _ = try edit(.update, items)
     }
 
-    /// Replaces existing items as ``update(_:)-([Item])`` does, and also keeps every stored column
+    /// Replaces existing items as `update(_:)` does, and also keeps every stored column
     /// outside `known` (the columns a typed model does not hold, so an update through the model
     /// cannot erase them).
     func update(_ items: [Item], keepingColumnsOutside known: Set<String>) throws {
