@@ -34,7 +34,7 @@ import Synchronization
 /// Writes are serialised (one at a time, in the order they take the lock), so a
 /// read-modify-write such as a PATCH merge or a conflict check is atomic. Reads do not wait for
 /// writes: they run concurrently with each other and with a write, as far as the backend allows
-/// (LMDB reads in parallel; the SQL backends run one statement at a time on their connection).
+/// (LMDB reads in parallel; the SQL backends read on a pool of read-only connections).
 /// Only a schema change waits for every call in progress and holds the others back.
 ///
 /// Failures are thrown as ``RemoteError`` with the HTTP status a server would answer; a store
