@@ -254,9 +254,12 @@ public final class TableService: Sendable {
 
     /// `item`'s values laid over `existing`'s (system properties come from the write itself).
     private static func merged(_ item: Item, into existing: Item) -> Item {
-        var values = existing.values
-        for (key, value) in item.values { values[key] = value }
-        return Item(id: item.id, values: values)
+        var merged = existing
+        merged.id = item.id
+        item.forEachValue { column, value in
+            if column != "id" { merged[column] = value }
+        }
+        return merged
     }
 
     private func schema(of table: String) throws -> TableSchema {
@@ -290,7 +293,11 @@ public final class TableService: Sendable {
             return declared
         }
         var added: [Column] = []
-        for (name, value) in item.values where name != "id" && existing?.column(named: name) == nil {
+        var undeclared: [(name: String, value: Value)] = []
+        item.forEachValue { name, value in
+            if name != "id" && existing?.column(named: name) == nil { undeclared.append((name, value)) }
+        }
+        for (name, value) in undeclared {
             guard let type = value.type else { continue }
             guard options.widensSchema else {
                 throw RemoteError(
@@ -383,7 +390,6 @@ public final class TableService: Sendable {
         _ transaction: any StoreTransaction
     ) throws -> Item {
         var stored = item
-        stored.values.reserveCapacity(item.values.count + 4)
         stored[SystemProperty.createdAt.rawValue] = .date(createdAt)
         stored[SystemProperty.updatedAt.rawValue] = .date(updatedAt)
         stored[SystemProperty.version.rawValue] = .string(TableService.version(updatedAt))

@@ -251,7 +251,7 @@ package final class SQLTableStore: Sendable {
     static func read(_ query: Query, on layout: TableLayout, _ connection: Connection) throws -> QueryResult {
         try query.validate(against: layout.schema)
         let columns = layout.columns(selecting: query.selection)
-        if let select = SQLQuery.select(query, on: layout, columns: columns),
+        if let select = SQLQuery.select(query, on: layout, columns: columns.columns),
             let answer = try unlessTooComplex({ try read(select, query, on: layout, columns: columns, connection) }),
             let answer
         {
@@ -263,7 +263,7 @@ package final class SQLTableStore: Sendable {
         let candidates = SQLQuery.candidates(query, on: layout)
         var matches: [Item] = []
         func keepMatch(_ statement: Statement) {
-            let item = layout.decode(statement, columns: layout.schema.columns)
+            let item = layout.decode(statement, columns: layout.allColumns)
             if evaluator.matches(item) { matches.append(item) }
         }
         if try unlessTooComplex({ try connection.forEachRow(candidates.sql, candidates.arguments, keepMatch) }) == nil {
@@ -275,7 +275,7 @@ package final class SQLTableStore: Sendable {
 
     /// The page (and count) of a query in SQL; `nil` when the count has no exact translation.
     private static func read(
-        _ select: SQLQuery, _ query: Query, on layout: TableLayout, columns: [Column], _ connection: Connection
+        _ select: SQLQuery, _ query: Query, on layout: TableLayout, columns: ResultColumns, _ connection: Connection
     ) throws -> QueryResult? {
         var total: Int?
         if query.includeTotalCount {
@@ -300,7 +300,7 @@ package final class SQLTableStore: Sendable {
     static func lookup(_ id: String, on layout: TableLayout, _ connection: Connection) throws -> Item? {
         var item: Item?
         try connection.forEachRow(layout.lookupSQL, [.string(id)]) {
-            item = layout.decode($0, columns: layout.schema.columns)
+            item = layout.decode($0, columns: layout.allColumns)
         }
         return item
     }
