@@ -118,7 +118,10 @@ let package = Package(
         .target(name: "OfflineSyncPostgres", dependencies: ["OfflineSync", "CLibPQ"]),
         .testTarget(
             name: "OfflineSyncPostgresTests",
-            dependencies: ["OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres"]),
+            dependencies: [
+                "OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres", "OfflineSyncHTTP", "OfflineSyncSQLite",
+                "offline-sync",
+            ]),
         .testTarget(
             name: "OfflineSyncConformanceTests",
             dependencies: [

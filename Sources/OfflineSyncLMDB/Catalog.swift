@@ -124,7 +124,7 @@ final class Catalog: Sendable {
                 indexes.append(layout)
                 if isNew {
                     try fill(
-                        layout, from: items, columnNames: table.columns.map(\.name), table: table.name, in: context)
+                        layout, from: items, rowLayout: table.rowLayout, table: table.name, in: context)
                 }
             }
             tables[table.name] = TableLayout(schema: table, items: items, indexes: indexes)
@@ -169,14 +169,14 @@ final class Catalog: Sendable {
 
     /// Writes the keys of every existing row into a newly declared index.
     private static func fill(
-        _ index: IndexLayout, from items: MDB_dbi, columnNames: [String], table: String,
+        _ index: IndexLayout, from items: MDB_dbi, rowLayout: RowLayout, table: String,
         in context: TransactionContext
     ) throws {
         try context.empty(index.dbi)
         var rows: [Item] = []
         try context.walk(items, .all, descending: false) { key, value in
             let id = String(decoding: key, as: UTF8.self)
-            guard let item = RecordCodec.decode(value, id: id, columnNames: columnNames) else {
+            guard let item = RecordCodec.decode(value, id: id, layout: rowLayout) else {
                 throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: table, path: context.path)
             }
             rows.append(item)

@@ -31,25 +31,25 @@ package enum RecordCodec {
     /// Writes the record of `item` into `writer`, replacing the record it held.
     package static func encode(_ item: Item, columns: ColumnOrdinals, into writer: inout RecordWriter) {
         writer.begin()
-        for (name, value) in item.values {
-            guard let ordinal = columns.ordinal(of: name) else { continue }
+        item.forEachValue { name, value in
+            guard let ordinal = columns.ordinal(of: name) else { return }
             writer.append(ordinal: ordinal, value)
         }
     }
 
-    /// Decodes a record of a table whose columns are `columnNames` (by ordinal), keeping only the
-    /// ordinals marked in `only` when it is given. Returns `nil` when the bytes are not a
-    /// well-formed record.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String], only: [Bool]? = nil)
+    /// Decodes a record of a table whose columns are `layout` (the schema's
+    /// ``OfflineSync/TableSchema/rowLayout``: ordinal = position), keeping only the ordinals
+    /// marked in `only` when it is given. Returns `nil` when the bytes are not a well-formed
+    /// record.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, layout: RowLayout, only: [Bool]? = nil)
         -> Item?
     {
         var reader = Reader(bytes: bytes)
         guard reader.byte() == formatVersion else { return nil }
-        // `init(minimumCapacity:)` is specialised here; `reserveCapacity` on a fresh dictionary
-        // ran the generic library code (about a microsecond a row on scans).
-        var values = [String: Value](minimumCapacity: columnNames.count)
+        let columnCount = layout.names.count
+        var values = [Value?](repeating: nil, count: columnCount)
         while !reader.isAtEnd {
-            guard let ordinal = reader.varint(), ordinal < UInt64(columnNames.count), let tag = reader.byte() else {
+            guard let ordinal = reader.varint(), ordinal < UInt64(columnCount), let tag = reader.byte() else {
                 return nil
             }
             if let only, !only[Int(ordinal)] {
@@ -57,9 +57,16 @@ package enum RecordCodec {
                 continue
             }
             guard let value = reader.value(tag: tag) else { return nil }
-            values[columnNames[Int(ordinal)]] = value
+            values[Int(ordinal)] = value
         }
-        return Item(id: id, values: values)
+        return Item(id: id, layout: layout, values: values)
+    }
+
+    /// ``decode(_:id:layout:only:)`` for a table whose columns are `columnNames` (by ordinal).
+    package static func decode(
+        _ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String], only: [Bool]? = nil
+    ) -> Item? {
+        decode(bytes, id: id, layout: RowLayout(columnNames), only: only)
     }
 
     /// Reads the fields of a record whose ordinal `slots` maps to a slot (`slots[ordinal] >= 0`)

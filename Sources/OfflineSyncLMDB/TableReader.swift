@@ -37,7 +37,7 @@ struct TableReader {
         try candidates(plan, wantTies: stopsEarly) { id, record, tie in
             if stopsEarly, let wanted, matches.count >= wanted, tie != lastTie { return false }
             if let prefilter {
-                guard let partial = RecordCodec.decode(record, id: id, columnNames: layout.columnNames, only: prefilter)
+                guard let partial = RecordCodec.decode(record, id: id, layout: layout.schema.rowLayout, only: prefilter)
                 else {
                     throw corrupt(id)
                 }
@@ -152,7 +152,7 @@ struct TableReader {
     }
 
     private func decode(id: String, record: UnsafeRawBufferPointer) throws -> Item {
-        guard let item = RecordCodec.decode(record, id: id, columnNames: layout.columnNames) else { throw corrupt(id) }
+        guard let item = RecordCodec.decode(record, id: id, layout: layout.schema.rowLayout) else { throw corrupt(id) }
         return item
     }
 

@@ -47,7 +47,10 @@ public struct TableServer: Sendable {
         /// process would not.
         public var eventLoopGroup: (any EventLoopGroup)?
         /// The threads that run store work (the event loops never wait for a store). Default: one
-        /// per core.
+        /// per core, and at least 4: a store thread can also wait (for the writer lock while
+        /// another write commits, for a read connection, for the disk), and with only as many
+        /// threads as a small machine has cores, writes queued behind the writer lock would hold
+        /// every thread and a read would wait for them although the store could answer it.
         public var storeThreads: Int
         /// A connection with no request in progress for this long is closed. Default 60 s.
         public var idleTimeout: Duration
@@ -76,7 +79,7 @@ public struct TableServer: Sendable {
             self.createsTables = createsTables
             self.logger = logger
             self.eventLoopGroup = nil
-            self.storeThreads = System.coreCount
+            self.storeThreads = max(4, System.coreCount)
             self.idleTimeout = .seconds(60)
             self.requestReadTimeout = .seconds(30)
             self.maximumConnections = 512

@@ -14,11 +14,15 @@ struct Serve: AsyncParsableCommand {
             from the store itself, or, with --dynamic-schema, are created and widened on the first write, \
             like the Azure Node server's dynamic schema. A new store without --schema gets the demo table \
             'todoitem' (text, complete) and a dynamic schema. Each request is logged on standard error; \
-            Ctrl-C or SIGTERM stops the server after the requests in progress.
+            Ctrl-C or SIGTERM stops the server after the requests in progress. Several serve processes \
+            (on one host or several) may serve one postgres:// store at once, behind a load balancer or \
+            with clients choosing among them: writes are serialised by PostgreSQL and stamped inside that \
+            lock, so every guarantee of one process holds across them (docs/ARCHITECTURE.md).
 
             Examples:
               offline-sync serve --store sqlite:./server.sqlite
               offline-sync serve --store memory: --port 0 --dynamic-schema
+              offline-sync serve --store 'postgres://app@db:5432/app?schema=sync' --port 8081
               curl -H 'ZUMO-API-VERSION: 2.0.0' http://127.0.0.1:8080/tables/todoitem
             """
     )

@@ -8,6 +8,10 @@ import Synchronization
 /// - every write sets `updatedAt` to a time strictly later than any earlier write of the whole
 ///   service (milliseconds; a busy service runs ahead of the clock rather than repeat a value)
 ///   and a new opaque `version` (base64, like SQL Server's rowversion); inserts set `createdAt`;
+/// - that stamp is taken inside the store's write transaction, after the newest `updatedAt` the
+///   table holds: with a store that several processes serve at once (PostgreSQL, whose write
+///   transactions hold one lock across processes), stamps stay unique and strictly increasing per
+///   table, commit order equals stamp order, so an incremental pull never skips a committed write;
 /// - deletes are soft: the row stays with `deleted = true`, a new `updatedAt` and `version`;
 ///   lookups, updates and deletes treat a soft-deleted row as missing (404), and
 ///   ``undelete(id:in:ifMatch:)`` brings it back;
@@ -32,9 +36,13 @@ import Synchronization
 /// ## Concurrency
 ///
 /// Writes are serialised (one at a time, in the order they take the lock), so a
-/// read-modify-write such as a PATCH merge or a conflict check is atomic. Reads do not wait for
+/// read-modify-write such as a PATCH merge or a conflict check is atomic: the `If-Match` check,
+/// the existence checks behind 404 and 409, and the stamp are made inside the store's write
+/// transaction, which for a store shared by several processes holds the store's own lock. A
+/// write that needs a column this process does not know first reopens the store, so columns
+/// another process added are seen with their types. Reads do not wait for
 /// writes: they run concurrently with each other and with a write, as far as the backend allows
-/// (LMDB reads in parallel; the SQL backends run one statement at a time on their connection).
+/// (LMDB reads in parallel; the SQL backends read on a pool of read-only connections).
 /// Only a schema change waits for every call in progress and holds the others back.
 ///
 /// Failures are thrown as ``RemoteError`` with the HTTP status a server would answer; a store
@@ -120,7 +128,7 @@ public final class TableService: Sendable {
         try serialized { stamp in
             var item = item
             if item.id.isEmpty { item.id = UUIDText.random() }
-            let change = try schemaChange(table, for: item, creatingTable: creatingTable)
+            let change = try currentSchemaChange(table, for: item, creatingTable: creatingTable)
             if change != nil, try hasTable(table),
                 let existing = try shared({ try mapped { try store.lookup(table: table, id: item.id) } })
             {
@@ -131,7 +139,7 @@ public final class TableService: Sendable {
                 if let existing = try transaction.lookup(table: table, id: item.id) {
                     throw Self.duplicate(existing, table: table)
                 }
-                let now = stamp()
+                let now = try stamp(transaction, table)
                 return try store(item, createdAt: now, updatedAt: now, deleted: false, in: table, transaction)
             }
         }
@@ -162,8 +170,9 @@ public final class TableService: Sendable {
             return try write { transaction in
                 let existing = try live(id, in: table, transaction)
                 try check(version, against: existing, table: table)
+                let now = try stamp(transaction, table)
                 return try store(
-                    existing, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: true, in: table,
+                    existing, createdAt: existing.createdAt ?? now, updatedAt: now, deleted: true, in: table,
                     transaction)
             }
         }
@@ -182,8 +191,9 @@ public final class TableService: Sendable {
                 }
                 try check(version, against: existing, table: table)
                 guard existing.isDeleted else { return existing }
+                let now = try stamp(transaction, table)
                 return try store(
-                    existing, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false, in: table,
+                    existing, createdAt: existing.createdAt ?? now, updatedAt: now, deleted: false, in: table,
                     transaction)
             }
         }
@@ -218,13 +228,35 @@ public final class TableService: Sendable {
 
     // MARK: - Implementation
 
-    private func serialized<Result>(_ body: (_ stamp: () -> Timestamp) throws -> Result) throws -> Result {
-        try lastStamp.withLock { last in
-            try body {
-                last = max(Timestamp.now().millisecondsSince1970, last &+ 1)
+    /// Runs a write holding the process's writer lock. `stamp` gives the write's `updatedAt`; call
+    /// it inside the store's write transaction, which holds the store's writer lock (across
+    /// processes for a store shared by several, such as PostgreSQL): it reads the newest `updatedAt`
+    /// stored in the table through the pull index, so the stamp is later than every write committed
+    /// before, whichever process made it, and the next writer cannot stamp before this one commits
+    /// (see docs/ARCHITECTURE.md, "Serving from several processes over one PostgreSQL database").
+    /// A store confined to its instance (``LocalStore/isConfinedToInstance``) has no other writer:
+    /// the process's clock is enough and the probe is skipped.
+    private func serialized<Result>(
+        _ body: (_ stamp: (any StoreTransaction, String) throws -> Timestamp) throws -> Result
+    ) throws -> Result {
+        let confined = store.isConfinedToInstance
+        return try lastStamp.withLock { last in
+            try body { transaction, table in
+                let stored = confined ? Int64.min : try Self.newestStamp(of: table, transaction)
+                last = max(Timestamp.now().millisecondsSince1970, last &+ 1, stored &+ 1)
                 return Timestamp(millisecondsSince1970: last)
             }
         }
+    }
+
+    /// The newest `updatedAt` of `table` (soft-deleted rows included) in milliseconds, `Int64.min`
+    /// when it has none: one probe of the end of ``pullIndex``.
+    private static func newestStamp(of table: String, _ transaction: any StoreTransaction) throws -> Int64 {
+        let newest = try transaction.read(
+            Query(
+                table: table, orderBy: [SortKey(SystemProperty.updatedAt.rawValue, descending: true)], top: 1,
+                selection: [SystemProperty.updatedAt.rawValue]))
+        return newest.items.first?.updatedAt?.millisecondsSince1970 ?? Int64.min
     }
 
     private func shared<Result>(_ body: () throws -> Result) throws -> Result {
@@ -240,13 +272,15 @@ public final class TableService: Sendable {
                 throw RemoteError(.notFound, status: 404, message: "table '\(table)' has no item with id '\(item.id)'")
             }
             try check(version, against: current, table: table)
-            try apply(try schemaChange(table, for: merging ? Self.merged(item, into: current) : item, creatingTable: false))
+            try apply(
+                try currentSchemaChange(table, for: merging ? Self.merged(item, into: current) : item, creatingTable: false))
             return try write { transaction in
                 let existing = try live(item.id, in: table, transaction)
                 try check(version, against: existing, table: table)
                 let replacement = merging ? Self.merged(item, into: existing) : item
+                let now = try stamp(transaction, table)
                 return try store(
-                    replacement, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false,
+                    replacement, createdAt: existing.createdAt ?? now, updatedAt: now, deleted: false,
                     in: table, transaction)
             }
         }
@@ -254,9 +288,12 @@ public final class TableService: Sendable {
 
     /// `item`'s values laid over `existing`'s (system properties come from the write itself).
     private static func merged(_ item: Item, into existing: Item) -> Item {
-        var values = existing.values
-        for (key, value) in item.values { values[key] = value }
-        return Item(id: item.id, values: values)
+        var merged = existing
+        merged.id = item.id
+        item.forEachValue { column, value in
+            if column != "id" { merged[column] = value }
+        }
+        return merged
     }
 
     private func schema(of table: String) throws -> TableSchema {
@@ -290,7 +327,11 @@ public final class TableService: Sendable {
             return declared
         }
         var added: [Column] = []
-        for (name, value) in item.values where name != "id" && existing?.column(named: name) == nil {
+        var undeclared: [(name: String, value: Value)] = []
+        item.forEachValue { name, value in
+            if name != "id" && existing?.column(named: name) == nil { undeclared.append((name, value)) }
+        }
+        for (name, value) in undeclared {
             guard let type = value.type else { continue }
             guard options.widensSchema else {
                 throw RemoteError(
@@ -315,6 +356,21 @@ public final class TableService: Sendable {
             )
         }
         return widened
+    }
+
+    /// ``schemaChange(_:for:creatingTable:)`` against the schema as the store holds it now. The
+    /// store's schema is a copy taken when it opened; another process serving the same store may
+    /// have widened the table since. So when the copy says a change is needed, the store is
+    /// reopened (which reads the stored schema) and the change computed again: columns another
+    /// process added are then known with their types, and a value of another type is the 400 it
+    /// would have been in that process, not a failed `ALTER TABLE`.
+    private func currentSchemaChange(_ table: String, for item: Item, creatingTable: Bool) throws -> TableSchema? {
+        guard try schemaChange(table, for: item, creatingTable: creatingTable) != nil else { return nil }
+        try schemaLock.exclusive {
+            try mapped { try store.close() }
+            try reopenAsBefore()
+        }
+        return try schemaChange(table, for: item, creatingTable: creatingTable)
     }
 
     /// Declares a table change checked by ``schemaChange(_:for:creatingTable:)``: the store is
@@ -383,7 +439,6 @@ public final class TableService: Sendable {
         _ transaction: any StoreTransaction
     ) throws -> Item {
         var stored = item
-        stored.values.reserveCapacity(item.values.count + 4)
         stored[SystemProperty.createdAt.rawValue] = .date(createdAt)
         stored[SystemProperty.updatedAt.rawValue] = .date(updatedAt)
         stored[SystemProperty.version.rawValue] = .string(TableService.version(updatedAt))

@@ -58,6 +58,9 @@ public final class InMemoryStore: LocalStore {
         }
     }
 
+    /// `true`: the rows live in this instance only.
+    public var isConfinedToInstance: Bool { true }
+
     public func read(_ query: Query) throws -> QueryResult {
         try state.withLock { state in
             try InMemoryStore.requireOpen(state)
