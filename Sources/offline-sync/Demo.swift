@@ -7,8 +7,9 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Walk through offline sync step by step, with an in-process or a real server.",
         discussion: """
-            Declares a todoitem table, pulls from an in-process server, goes offline, adds and \
-            completes items, closes and reopens the store, shows the pending queue, comes back \
+            Declares a todoitem table and observes it with a live query (the observed list is \
+            printed again after each pull, local edit and push that changed it), pulls from an \
+            in-process server, goes offline, adds and completes items, closes and reopens the store, shows the pending queue, comes back \
             online, pushes, meets a conflict made by another device and resolves it, pulls, and \
             shows the final state on both sides.
 
@@ -66,6 +67,10 @@ struct DemoScript {
     let keepsStore: Bool
     let logger: Logger
     private var step = 0
+    /// The live query the demo watches after reopening: every todo item by text, then id.
+    private var observed: QueryObservation.Iterator?
+    private var lastObserved: QueryResult?
+    static let observedQuery = Query(table: "todoitem", orderBy: [SortKey("text"), SortKey("id")])
 
     init(configuration: StoreConfiguration, reset: Bool, keepsStore: Bool, logger: Logger) {
         self.configuration = configuration
@@ -91,12 +96,17 @@ struct DemoScript {
         say("backend: \(store.info.backend)" + (store.info.properties.first.map { ", \($0.name) \($0.value)" } ?? ""))
         try await clearEarlierRun(todo, context: context)
 
+        begin("Observe the todo list (a live query: printed again below whenever a commit changed it)")
+        observed = try todo.observe(DemoScript.observedQuery).makeAsyncIterator()
+        try await printObserved(todo, after: "the first read")
+
         begin("Pull from the server (incremental, query id \"\(Demo.queryId)\")")
         let first = try await todo.pull(queryId: Demo.queryId)
         say(
             "received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
         show(DemoScript.ordered(try todo.read().items))
+        try await printObserved(todo, after: "the pull")
 
         begin("Go offline: every request to the server now fails with a network error")
         remote.setOffline(true)
@@ -112,6 +122,7 @@ struct DemoScript {
         try todo.update(callMom)
         say("✓ \"Call mom\"")
         say("local writes succeed at once; \(try context.pendingOperationCount()) operations are queued")
+        try await printObserved(todo, after: "the local edits")
         do {
             try await context.push()
             say("push unexpectedly succeeded")
@@ -127,6 +138,10 @@ struct DemoScript {
         say(
             "reopened \(configuration.scheme): \(try todo.read().items.count) items, \(try context.pendingOperationCount()) pending operations"
         )
+        observed = try todo.observe(DemoScript.observedQuery).makeAsyncIterator()
+        lastObserved = nil
+        try await printObserved(todo, after: "reopening")
+
         begin("The pending queue, in push order")
         showQueue(try context.pendingOperations())
         say("server still holds \(try await server.items().count) items: nothing left the device")
@@ -135,6 +150,7 @@ struct DemoScript {
         remote.setOffline(false)
         let pushed = try await context.push()
         say("\(pushed.completedCount) operations sent; the server now holds \(try await server.items().count) items")
+        try await printObserved(todo, after: "the push (the server's versions arrived)")
 
         begin("Another device edits \"Buy milk\" on the server while we complete it here")
         let milkId = added[0].id
@@ -144,6 +160,7 @@ struct DemoScript {
         milk["complete"] = true
         try todo.update(milk)
         say("this device:  complete → true (queued with the version it last saw)")
+        try await printObserved(todo, after: "the local edit")
         let conflicted = try await pushCollectingErrors(context)
         guard let conflict = conflicted.first else {
             throw OfflineSyncError(
@@ -165,12 +182,14 @@ struct DemoScript {
         say(
             "push → \(retried.completedCount) operation sent, \(retried.errors.count) errors; \(try context.operationErrors().count) errors left"
         )
+        try await printObserved(todo, after: "the resolution and the push")
 
         begin("Pull again (incremental: only what changed since the delta token)")
         let second = try await todo.pull(queryId: Demo.queryId)
         say(
             "received \(second.received) changed items; delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
+        try await printObserved(todo, after: "the pull")
 
         begin("Final state on both sides")
         let local = DemoScript.ordered(try todo.read().items)
@@ -226,6 +245,28 @@ struct DemoScript {
             return try await context.push().errors
         } catch let failure as PushFailure where failure.status == .complete {
             return failure.result.errors
+        }
+    }
+
+    /// Prints the results the live query yields until it shows what the table holds now (nothing
+    /// when the list did not change since it was last printed: an observation yields only
+    /// changed results).
+    private mutating func printObserved(_ todo: SyncTable, after event: String) async throws {
+        guard var iterator = observed else { return }
+        defer { observed = iterator }
+        let current = try todo.read(DemoScript.observedQuery)
+        guard current != lastObserved else {
+            say("observed list: unchanged after \(event)")
+            return
+        }
+        while let result = try await iterator.next() {
+            lastObserved = result
+            say("observed list after \(event): \(result.items.count) items")
+            for item in result.items {
+                let mark = item["complete"] == .bool(true) ? "[x]" : "[ ]"
+                say("  \(mark) \(item["text"].stringValue ?? "")  (version \(item.version ?? "none"))")
+            }
+            if result == current { break }
         }
     }
 
