@@ -12,6 +12,7 @@ enum SyncTierGroups {
         SyncTierPush.policies,
         SyncTierPull.pull,
         SyncTierPurge.purge,
+        SyncTierObservation.observation,
         SyncTierTutorial.tutorial,
     ]
 }

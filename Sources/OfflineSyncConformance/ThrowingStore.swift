@@ -10,6 +10,7 @@ public final class ThrowingStore: LocalStore {
     /// The wrapped store.
     public let base: any LocalStore
     private let plan = Mutex<(wait: Int, failures: Int)>((0, 0))
+    private let readHook = Mutex<(@Sendable (Query) -> Void)?>(nil)
 
     /// Wraps `base`.
     public init(wrapping base: any LocalStore) {
@@ -31,8 +32,18 @@ public final class ThrowingStore: LocalStore {
     public var schema: StoreSchema { get throws { try base.schema } }
     /// Opens the wrapped store.
     public func open(schema: StoreSchema) throws { try base.open(schema: schema) }
-    /// Reads from the wrapped store.
-    public func read(_ query: Query) throws -> QueryResult { try base.read(query) }
+    /// Reads from the wrapped store (then runs the hook set with ``afterRead(_:)``, if any).
+    public func read(_ query: Query) throws -> QueryResult {
+        let result = try base.read(query)
+        if let hook = readHook.withLock({ $0 }) { hook(query) }
+        return result
+    }
+
+    /// Runs `hook` after each read has returned its result from the wrapped store (`nil` stops).
+    /// The observation cases use it to commit a write between a read and its use.
+    func afterRead(_ hook: (@Sendable (Query) -> Void)?) {
+        readHook.withLock { $0 = hook }
+    }
     /// Looks up in the wrapped store.
     public func lookup(table: String, id: String) throws -> Item? { try base.lookup(table: table, id: id) }
     /// Closes the wrapped store.

@@ -21,6 +21,9 @@ import Testing
     @Test(arguments: Backends.all) func purge(_ backend: Backend) async {
         await expectSyncGroupPasses("purge", backend)
     }
+    @Test(arguments: Backends.all) func observation(_ backend: Backend) async {
+        await expectSyncGroupPasses("observation", backend)
+    }
     @Test(arguments: Backends.all) func tutorial(_ backend: Backend) async {
         await expectSyncGroupPasses("tutorial", backend)
     }
@@ -37,7 +40,7 @@ import Testing
     @Test func everySyncTierGroupHasATest() {
         #expect(
             ConformanceSuite.groupNames(tier: .sync) == [
-                "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "tutorial",
+                "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "observation", "tutorial",
             ])
     }
 

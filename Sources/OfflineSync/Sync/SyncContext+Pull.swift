@@ -4,7 +4,7 @@ extension SyncContext {
         for request in requests {
             try validate(request, options: options)
         }
-        return try await gate.run {
+        return try await syncing {
             var results: [PullResult] = []
             for request in requests {
                 results.append(try await pullHoldingGate(request, options: options))
@@ -153,7 +153,7 @@ extension SyncContext {
     private func commit(
         _ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, into result: inout PullResult
     ) throws {
-        let counts = try store.write { transaction -> (stored: Int, deleted: Int, skipped: Int) in
+        let counts = try write(.pull, deferringObservers: true) { transaction -> (stored: Int, deleted: Int, skipped: Int) in
             let pendingIds = try queuedItemIds(table: table, among: page.map(\.id), in: transaction)
             var upserts: [Item] = []
             var deletions: [String] = []

@@ -21,8 +21,8 @@ extension SyncContext {
             throw OfflineSyncError(.invalidQuery, "the purge of '\(table)' was given a query on '\(query.table)'")
         }
         typealias C = SystemTables.OperationColumn
-        return try await gate.run {
-            try store.write { transaction in
+        return try await syncing {
+            try write(.purge) { transaction in
                 queue.changing()
                 let tableOperations = Query(
                     table: SystemTables.operations, filter: SyncContext.tableFilter(table),
@@ -74,7 +74,7 @@ extension SyncContext {
     public func resetDeltaToken(table: String, queryId: String) async throws {
         _ = try self.table(table)
         try DeltaToken.validate(queryId: queryId)
-        try await gate.run {
+        try await syncing {
             try store.delete(ids: [DeltaToken.key(table: table, queryId: queryId)], from: SystemTables.config)
         }
     }

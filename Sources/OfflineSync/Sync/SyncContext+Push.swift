@@ -26,7 +26,7 @@ extension SyncContext {
     @discardableResult
     public func push(handler: (any PushHandler)? = nil, progress: SyncProgressHandler? = nil) async throws -> PushResult
     {
-        try await gate.run { try await pushHoldingGate(handler: handler ?? pushHandler, progress: progress) }
+        try await syncing { try await pushHoldingGate(handler: handler ?? pushHandler, progress: progress) }
     }
 
     /// The outcome of one sent operation, committed with the rest of its chunk.
@@ -341,7 +341,7 @@ extension SyncContext {
             return 0
         }
         func committing(_ settlements: [Settlement], applied: inout Bool) throws -> [OperationError] {
-            try store.write { transaction in
+            try write(.pushOutcome, deferringObservers: true) { transaction in
                 let errors = try applyTogether(settlements, erroredIds: erroredIds, in: transaction)
                 endFlight(settlements.map(\.operation.id))
                 applied = true

@@ -28,6 +28,10 @@ public final class SyncContext: Sendable {
 
     let queue: OperationQueue
     let gate = SyncGate()
+    /// Where committed transactions are announced (change feeds, query observers).
+    let changeHub = ChangeHub()
+    /// Held around each write and its announcement, so change sets are announced in commit order.
+    private let writeOrder = ReadWriteLock()
 
     /// Opens `store` with the app's `tables` plus ``SystemTables/all`` and prepares to sync
     /// them with `remote`. Declare app tables as synced (the default) so they carry the system
@@ -90,7 +94,7 @@ public final class SyncContext: Sendable {
     /// unchanged since the error was recorded and not being pushed; otherwise this throws
     /// ``OfflineSyncError/Code-swift.struct/conflict`` and nothing changes.
     public func resolve(_ error: OperationError, _ resolution: ErrorResolution) throws {
-        try store.write { transaction in
+        try write(.resolution) { transaction in
             guard
                 let operation = try queue.operation(
                     table: error.table, itemId: error.itemId, slot: .primary, in: transaction),
@@ -116,9 +120,41 @@ public final class SyncContext: Sendable {
         }
     }
 
-    /// Closes the store.
+    /// Closes the store. Change feeds and query observations of the context end (their
+    /// iterators return `nil`).
     public func close() throws {
+        changeHub.finishAll()
         try store.close()
+    }
+
+    /// Runs `body` as one store transaction and announces the app rows it changed to the change
+    /// feeds and observers once the store has committed it (before returning). Every write of
+    /// the context that can change an app table goes through here.
+    ///
+    /// - Parameter deferringObservers: wake observers only when the running push or pull ends
+    ///   (``syncing(_:)``), not after this transaction; feeds get the change set at once either way.
+    func write<Result>(
+        _ origin: ChangeOrigin, deferringObservers: Bool = false, _ body: (any StoreTransaction) throws -> Result
+    ) throws -> Result {
+        try writeOrder.exclusive {
+            let record = RecordingTransaction.Record(keepsIds: changeHub.hasFeeds)
+            let result = try store.write { transaction in
+                record.reset()  // a store may run the body again (LMDB after growing its map)
+                return try body(RecordingTransaction(base: transaction, record: record))
+            }
+            changeHub.publish(
+                origin, tables: record.tables, changedIds: record.changedIds, deferringObservers: deferringObservers)
+            return result
+        }
+    }
+
+    /// Runs a push, pull or purge behind the gate; observers its writes deferred are woken when
+    /// it ends, however it ends.
+    func syncing<Result>(_ body: () async throws -> Result) async throws -> Result {
+        try await gate.run {
+            defer { changeHub.releaseHeld() }
+            return try await body()
+        }
     }
 
     /// Applies a resolution to a queued operation (and a follow-up queued while it was pushed).

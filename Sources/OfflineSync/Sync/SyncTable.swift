@@ -83,7 +83,7 @@ public struct SyncTable: Sendable {
         guard !items.isEmpty else { return [] }
         let queue = context.queue
         let table = name
-        return try context.store.write { transaction in
+        return try context.write(.localEdit) { transaction in
             var sequence = try queue.reserveSequences(items.count, in: transaction)
             let now = Timestamp.now()
             let ids = items.map(\.id)

@@ -4,7 +4,7 @@ extension BenchmarkScenario {
     static var all: [BenchmarkScenario] {
         [
             enqueueBatch, enqueueDurable, push, bulkUpsert, pullFull(pageSize: 50), pullFull(pageSize: 1_000),
-            pullIncremental, query(indexed: false), query(indexed: true), lookup, purge, coldOpen(passphrase: false),
+            pullObserved(pageSize: 50), pullIncremental, query(indexed: false), query(indexed: true), lookup, purge, coldOpen(passphrase: false),
             coldOpen(passphrase: true),
         ]
     }
