@@ -387,6 +387,36 @@ struct AuthenticationTests {
         try await EndToEndTests.shutDown(alice, bob, anonymous, server: server)
     }
 
+    @Test("two devices of one user on a per-user table: a conflict is resolved by either handler")
+    func conflictOfOneUser() async throws {
+        for handler in [ServerWinsPushHandler() as any PushHandler, ClientWinsPushHandler()] {
+            let server = try await Self.start(try Self.ownedService())
+            let phone = try Device.make("phone", store: InMemoryStore(), port: server.port) {
+                $0.authentication = Tokens.bearer("alice")
+            }
+            let laptop = try Device.make("laptop", store: InMemoryStore(), port: server.port, handler: handler) {
+                $0.authentication = Tokens.bearer("alice")
+            }
+            _ = try phone.todo.insert(Device.todo("shared", "original"))
+            #expect(try await phone.context.push().succeeded)
+            try await laptop.pullAll()
+            var mine = try #require(try phone.todo.lookup(id: "shared"))
+            mine["text"] = "phone's edit"
+            try phone.todo.update(mine)
+            #expect(try await phone.context.push().succeeded)
+            var theirs = try #require(try laptop.todo.lookup(id: "shared"))
+            theirs["text"] = "laptop's edit"
+            try laptop.todo.update(theirs)
+            let push = try await laptop.context.push()
+            #expect(push.succeeded, "\(type(of: handler)): \(push.errors)")
+            try await phone.pullAll()
+            let expected = handler is ServerWinsPushHandler ? "phone's edit" : "laptop's edit"
+            #expect(try phone.todo.lookup(id: "shared")?["text"] == .string(expected))
+            #expect(try laptop.todo.lookup(id: "shared")?["text"] == .string(expected))
+            try await EndToEndTests.shutDown(phone, laptop, server: server)
+        }
+    }
+
     @Test(
         "a token that expires mid-push is renewed once and the push completes, nothing lost or applied twice",
         arguments: [1, 8])
