@@ -29,7 +29,12 @@ enum SyncTierObservation {
                 let once = Mutex(false)
                 let todo = f.todo
                 f.store.afterRead { query in
-                    guard query.table == "todo", once.withLock({ done in defer { done = true }; return !done }) else {
+                    guard query.table == "todo",
+                        once.withLock({ done in
+                            defer { done = true }
+                            return !done
+                        })
+                    else {
                         return
                     }
                     try? todo.insert(SyncFixture.todo("late", "written after the first read"))

@@ -27,11 +27,12 @@ struct SyncFixture {
         return try make(store: store, remote: remote, handler: handler)
     }
 
-    static func make(store: ThrowingStore, remote: InMemoryRemote, handler: any PushHandler = DefaultPushHandler())
-        throws -> SyncFixture
-    {
+    static func make(
+        store: ThrowingStore, remote: InMemoryRemote, handler: any PushHandler = DefaultPushHandler(),
+        extraTables: [TableSchema] = []
+    ) throws -> SyncFixture {
         let context = try SyncContext(
-            store: store, remote: remote, tables: [todoSchema, tagSchema], pushHandler: handler)
+            store: store, remote: remote, tables: [todoSchema, tagSchema] + extraTables, pushHandler: handler)
         return SyncFixture(
             store: store, remote: remote, context: context, todo: try context.table("todo"),
             tag: try context.table("tag"))

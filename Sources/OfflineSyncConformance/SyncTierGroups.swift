@@ -14,5 +14,6 @@ enum SyncTierGroups {
         SyncTierPurge.purge,
         SyncTierObservation.observation,
         SyncTierTutorial.tutorial,
+        SyncTierTypedModels.group,
     ]
 }

@@ -7,8 +7,9 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Walk through offline sync step by step, with an in-process or a real server.",
         discussion: """
-            Declares a todoitem table, pulls from an in-process server, goes offline, adds and \
-            completes items, closes and reopens the store, shows the pending queue, comes back \
+            Declares a todoitem table and observes it with a live query (the observed list is \
+            printed again after each pull, local edit and push that changed it), pulls from an \
+            in-process server, goes offline, adds and completes items, closes and reopens the store, shows the pending queue, comes back \
             online, pushes, meets a conflict made by another device and resolves it, pulls, and \
             shows the final state on both sides.
 
@@ -40,7 +41,8 @@ struct Demo: AsyncParsableCommand {
             valueName: "VAR"))
     var authSecretEnv: String?
 
-    static let todo = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
+    /// The todoitem table, derived from ``TodoItem``.
+    static func todoSchema() throws -> TableSchema { try TableSchema(TodoItem.self) }
     static let queryId = "allTodoItems"
 
     func run() async throws {
@@ -74,6 +76,18 @@ struct Demo: AsyncParsableCommand {
     }
 }
 
+/// One row of the demo's todoitem table, as the app sees it: a typed model, from which the
+/// table's schema is derived (``Demo/todoSchema()``). `version` is a system property, read from
+/// the store and never written.
+struct TodoItem: SyncModel, Hashable {
+    static let tableName = "todoitem"
+
+    var id: String
+    var text: String
+    var complete: Bool
+    var version: String?
+}
+
 /// The steps of the demo, printed as they happen.
 struct DemoScript {
     let configuration: StoreConfiguration
@@ -81,6 +95,10 @@ struct DemoScript {
     let keepsStore: Bool
     let logger: Logger
     private var step = 0
+    /// The live query the demo watches after reopening: every todo item by text, then id.
+    private var observed: QueryObservation.Iterator?
+    private var lastObserved: QueryResult?
+    static let observedQuery = Query(table: "todoitem", orderBy: [SortKey("text"), SortKey("id")])
 
     init(configuration: StoreConfiguration, reset: Bool, keepsStore: Bool, logger: Logger) {
         self.configuration = configuration
@@ -98,35 +116,41 @@ struct DemoScript {
         let store = try StoreAccess.open(configuration, schema: StoreSchema([]), logger: logger)
         try store.close()
         begin("Declare the todoitem table")
-        var context = try SyncContext(store: store, remote: remote, tables: [Demo.todo])
-        var todo = try context.table("todoitem")
+        var context = try SyncContext(store: store, remote: remote, tables: [Demo.todoSchema()])
+        var todo = try context.table(TodoItem.self)
         say(
             "columns: id, text (string), complete (bool), and the system columns createdAt, updatedAt, version, deleted"
         )
         say("backend: \(store.info.backend)" + (store.info.properties.first.map { ", \($0.name) \($0.value)" } ?? ""))
         try await clearEarlierRun(todo, context: context)
 
+        begin("Observe the todo list (a live query: printed again below whenever a commit changed it)")
+        observed = try todo.untyped.observe(DemoScript.observedQuery).makeAsyncIterator()
+        try await printObserved(todo.untyped, after: "the first read")
+
         begin("Pull from the server (incremental, query id \"\(Demo.queryId)\")")
         let first = try await todo.pull(queryId: Demo.queryId)
         say(
-            "received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
+            "received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.untyped.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
-        show(DemoScript.ordered(try todo.read().items))
+        show(DemoScript.ordered(try todo.read()))
+        try await printObserved(todo.untyped, after: "the pull")
 
         begin("Go offline: every request to the server now fails with a network error")
         remote.setOffline(true)
 
         begin("Add two items and complete one, while offline")
         let added = try todo.insert([
-            Item(id: "", values: ["text": "Buy milk", "complete": false]),
-            Item(id: "", values: ["text": "Walk the dog", "complete": false]),
+            TodoItem(id: "", text: "Buy milk", complete: false),
+            TodoItem(id: "", text: "Walk the dog", complete: false),
         ])
         say("+ \"Buy milk\" (id \(added[0].id.prefix(8))…), + \"Walk the dog\" (id \(added[1].id.prefix(8))…)")
-        var callMom = try todo.lookup(id: "2") ?? Item(id: "2")
-        callMom["complete"] = true
+        var callMom = try todo.lookup(id: "2") ?? TodoItem(id: "2", text: "Call mom", complete: false)
+        callMom.complete = true
         try todo.update(callMom)
         say("✓ \"Call mom\"")
         say("local writes succeed at once; \(try context.pendingOperationCount()) operations are queued")
+        try await printObserved(todo.untyped, after: "the local edits")
         do {
             try await context.push()
             say("push unexpectedly succeeded")
@@ -137,11 +161,15 @@ struct DemoScript {
         begin("Close the store and reopen it, as after the app was killed")
         try context.close()
         let reopened = try reopen(store)
-        context = try SyncContext(store: reopened, remote: remote, tables: [Demo.todo])
-        todo = try context.table("todoitem")
+        context = try SyncContext(store: reopened, remote: remote, tables: [Demo.todoSchema()])
+        todo = try context.table(TodoItem.self)
         say(
-            "reopened \(configuration.scheme): \(try todo.read().items.count) items, \(try context.pendingOperationCount()) pending operations"
+            "reopened \(configuration.scheme): \(try todo.read().count) items, \(try context.pendingOperationCount()) pending operations"
         )
+        observed = try todo.untyped.observe(DemoScript.observedQuery).makeAsyncIterator()
+        lastObserved = nil
+        try await printObserved(todo.untyped, after: "reopening")
+
         begin("The pending queue, in push order")
         showQueue(try context.pendingOperations())
         say("server still holds \(try await server.items().count) items: nothing left the device")
@@ -150,15 +178,17 @@ struct DemoScript {
         remote.setOffline(false)
         let pushed = try await context.push()
         say("\(pushed.completedCount) operations sent; the server now holds \(try await server.items().count) items")
+        try await printObserved(todo.untyped, after: "the push (the server's versions arrived)")
 
         begin("Another device edits \"Buy milk\" on the server while we complete it here")
         let milkId = added[0].id
         try await server.changeFromAnotherDevice(id: milkId) { $0["text"] = "Buy milk (2 litres)" }
         say("other device: text → \"Buy milk (2 litres)\" (the server's version changes)")
-        var milk = try todo.lookup(id: milkId) ?? Item(id: milkId)
-        milk["complete"] = true
+        var milk = try todo.lookup(id: milkId) ?? TodoItem(id: milkId, text: "Buy milk", complete: false)
+        milk.complete = true
         try todo.update(milk)
         say("this device:  complete → true (queued with the version it last saw)")
+        try await printObserved(todo.untyped, after: "the local edit")
         let conflicted = try await pushCollectingErrors(context)
         guard let conflict = conflicted.first else {
             throw OfflineSyncError(
@@ -167,7 +197,9 @@ struct DemoScript {
         say(
             "push → conflict: \(conflict.kind.rawValue) of \(conflict.itemId.prefix(8))… failed with HTTP \(conflict.status.map(String.init) ?? "?"); recorded as an operation error"
         )
-        say("server copy: \(describe(conflict.serverItem)); local copy: \(describe(try todo.lookup(id: milkId)))")
+        say(
+            "server copy: \(describe(try todo.models(from: conflict.serverItem.map { [$0] } ?? []).first)); local copy: \(describe(try todo.lookup(id: milkId)))"
+        )
 
         begin("Resolve the conflict: keep the server's text, add our completion, retry with the server's version")
         guard var merged = conflict.serverItem else {
@@ -180,21 +212,23 @@ struct DemoScript {
         say(
             "push → \(retried.completedCount) operation sent, \(retried.errors.count) errors; \(try context.operationErrors().count) errors left"
         )
+        try await printObserved(todo.untyped, after: "the resolution and the push")
 
         begin("Pull again (incremental: only what changed since the delta token)")
         let second = try await todo.pull(queryId: Demo.queryId)
         say(
-            "received \(second.received) changed items; delta token now \(try todo.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
+            "received \(second.received) changed items; delta token now \(try todo.untyped.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
+        try await printObserved(todo.untyped, after: "the pull")
 
         begin("Final state on both sides")
-        let local = DemoScript.ordered(try todo.read().items)
-        let served = DemoScript.ordered(try await server.items())
+        let local = DemoScript.ordered(try todo.read())
+        let served = DemoScript.ordered(try todo.models(from: await server.items()))
         say("this device:")
         show(local)
         say("server:")
         show(served)
-        let agree = local.map(DemoScript.essence) == served.map(DemoScript.essence)
+        let agree = local == served
         say(
             agree
                 ? "local and server agree: \(local.count) items, \(try context.pendingOperationCount()) pending operations"
@@ -206,17 +240,12 @@ struct DemoScript {
     }
 
     /// Items by text, then id (a server used by earlier runs holds several items of one text).
-    static func ordered(_ items: [Item]) -> [Item] {
-        items.sorted { ($0["text"].stringValue ?? "", $0.id) < ($1["text"].stringValue ?? "", $1.id) }
+    static func ordered(_ items: [TodoItem]) -> [TodoItem] {
+        items.sorted { ($0.text, $0.id) < ($1.text, $1.id) }
     }
 
-    /// What both sides must agree on.
-    static func essence(_ item: Item) -> [Value] {
-        [.string(item.id), item["text"], item["complete"], item[SystemProperty.version.rawValue]]
-    }
-
-    private func clearEarlierRun(_ todo: SyncTable, context: SyncContext) async throws {
-        let earlier = try todo.read().items.count + context.pendingOperationCount(table: "todoitem")
+    private func clearEarlierRun(_ todo: ModelTable<TodoItem>, context: SyncContext) async throws {
+        let earlier = try todo.read().count + context.pendingOperationCount(table: "todoitem")
         guard earlier > 0 else { return }
         guard reset else {
             try context.close()
@@ -226,7 +255,7 @@ struct DemoScript {
             )
         }
         let purged = try await todo.purge(force: true)
-        try await todo.resetDeltaToken(queryId: Demo.queryId)
+        try await todo.untyped.resetDeltaToken(queryId: Demo.queryId)
         say("--reset: purged \(purged) items and the pending operations of an earlier run")
     }
 
@@ -244,6 +273,28 @@ struct DemoScript {
         }
     }
 
+    /// Prints the results the live query yields until it shows what the table holds now (nothing
+    /// when the list did not change since it was last printed: an observation yields only
+    /// changed results).
+    private mutating func printObserved(_ todo: SyncTable, after event: String) async throws {
+        guard var iterator = observed else { return }
+        defer { observed = iterator }
+        let current = try todo.read(DemoScript.observedQuery)
+        guard current != lastObserved else {
+            say("observed list: unchanged after \(event)")
+            return
+        }
+        while let result = try await iterator.next() {
+            lastObserved = result
+            say("observed list after \(event): \(result.items.count) items")
+            for item in result.items {
+                let mark = item["complete"] == .bool(true) ? "[x]" : "[ ]"
+                say("  \(mark) \(item["text"].stringValue ?? "")  (version \(item.version ?? "none"))")
+            }
+            if result == current { break }
+        }
+    }
+
     private mutating func begin(_ title: String) {
         step += 1
         print("\n\(step). \(title)")
@@ -253,17 +304,14 @@ struct DemoScript {
         print("   " + text)
     }
 
-    private func describe(_ item: Item?) -> String {
+    private func describe(_ item: TodoItem?) -> String {
         guard let item else { return "none" }
-        return
-            "text \"\(item["text"].stringValue ?? "")\", complete \(item["complete"]), version \(item.version ?? "none")"
+        return "text \"\(item.text)\", complete \(item.complete), version \(item.version ?? "none")"
     }
 
-    private func show(_ items: [Item]) {
+    private func show(_ items: [TodoItem]) {
         var table = TextTable(headers: ["text", "complete", "id", "version"])
-        table.rows = items.map {
-            [$0["text"].stringValue ?? "", TextTable.cell($0["complete"]), String($0.id.prefix(8)), $0.version ?? ""]
-        }
+        table.rows = items.map { [$0.text, $0.complete ? "true" : "false", String($0.id.prefix(8)), $0.version ?? ""] }
         print(table.rendered.split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
     }
 

@@ -21,7 +21,7 @@ struct DemoServer {
 
     /// An in-process server holding the starter items.
     static func inProcess() async throws -> DemoServer {
-        let remote = try InMemoryRemote(tables: [Demo.todo])
+        let remote = try InMemoryRemote(tables: [Demo.todoSchema()])
         let server = DemoServer(
             name: "an in-process server (InMemoryRemote)", device: OfflineSwitch(remote),
             otherDevice: remote, view: remote, remotes: [])

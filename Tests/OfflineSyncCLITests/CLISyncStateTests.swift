@@ -59,6 +59,7 @@ struct CLISyncStateTests {
         for step in [
             "Pull from the server", "Go offline", "abortedByNetwork", "Close the store and reopen it",
             "The pending queue", "Back online: push", "HTTP 412", "Resolve the conflict", "Pull again",
+            "Observe the todo list", "observed list after the pull: 3 items", "observed list after the push",
             "Final state on both sides", "local and server agree: 5 items, 0 pending operations",
         ] {
             #expect(result.stdout.contains(step), "missing '\(step)': \(result)")

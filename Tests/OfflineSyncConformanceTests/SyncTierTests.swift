@@ -28,6 +28,10 @@ import Testing
         await expectSyncGroupPasses("tutorial", backend)
     }
 
+    @Test(arguments: Backends.all) func typedModels(_ backend: Backend) async {
+        await expectSyncGroupPasses("typedModels", backend)
+    }
+
     /// The groups that push, again with up to 8 writes of a push in flight on the remote, as
     /// an `HTTPRemote` with pipelining sends them.
     @Test(arguments: Backends.all, ["queue", "push", "pushFailures", "resolution", "policies", "tutorial"])
@@ -41,6 +45,7 @@ import Testing
         #expect(
             ConformanceSuite.groupNames(tier: .sync) == [
                 "queue", "push", "pushFailures", "resolution", "policies", "pull", "purge", "observation", "tutorial",
+                "typedModels",
             ])
     }
 

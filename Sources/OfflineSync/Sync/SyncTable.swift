@@ -49,6 +49,13 @@ public struct SyncTable: Sendable {
         _ = try edit(.update, items)
     }
 
+    /// Replaces existing items as ``update(_:)-([Item])`` does, and also keeps every stored column
+    /// outside `known` (the columns a typed model does not hold, so an update through the model
+    /// cannot erase them).
+    func update(_ items: [Item], keepingColumnsOutside known: Set<String>) throws {
+        _ = try edit(.update, items, keepingColumnsOutside: known)
+    }
+
     /// Deletes an existing item and queues its delete (with the deleted item, whose `version` is
     /// the `If-Match`). A missing id throws ``OfflineSyncError/Code-swift.struct/conflict``.
     public func delete(id: String) throws {
@@ -79,7 +86,9 @@ public struct SyncTable: Sendable {
         try context.pendingOperationCount(table: name)
     }
 
-    private func edit(_ kind: OperationKind, _ items: [Item]) throws -> [Item] {
+    private func edit(_ kind: OperationKind, _ items: [Item], keepingColumnsOutside known: Set<String>? = nil)
+        throws -> [Item]
+    {
         guard !items.isEmpty else { return [] }
         let queue = context.queue
         let table = name
@@ -118,6 +127,12 @@ public struct SyncTable: Sendable {
                     for property in [SystemProperty.version, .createdAt, .updatedAt]
                     where merged.values[property.rawValue] == nil {
                         merged.values[property.rawValue] = stored.values[property.rawValue]
+                    }
+                    if let known {
+                        for (column, value) in stored.values
+                        where !known.contains(column) && merged.values[column] == nil {
+                            merged.values[column] = value
+                        }
                     }
                     written.append(merged)
                 case .delete:

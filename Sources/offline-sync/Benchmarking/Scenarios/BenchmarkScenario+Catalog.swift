@@ -6,7 +6,7 @@ extension BenchmarkScenario {
             enqueueBatch, enqueueDurable, push, bulkUpsert, pullFull(pageSize: 50), pullFull(pageSize: 1_000),
             pullObserved(pageSize: 50), pullIncremental, query(indexed: false), query(indexed: true), lookup, purge, coldOpen(passphrase: false),
             coldOpen(passphrase: true),
-        ]
+        ] + typed
     }
 
     /// The scenarios of `known` whose identifiers are listed, in report order; unknown

@@ -1,0 +1,230 @@
+import Synchronization
+
+/// What OfflineSync knows about one ``SyncModel`` type, learnt once from probe instances (see
+/// ``ProbeState``) and shared by every table of that type: its columns and their types, the
+/// system properties it declares, and which column each key path reads.
+final class ModelLayout<Model: SyncModel>: Sendable {
+    /// The model's columns (not `id`), in the order the model decodes them, system properties
+    /// included, with their derived or declared types.
+    let columns: [Column]
+    /// The names of ``columns``.
+    let columnNames: Set<String>
+    /// The system properties the model declares; they are read, never written.
+    let systemColumns: [String]
+    /// Columns whose type was declared by a ``ModelSchemaOption``; their values are converted.
+    let declaredTypes: [String: ColumnType]
+    /// The declared indexes, with column names.
+    let indexes: [Index]
+    private let probes: [Model]
+    private let probeRows: [Item]
+    private let keyPathColumns = Mutex<[ModelKeyPath: String]>([:])
+
+    /// The layout of `Model`, built on first use.
+    static func shared() throws -> ModelLayout<Model> {
+        let key = ObjectIdentifier(Model.self)
+        if let layout = modelLayouts.withLock({ $0[key] }) as? ModelLayout<Model> { return layout }
+        let layout = try ModelLayout<Model>()
+        modelLayouts.withLock { $0[key] = layout }
+        return layout
+    }
+
+    private init() throws {
+        var nilKeys: Set<String> = []
+        var failures: [String: String] = [:]
+        var first: (model: Model, state: ProbeState)?
+        while first == nil {
+            let state = ProbeState(round: 0, nilKeys: nilKeys)
+            do {
+                first = (try Model(from: ProbeDecoder(state: state)), state)
+            } catch {
+                guard let key = state.currentKey, !nilKeys.contains(key) else {
+                    throw ModelLayout.schemaError(
+                        "cannot derive the columns of \(Model.self): decoding a probe failed at \(RowDecoder.describe(error)). Enums stored in a column must be CaseIterable; other property types must decode from any value of their stored type"
+                    )
+                }
+                nilKeys.insert(key)
+                failures[key] = RowDecoder.describe(error)
+            }
+        }
+        let state = first!.state
+        let keys = state.ordinals.sorted { $0.value < $1.value }.map(\.key)
+        guard state.types["id"] == .string else {
+            throw ModelLayout.schemaError("\(Model.self) does not decode a String 'id'; a model's id is its row's id")
+        }
+        let rounds = max(1, Int.bitWidth - (keys.count + 1).leadingZeroBitCount)
+        var probes = [first!.model]
+        for round in 1..<rounds {
+            do {
+                probes.append(try Model(from: ProbeDecoder(state: ProbeState(round: round, nilKeys: nilKeys))))
+            } catch {
+                throw ModelLayout.schemaError(
+                    "cannot derive the columns of \(Model.self): decoding probe \(round) failed at \(RowDecoder.describe(error))"
+                )
+            }
+        }
+        let rows: [Item]
+        do {
+            rows = try probes.map { try RowEncoder.item(of: $0, capacity: keys.count) }
+        } catch {
+            throw ModelLayout.schemaError(
+                "cannot derive the columns of \(Model.self): encoding a probe failed at \(RowDecoder.describe(error))")
+        }
+        let names = keys.filter { $0 != "id" }
+        var types = state.types
+        var declared: [String: ColumnType] = [:]
+        var indexes: [Index] = []
+        func column(for keyPath: ModelKeyPath) throws -> String {
+            try ModelLayout.identify(keyPath, probes: probes, rows: rows, columns: Set(names), code: .invalidSchema)
+        }
+        for option in Model.schemaOptions {
+            switch option.kind {
+            case .columnType(let keyPath, let type):
+                let column = try column(for: keyPath)
+                types[column] = type
+                declared[column] = type
+            case .index(let name, let keyPaths):
+                indexes.append(Index(name, on: try keyPaths.map(column(for:))))
+            }
+        }
+        var columns: [Column] = []
+        var systemColumns: [String] = []
+        for name in names {
+            guard let type = types[name] else {
+                throw ModelLayout.schemaError(
+                    "cannot derive the type of column '\(name)' of \(Model.self): decoding a probe value failed (\(failures[name] ?? "no value was decoded")); make the property's type CaseIterable, or declare it with .column(_:as:) in schemaOptions"
+                )
+            }
+            if let property = SystemProperty(rawValue: name) {
+                guard type == property.type else {
+                    throw ModelLayout.schemaError(
+                        "\(Model.self).\(name) is the system property '\(name)', stored as \(property.type.rawValue), but the model decodes it as \(type.rawValue); declare it as \(property == .version ? "String?" : property == .deleted ? "Bool?" : "Date? or Timestamp?")"
+                    )
+                }
+                systemColumns.append(name)
+            }
+            columns.append(Column(name, type))
+        }
+        self.probes = probes
+        self.probeRows = rows
+        self.columnNames = Set(names)
+        self.columns = columns
+        self.systemColumns = systemColumns
+        self.declaredTypes = declared
+        self.indexes = indexes
+    }
+
+    static func schemaError(_ message: String) -> OfflineSyncError {
+        OfflineSyncError(.invalidSchema, message)
+    }
+
+    /// The schema of a table of this model.
+    func schema(name: String) throws -> TableSchema {
+        let schema = TableSchema(
+            name, columns: columns.filter { SystemProperty(rawValue: $0.name) == nil }, indexes: indexes)
+        try schema.validate()
+        return schema
+    }
+
+    /// Checks that the store's declaration of `table` holds every column of the model with the same type.
+    func check(against table: TableSchema) throws {
+        for column in columns {
+            guard let stored = table.column(named: column.name) else {
+                throw OfflineSyncError(
+                    .unknownColumn,
+                    "table '\(table.name)' has no column '\(column.name)', which \(Model.self) stores; declare the table with TableSchema(\(Model.self).self)"
+                )
+            }
+            guard stored.type == column.type else {
+                throw OfflineSyncError(
+                    .invalidSchema,
+                    "table '\(table.name)' stores column '\(column.name)' as \(stored.type.rawValue), but \(Model.self) holds \(column.type.rawValue) there; change the property's type or declare it with .column(_:as:) in schemaOptions"
+                )
+            }
+        }
+    }
+
+    /// The column a key path reads: the one column whose probe values equal the key path's
+    /// values in every probe.
+    func column(for keyPath: ModelKeyPath) throws -> String {
+        if let column = keyPathColumns.withLock({ $0[keyPath] }) { return column }
+        let column = try ModelLayout.identify(
+            keyPath, probes: probes, rows: probeRows, columns: columnNames, code: .invalidQuery)
+        keyPathColumns.withLock { $0[keyPath] = column }
+        return column
+    }
+
+    private static func identify(
+        _ keyPath: ModelKeyPath, probes: [Model], rows: [Item], columns: Set<String>, code: OfflineSyncError.Code
+    ) throws -> String {
+        var candidates = columns.union(["id"])
+        for (probe, row) in zip(probes, rows) {
+            guard let raw = probe[keyPath: keyPath.keyPath], let encodable = raw as? any Encodable else {
+                throw OfflineSyncError(
+                    code, "\(keyPath.keyPath) does not read an encodable stored property of \(Model.self)")
+            }
+            let value: Value
+            do {
+                value = try RowEncoder.columnValue(encodable, codingPath: [])
+            } catch {
+                throw OfflineSyncError(code, "\(keyPath.keyPath) reads a value that cannot be stored: \(error)")
+            }
+            candidates = candidates.filter { row[$0] == value }
+        }
+        guard candidates.count == 1, let column = candidates.first else {
+            if candidates.isEmpty {
+                throw OfflineSyncError(
+                    code,
+                    "\(keyPath.keyPath) does not read a stored column of \(Model.self); use a key path to a stored property the model encodes (not a computed property, a nested member or a property outside CodingKeys)"
+                )
+            }
+            throw OfflineSyncError(
+                code,
+                "\(keyPath.keyPath) cannot be told apart from columns \(candidates.sorted().map { "'\($0)'" }.joined(separator: ", ")) of \(Model.self) (their probe values are equal, as for nested values decoded empty); query such columns through Query and Expression"
+            )
+        }
+        return column
+    }
+
+    /// A value converted to the declared type of its column (see ``ModelSchemaOption/column(_:as:)``).
+    func converted(_ value: Value, column: String) -> Value {
+        guard let type = declaredTypes[column] else { return value }
+        switch (type, value) {
+        case (.date, .string(let text)): return Timestamp(iso8601: text).map(Value.date) ?? value
+        case (.date, .int(let milliseconds)): return .date(Timestamp(millisecondsSince1970: milliseconds))
+        case (.json, .string(let text)): return .json(text)
+        case (.double, .int(let number)): return .double(Double(number))
+        default: return value
+        }
+    }
+
+    /// The row of a model, without its system properties.
+    func item(from model: Model, table: String) throws -> Item {
+        var item: Item
+        do {
+            item = try RowEncoder.item(of: model, capacity: columns.count)
+        } catch {
+            throw OfflineSyncError(
+                .invalidValue,
+                "cannot write \(Model.self) '\(model.id)' to table '\(table)': \(RowDecoder.describe(error))")
+        }
+        for column in systemColumns { item.values[column] = nil }
+        for (column, _) in declaredTypes {
+            if let value = item.values[column] { item.values[column] = converted(value, column: column) }
+        }
+        return item
+    }
+
+    /// The model of a row.
+    func model(from item: Item, table: String) throws -> Model {
+        do {
+            return try Model(from: RowDecoder(item: item))
+        } catch {
+            throw OfflineSyncError(
+                .invalidValue,
+                "item '\(item.id)' of table '\(table)' cannot be read as \(Model.self): \(RowDecoder.describe(error))")
+        }
+    }
+}
+
+/// The layouts built so far, by model type.
+private let modelLayouts = Mutex<[ObjectIdentifier: any Sendable]>([:])

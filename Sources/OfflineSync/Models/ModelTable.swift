@@ -1,0 +1,134 @@
+/// One app table seen through a ``SyncContext`` as values of a ``SyncModel`` type: the typed form of
+/// ``SyncTable``, with the same transactions, queue rules and errors.
+///
+/// ```swift
+/// let todos = try context.table(TodoItem.self)
+/// let added = try todos.insert(TodoItem(id: "", text: "buy milk", complete: false))  // id assigned
+/// var done = added
+/// done.complete = true
+/// try todos.update(done)
+/// let open = try todos.read(.filter(\.complete == false).order(by: \.text).top(50))
+/// try await todos.pull(queryId: "all")
+/// ```
+///
+/// Models are encoded straight into rows and decoded straight from them (no JSON text except for
+/// nested values stored in `json` columns). System properties the model declares (`createdAt`,
+/// `updatedAt`, `version`, `deleted`) are read from the row and never written: an insert leaves
+/// them to the server, an update keeps the stored ones. An update also keeps stored columns the
+/// model does not have, so a model that knows fewer columns than the table erases none.
+public struct ModelTable<Model: SyncModel>: Sendable {
+    /// The same table, untyped.
+    public let untyped: SyncTable
+    let layout: ModelLayout<Model>
+
+    /// The table name.
+    public var name: String { untyped.name }
+
+    init(untyped: SyncTable, layout: ModelLayout<Model>) {
+        self.untyped = untyped
+        self.layout = layout
+    }
+
+    /// Inserts a model and queues its insert; an empty `id` is replaced by a new UUID. Returns the
+    /// model as stored (with its id). An id that already exists throws
+    /// ``OfflineSyncError/Code-swift.struct/conflict``.
+    @discardableResult
+    public func insert(_ model: Model) throws -> Model {
+        try insert([model])[0]
+    }
+
+    /// Inserts models in one transaction (all or none) and queues their inserts.
+    @discardableResult
+    public func insert(_ models: [Model]) throws -> [Model] {
+        let items = try models.map { try layout.item(from: $0, table: name) }
+        let written = try untyped.insert(items)
+        return try zip(models, written).map { model, item in
+            model.id.isEmpty ? try layout.model(from: item, table: name) : model
+        }
+    }
+
+    /// Replaces an existing model and queues its update. Stored system properties and columns the
+    /// model does not hold are kept. A missing id throws ``OfflineSyncError/Code-swift.struct/conflict``.
+    public func update(_ model: Model) throws {
+        try update([model])
+    }
+
+    /// Replaces existing models in one transaction (all or none) and queues their updates.
+    public func update(_ models: [Model]) throws {
+        try untyped.update(
+            models.map { try layout.item(from: $0, table: name) }, keepingColumnsOutside: layout.columnNames)
+    }
+
+    /// Deletes an existing model and queues its delete. A missing id throws
+    /// ``OfflineSyncError/Code-swift.struct/conflict``.
+    public func delete(_ model: Model) throws {
+        try untyped.delete(id: model.id)
+    }
+
+    /// Deletes the models with these ids in one transaction (all or none) and queues their deletes.
+    public func delete(ids: [String]) throws {
+        try untyped.delete(ids: ids)
+    }
+
+    /// The local model with this id, or `nil`.
+    public func lookup(id: String) throws -> Model? {
+        try untyped.lookup(id: id).map { try layout.model(from: $0, table: name) }
+    }
+
+    /// Reads local models (every model by default). A row that cannot be read as `Model` (a
+    /// non-optional property with no value, a value of another type) throws
+    /// ``OfflineSyncError/Code-swift.struct/invalidValue`` naming the item and the column.
+    public func read(_ query: ModelQuery<Model> = .all) throws -> [Model] {
+        try models(from: untyped.read(self.query(query)).items)
+    }
+
+    /// Pulls the server's records matching `query` (every record by default) into the local
+    /// table; see ``SyncTable/pull(_:queryId:options:)``.
+    @discardableResult
+    public func pull(_ query: ModelQuery<Model> = .all, queryId: String? = nil, options: PullOptions = PullOptions())
+        async throws -> PullResult
+    {
+        try await untyped.pull(self.query(query), queryId: queryId, options: options)
+    }
+
+    /// Removes local models matching `query` without queuing operations; see
+    /// ``SyncTable/purge(_:queryId:force:)``.
+    @discardableResult
+    public func purge(_ query: ModelQuery<Model> = .all, queryId: String? = nil, force: Bool = false) async throws
+        -> Int
+    {
+        try await untyped.purge(self.query(query), queryId: queryId, force: force)
+    }
+
+    /// The untyped ``Query`` of a typed query on this table (key paths turned into column names,
+    /// values into stored values). Throws ``OfflineSyncError/Code-swift.struct/invalidQuery`` for a
+    /// key path that does not read a stored column.
+    public func query(_ query: ModelQuery<Model>) throws -> Query {
+        try query.query(table: name, layout: layout)
+    }
+
+    /// The row of a model, as an insert or update would write it (system properties left out).
+    public func item(from model: Model) throws -> Item {
+        try layout.item(from: model, table: name)
+    }
+
+    /// The models of rows of this table, e.g. of a ``QueryResult``.
+    public func models(from items: [Item]) throws -> [Model] {
+        var models: [Model] = []
+        models.reserveCapacity(items.count)
+        for item in items { models.append(try layout.model(from: item, table: name)) }
+        return models
+    }
+}
+
+extension SyncContext {
+    /// The table of a model type: ``SyncModel/tableName`` unless `name` is given. The store must
+    /// declare it with every column the model holds, at the model's types (declare it with
+    /// ``TableSchema/init(_:name:)``); otherwise this throws naming the column.
+    public func table<Model: SyncModel>(_ model: Model.Type, name: String? = nil) throws -> ModelTable<Model> {
+        let untyped = try table(name ?? Model.tableName)
+        let layout = try ModelLayout<Model>.shared()
+        try layout.check(against: try queue.schema.requireTable(untyped.name))
+        return ModelTable(untyped: untyped, layout: layout)
+    }
+}

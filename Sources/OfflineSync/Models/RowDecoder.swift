@@ -1,0 +1,182 @@
+/// Decodes a model straight from a row (``Item``): the key `id` reads ``Item/id``, every other key
+/// its column; an absent column reads as `nil`.
+///
+/// Besides each column type's own Swift types, a `date` column reads as `String` (ISO 8601) or as
+/// an integer (milliseconds since 1970), a `json` column as `String` (its text), an `integer`
+/// column as `Double`, and an integral `double` as an integer.
+struct RowDecoder: Decoder {
+    let item: Item
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(RowKeyedDecoder<Key>(item: item))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw DecodingError.typeMismatch(
+            [Int].self,
+            DecodingError.Context(
+                codingPath: [], debugDescription: "a row is keyed by column; the model decodes an array"))
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw DecodingError.typeMismatch(
+            Int.self,
+            DecodingError.Context(
+                codingPath: [], debugDescription: "a row is keyed by column; the model decodes a single value"))
+    }
+
+    /// A message naming the column and what went wrong, for a decoding or encoding error.
+    static func describe(_ error: any Error) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            guard let first = codingPath.first else { return "the model" }
+            var text = "column '\(first.stringValue)'"
+            let rest = codingPath.dropFirst().map { $0.intValue != nil ? $0.stringValue : "." + $0.stringValue }
+            if !rest.isEmpty { text += " at \(rest.joined())" }
+            return text
+        }
+        switch error {
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context):
+            return "\(path(context.codingPath)): \(context.debugDescription)"
+        case DecodingError.keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])): no value (\(context.debugDescription))"
+        case EncodingError.invalidValue(_, let context):
+            return "\(path(context.codingPath)): \(context.debugDescription)"
+        case let error as OfflineSyncError:
+            return error.message
+        default:
+            return "\(error)"
+        }
+    }
+}
+
+private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let item: Item
+    var codingPath: [any CodingKey] { [] }
+
+    var allKeys: [Key] {
+        ([Key(stringValue: "id")] + item.values.keys.map { Key(stringValue: $0) }).compactMap { $0 }
+    }
+
+    func contains(_ key: Key) -> Bool {
+        key.stringValue == "id" || !(item.values[key.stringValue]?.isNull ?? true)
+    }
+
+    private func value(_ key: Key) -> Value {
+        let name = key.stringValue
+        if name == "id" { return .string(item.id) }
+        return item.values[name] ?? .null
+    }
+
+    private func mismatch(_ type: Any.Type, _ key: Key, _ value: Value, expected: String) -> DecodingError {
+        if value.isNull {
+            return .valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: [key],
+                    debugDescription: "item '\(item.id)' has no value but the property is not optional (\(type))"))
+        }
+        return .typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: [key],
+                debugDescription:
+                    "item '\(item.id)' holds \(value.type?.rawValue ?? "null") \(value), which cannot be read as \(expected)"
+            ))
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { value(key).isNull }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        let value = value(key)
+        guard case .bool(let flag) = value else { throw mismatch(type, key, value, expected: "a Bool") }
+        return flag
+    }
+
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        let value = value(key)
+        switch value {
+        case .string(let text), .json(let text): return text
+        case .date(let date): return date.iso8601
+        default: throw mismatch(type, key, value, expected: "a String")
+        }
+    }
+
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        let value = value(key)
+        switch value {
+        case .double(let number): return number
+        case .int(let number): return Double(number)
+        default: throw mismatch(type, key, value, expected: "a Double")
+        }
+    }
+
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try decode(Double.self, forKey: key)) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
+
+    private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
+        let value = value(key)
+        let exact: T?
+        switch value {
+        case .int(let number): exact = T(exactly: number)
+        case .double(let number): exact = number.isFinite ? T(exactly: number) : nil
+        case .date(let date): exact = T(exactly: date.millisecondsSince1970)
+        default: throw mismatch(type, key, value, expected: "an integer")
+        }
+        guard let exact else { throw mismatch(type, key, value, expected: "\(T.self)") }
+        return exact
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let value = value(key)
+        if type == Timestamp.self || DateBridge.isDateType(type) {
+            let timestamp: Timestamp?
+            switch value {
+            case .date(let date): timestamp = date
+            case .string(let text): timestamp = Timestamp(iso8601: text)
+            default: throw mismatch(type, key, value, expected: "a date")
+            }
+            guard let timestamp else { throw mismatch(type, key, value, expected: "an ISO 8601 date") }
+            if let result = timestamp as? T ?? DateBridge.date(timestamp, as: type) { return result }
+        }
+        let node: JSONNode
+        do {
+            node = try JSONNode(value)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: [key], debugDescription: "item '\(item.id)' holds invalid JSON text",
+                    underlyingError: error))
+        }
+        return try T(from: NodeDecoder(node: node, codingPath: [key]))
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try NodeDecoder(node: JSONNode(value(key)), codingPath: [key]).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try NodeDecoder(node: JSONNode(value(key)), codingPath: [key]).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        NodeDecoder(node: try JSONNode(item.values["super"] ?? .null), codingPath: [])
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        NodeDecoder(node: try JSONNode(value(key)), codingPath: [key])
+    }
+}

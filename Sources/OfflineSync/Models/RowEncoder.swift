@@ -1,0 +1,140 @@
+/// Encodes a model straight into a row (``Item``): the model's `id` becomes ``Item/id``, every other
+/// key a column. No JSON text is produced except for nested values, which become
+/// ``Value/json(_:)`` columns.
+///
+/// Column values: `String`, `Bool`, the integer types (as `Int64`; an unsigned value above
+/// `Int64.max` is an error), `Double` and `Float`, ``Timestamp`` and `Date` (as
+/// ``Value/date(_:)``), enums with raw values (their raw value), `nil` (no value); anything else
+/// that encodes as an array or object is stored as its compact JSON text.
+final class RowEncoder: Encoder {
+    var id: String?
+    var values: [String: Value]
+    /// Containers handed out for nested values written through `nestedContainer`, resolved at the end.
+    var nested: [(String, NodeBox)] = []
+    /// Set when the model does not encode as a keyed container.
+    var shapeProblem: String?
+    let codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(capacity: Int) {
+        values = Dictionary(minimumCapacity: capacity)
+    }
+
+    /// Encodes `model` and returns its row; `what` names the model in errors.
+    static func item<Model: Encodable>(of model: Model, capacity: Int) throws -> Item {
+        let encoder = RowEncoder(capacity: capacity)
+        try model.encode(to: encoder)
+        if let problem = encoder.shapeProblem {
+            throw OfflineSyncError(
+                .invalidValue,
+                "\(Model.self) encodes as \(problem); a model must encode as a keyed container (a struct or class with properties)"
+            )
+        }
+        for (key, box) in encoder.nested {
+            encoder.values[key] = try box.node().columnValue()
+        }
+        guard let id = encoder.id else {
+            throw OfflineSyncError(
+                .invalidValue, "\(Model.self) encoded no string 'id'; a model must encode its id under the key 'id'")
+        }
+        return Item(id: id, values: encoder.values)
+    }
+
+    /// The column value of one encodable value.
+    static func columnValue<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> Value {
+        if let timestamp = value as? Timestamp { return .date(timestamp) }
+        if DateBridge.isDate(value) {
+            guard let timestamp = DateBridge.timestamp(of: value) else {
+                throw EncodingError.invalidValue(
+                    value, EncodingError.Context(codingPath: codingPath, debugDescription: "the date is out of range"))
+            }
+            return .date(timestamp)
+        }
+        return try NodeEncoder.node(value, codingPath: codingPath).columnValue()
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RowKeyedEncoder<Key>(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        shapeProblem = "an array"
+        return NodeEncoder(box: NodeBox(), codingPath: []).unkeyedContainer()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        shapeProblem = "a single value"
+        return NodeEncoder(box: NodeBox(), codingPath: []).singleValueContainer()
+    }
+}
+
+private struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: RowEncoder
+    var codingPath: [any CodingKey] { [] }
+
+    private func set(_ value: Value, _ key: Key) {
+        let name = key.stringValue
+        if name == "id" {
+            guard case .string(let text) = value else {
+                encoder.shapeProblem = "an object whose 'id' is \(value.type?.rawValue ?? "null"), not a string,"
+                return
+            }
+            encoder.id = text
+        } else {
+            encoder.values[name] = value
+        }
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        if key.stringValue == "id" {
+            encoder.id = value
+        } else {
+            encoder.values[key.stringValue] = .string(value)
+        }
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws { set(.double(value), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { set(.double(Double(value)), key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { set(.int(value), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws {
+        set(.int(try NodeEncoder.integer(value, codingPath: [key])), key)
+    }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.int(Int64(value)), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        set(.int(try NodeEncoder.integer(value, codingPath: [key])), key)
+    }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        set(try RowEncoder.columnValue(value, codingPath: [key]), key)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        NodeEncoder(box: box(for: key.stringValue), codingPath: [key]).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        NodeEncoder(box: box(for: key.stringValue), codingPath: [key]).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        NodeEncoder(box: box(for: "super"), codingPath: [])
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        NodeEncoder(box: box(for: key.stringValue), codingPath: [key])
+    }
+
+    private func box(for name: String) -> NodeBox {
+        let box = NodeBox()
+        encoder.nested.append((name, box))
+        return box
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import OfflineSync
+
+/// A benchmark row as an app declares it: a typed model of the benchmark table (`due` as a
+/// Foundation `Date`, the system properties read back as optionals).
+struct BenchmarkModel: SyncModel, Hashable {
+    static let tableName = BenchmarkData.tableName
+
+    var id: String
+    var title: String
+    var quantity: Int64
+    var price: Double
+    var done: Bool
+    var due: Date
+    var createdAt: Date?
+    var updatedAt: Date?
+    var version: String?
+    var deleted: Bool?
+}
+
+extension BenchmarkRecord {
+    /// The record as a local app write through a typed model (the same values as ``localItem``).
+    var model: BenchmarkModel {
+        BenchmarkModel(
+            id: id, title: title, quantity: quantity, price: price, done: done,
+            due: Date(timeIntervalSince1970: Double(due) / 1000))
+    }
+}
+
+/// The typed-model scenarios: the same work as an `Item`-path scenario (whose raw baseline they
+/// share, so both are compared with the raw C API in the same run), done through ``ModelTable``.
+extension BenchmarkScenario {
+    /// Every typed scenario and its `Item`-path counterpart, in report order.
+    static var typed: [BenchmarkScenario] {
+        [typedEnqueueBatch, readAll(typed: false), readAll(typed: true), typedQueryScan, typedPullFull]
+    }
+
+    /// ``enqueueBatch`` through `ModelTable.insert`: models encoded into rows, then the same transaction.
+    static let typedEnqueueBatch = BenchmarkScenario(
+        id: "typed-enqueue-batch", title: "typed models: enqueue, inserts in one batch", unit: "ops",
+        prepareStore: { store, size in
+            let (context, table) = try typedContext(store, remote: try emptyRemote())
+            let models = BenchmarkData.records(count: size.batchInserts).map(\.model)
+            return Trial(
+                operations: models.count,
+                body: {
+                    try table.insert(models)
+                },
+                teardown: {
+                    defer { try? context.close() }
+                    try expectCount(
+                        try context.pendingOperationCount(), models.count, records: models.count, what: "queue")
+                })
+        },
+        prepareBaseline: enqueueBatch.prepareBaseline)
+
+    /// Reading every row of the table, as `Item`s (`SyncTable.read`) or as models (`ModelTable.read`).
+    static func readAll(typed: Bool) -> BenchmarkScenario {
+        BenchmarkScenario(
+            id: typed ? "typed-read-all" : "read-all",
+            title: typed ? "typed models: read every row" : "read every row as items", unit: "rows",
+            prepareStore: { store, size in
+                let (context, table) = try typedContext(store, remote: try emptyRemote())
+                try upsertPages(
+                    BenchmarkData.records(count: size.records).map(\.item), into: store, pageSize: 10_000)
+                return Trial(
+                    operations: size.records,
+                    body: {
+                        let count = typed ? try table.read().count : try table.untyped.read().items.count
+                        try expectCount(count, size.records, records: size.records, what: "read")
+                    }, teardown: { try context.close() })
+            },
+            prepareBaseline: nil)
+    }
+
+    /// ``query(indexed:)`` without an index, through `ModelTable.read` with a key-path query.
+    static let typedQueryScan = BenchmarkScenario(
+        id: "typed-query-scan", title: "typed models: query filter+order+top 50, no index", unit: "queries",
+        prepareStore: { store, size in
+            let (context, table) = try typedContext(store, remote: try emptyRemote())
+            try upsertPages(BenchmarkData.records(count: size.records).map(\.item), into: store, pageSize: 10_000)
+            let query = ModelQuery<BenchmarkModel>
+                .filter(\.quantity >= BenchmarkData.queryThreshold && \.done == false)
+                .order(by: \.quantity).top(BenchmarkData.queryLimit)
+            guard try table.query(query) == BenchmarkData.query else {
+                throw BenchmarkError("the typed query prints \(try table.query(query)), not \(BenchmarkData.query)")
+            }
+            return Trial(
+                operations: size.queries,
+                body: {
+                    for _ in 0..<size.queries {
+                        let models = try table.read(query)
+                        try expectCount(models.count, BenchmarkData.queryLimit, records: size.records, what: "query")
+                    }
+                }, teardown: { try context.close() })
+        },
+        prepareBaseline: query(indexed: false).prepareBaseline)
+
+    /// ``pullFull(pageSize:)`` with pages of 1,000 through `ModelTable.pull`. Pulled rows go from
+    /// the server's pages to the store as rows; nothing is decoded into models.
+    static let typedPullFull = BenchmarkScenario(
+        id: "typed-pull-full-1000", title: "typed models: full pull, pages of 1,000", unit: "rows",
+        prepareStore: { store, size in
+            let remote = try seededRemote(records: size.records)
+            let (context, table) = try typedContext(store, remote: remote)
+            return Trial(
+                operations: size.records,
+                body: {
+                    let result = try await table.pull(options: PullOptions(pageSize: 1_000))
+                    try expectCount(result.stored, size.records, records: size.records, what: "pull")
+                }, teardown: { try context.close() })
+        },
+        prepareBaseline: pullFull(pageSize: 1_000).prepareBaseline)
+
+    /// A sync context over `store` (which it opens) with the benchmark table, and its typed table.
+    static func typedContext(_ store: any LocalStore, remote: InMemoryRemote) throws
+        -> (SyncContext, ModelTable<BenchmarkModel>)
+    {
+        let context = try SyncContext(store: store, remote: remote, tables: [BenchmarkData.table(indexed: false)])
+        return (context, try context.table(BenchmarkModel.self))
+    }
+}

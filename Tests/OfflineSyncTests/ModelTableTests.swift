@@ -1,0 +1,190 @@
+import Foundation
+import OfflineSync
+import Testing
+
+/// Typed tables: what is derived from a model's `Codable` shape, how key paths become columns, and
+/// the errors for shapes that cannot be stored. The round trips on every backend are the sync
+/// tier's `typedModels` group.
+@Suite struct ModelTableTests {
+    struct Flags: SyncModel, Equatable {
+        var id: String
+        var a: Bool
+        var b: Bool
+        var c: Bool
+        var d: Bool?
+        var e: Bool
+        var count: Int
+        var isEven: Bool { count % 2 == 0 }
+    }
+
+    struct Renamed: SyncModel, Equatable {
+        enum CodingKeys: String, CodingKey {
+            case id
+            case title = "text"
+            case when = "due"
+        }
+        var id: String
+        var title: String
+        var when: String?
+
+        static let schemaOptions: [ModelSchemaOption<Renamed>] = [.column(\.when, as: .date)]
+    }
+
+    struct Settings: SyncModel, Equatable {
+        var id: String
+        var payload: String
+        var stamp: Int64
+        static let schemaOptions: [ModelSchemaOption<Settings>] = [
+            .column(\.payload, as: .json), .column(\.stamp, as: .date),
+        ]
+    }
+
+    struct Uncountable: SyncModel {
+        enum Mood: String, Codable, Sendable { case happy, sad }
+        var id: String
+        var mood: Mood
+    }
+
+    struct OptionalMood: SyncModel, Equatable {
+        enum Mood: String, Codable, Sendable { case happy, sad }
+        var id: String
+        var mood: Mood?
+        static let schemaOptions: [ModelSchemaOption<OptionalMood>] = [.column(\.mood, as: .string)]
+    }
+
+    struct Huge: SyncModel {
+        var id: String
+        var big: UInt64
+    }
+
+    struct Moment: SyncModel, Equatable {
+        var id: String
+        var at: Date
+    }
+
+    static func context(_ tables: [TableSchema]) throws -> SyncContext {
+        try SyncContext(store: InMemoryStore(), remote: InMemoryRemote(tables: tables), tables: tables)
+    }
+
+    @Test func keyPathsOfManyBooleansNameTheirOwnColumns() throws {
+        let schema = try TableSchema(Flags.self)
+        let table = try Self.context([schema]).table(Flags.self)
+        let query = try table.query(.filter(\.a == true && \.b == false && \.c == true && \.d == nil && \.e == true))
+        #expect(
+            query.filter?.description
+                == "(((((a eq true) and (b eq false)) and (c eq true)) and (d eq null)) and (e eq true))")
+    }
+
+    @Test func theDerivedSchemaTypesEachColumnAndMakesTheSystemPropertiesImplicit() throws {
+        let schema = try TableSchema(Flags.self, name: "flags")
+        #expect(schema.name == "flags")
+        #expect(schema.synced)
+        #expect(schema.column(named: "a")?.type == .bool)
+        #expect(schema.column(named: "d")?.type == .bool)
+        #expect(schema.column(named: "count")?.type == .integer)
+        #expect(schema.column(named: "isEven") == nil)
+        #expect(schema.column(named: "updatedAt")?.type == .date)
+    }
+
+    @Test func aComputedPropertyIsNotAColumn() throws {
+        let table = try Self.context([TableSchema(Flags.self)]).table(Flags.self)
+        #expect {
+            try table.read(.filter(\.isEven == true))
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidQuery && "\(error)".contains("Flags")
+                && "\(error)".contains("stored column")
+        }
+    }
+
+    @Test func codingKeysRenameColumnsAndKeyPathsFollowThem() throws {
+        let schema = try TableSchema(Renamed.self)
+        #expect(schema.column(named: "text")?.type == .string)
+        #expect(schema.column(named: "due")?.type == .date)
+        let table = try Self.context([schema]).table(Renamed.self)
+        let inserted = try table.insert(Renamed(id: "r", title: "hello", when: "2026-01-02T03:04:05.678Z"))
+        #expect(inserted.id == "r")
+        #expect(try table.untyped.lookup(id: "r")?["due"] == .date(Timestamp(iso8601: "2026-01-02T03:04:05.678Z")!))
+        #expect(try table.lookup(id: "r") == inserted)
+        let query = try table.query(.filter(\.when > "2026-01-01T00:00:00.000Z").order(by: \.title))
+        #expect(
+            query.description == "table=Renamed&$filter=(due gt datetimeoffset'2026-01-01T00:00:00.000Z')&$orderby=text"
+        )
+        #expect(try table.read(.filter(\.when > "2026-01-01T00:00:00.000Z")).map(\.id) == ["r"])
+    }
+
+    @Test func declaredColumnTypesConvertStringsToJSONAndMillisecondsToDates() throws {
+        let schema = try TableSchema(Settings.self)
+        #expect(schema.column(named: "payload")?.type == .json)
+        #expect(schema.column(named: "stamp")?.type == .date)
+        let table = try Self.context([schema]).table(Settings.self)
+        let settings = Settings(id: "s", payload: #"{"a":[1,2]}"#, stamp: 1_700_000_000_000)
+        try table.insert(settings)
+        let row = try table.untyped.lookup(id: "s")
+        #expect(row?["payload"] == .json(#"{"a":[1,2]}"#))
+        #expect(row?["stamp"] == .date(Timestamp(millisecondsSince1970: 1_700_000_000_000)))
+        #expect(try table.lookup(id: "s") == settings)
+    }
+
+    @Test func anEnumThatIsNotCaseIterableIsNamedInTheSchemaError() {
+        #expect {
+            try TableSchema(Uncountable.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("mood")
+                && "\(error)".contains("CaseIterable")
+        }
+    }
+
+    @Test func anOptionalEnumThatIsNotCaseIterableIsStoredWithItsDeclaredType() throws {
+        let schema = try TableSchema(OptionalMood.self)
+        #expect(schema.column(named: "mood")?.type == .string)
+        let table = try Self.context([schema]).table(OptionalMood.self)
+        try table.insert([OptionalMood(id: "a", mood: .sad), OptionalMood(id: "b", mood: nil)])
+        #expect(try table.read(.filter(\.mood == .sad)).map(\.id) == ["a"])
+        #expect(try table.lookup(id: "a") == OptionalMood(id: "a", mood: .sad))
+        #expect(try table.lookup(id: "b") == OptionalMood(id: "b", mood: nil))
+    }
+
+    @Test func anUnsignedValueBeyondInt64IsAnErrorNamingTheColumn() throws {
+        let table = try Self.context([TableSchema(Huge.self)]).table(Huge.self)
+        #expect {
+            try table.insert(Huge(id: "h", big: UInt64.max))
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidValue && "\(error)".contains("big")
+        }
+        try table.insert(Huge(id: "ok", big: UInt64(Int64.max)))
+        #expect(try table.lookup(id: "ok")?.big == UInt64(Int64.max))
+    }
+
+    @Test func datesAreRoundedToTheNearestMillisecond() throws {
+        let table = try Self.context([TableSchema(Moment.self)]).table(Moment.self)
+        try table.insert(Moment(id: "m", at: Date(timeIntervalSince1970: 1.0006)))
+        #expect(try table.untyped.lookup(id: "m")?["at"] == .date(Timestamp(millisecondsSince1970: 1001)))
+        #expect(try table.lookup(id: "m")?.at == Date(timeIntervalSince1970: 1.001))
+    }
+
+    @Test func aStoreTableWithoutTheModelsColumnsIsRefusedWhenTheTableIsOpened() throws {
+        let narrow = TableSchema("Flags", columns: [Column("a", .bool)])
+        #expect {
+            try Self.context([narrow]).table(Flags.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .unknownColumn && "\(error)".contains("'b'")
+        }
+        let retyped = TableSchema(
+            "Flags",
+            columns: ["a", "b", "c", "d", "e"].map { Column($0, .bool) } + [Column("count", .string)])
+        #expect {
+            try Self.context([retyped]).table(Flags.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("count")
+        }
+    }
+
+    @Test func insertWithAnEmptyIdReturnsTheModelWithItsNewId() throws {
+        let table = try Self.context([TableSchema(Flags.self)]).table(Flags.self)
+        let inserted = try table.insert(Flags(id: "", a: true, b: false, c: false, d: nil, e: true, count: 4))
+        #expect(inserted.id.count == 36)
+        #expect(try table.lookup(id: inserted.id) == inserted)
+        try table.delete(inserted)
+        #expect(try table.lookup(id: inserted.id) == nil)
+    }
+}
