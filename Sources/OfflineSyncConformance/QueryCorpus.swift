@@ -22,6 +22,17 @@ struct QueryCorpus {
             Column("u", .string), Column("t", .date), Column("j", .json), Column("n", .integer),
         ], synced: false)
 
+    /// The corpus table with indexes on most columns (single and composite), so that a backend
+    /// that answers through its indexes (seeks on equalities, `in` lists, ranges and `startswith`
+    /// prefixes, index walks that stop early in index order) is compared with the reference too.
+    static let indexedTable = TableSchema(
+        "corpus_indexed", columns: table.columns,
+        indexes: [
+            TableIndex("corpus_i", on: ["i"]), TableIndex("corpus_d", on: ["d"]), TableIndex("corpus_s", on: ["s"]),
+            TableIndex("corpus_t", on: ["t"]), TableIndex("corpus_b_i", on: ["b", "i"]), TableIndex("corpus_u_s", on: ["u", "s"]),
+            TableIndex("corpus_j", on: ["j"]), TableIndex("corpus_n_id", on: ["n", "id"]),
+        ], synced: false)
+
     private static let integers: [Int64] = [
         -1000, -42, -3, -2, -1, 0, 1, 2, 3, 7, 42, 1000, .max, .min, 9_007_199_254_740_993, .max - 1, .min + 1,
     ]
@@ -139,6 +150,73 @@ struct QueryCorpus {
         query.includeTotalCount = random.chance(30)
         if random.chance(15) { query.selection = keys.filter { _ in random.chance(40) } }
         return query
+    }
+
+    /// A query on ``indexedTable`` shaped like the ones an index answers: a conjunction of one
+    /// to three seekable conditions (`eq`, `in`, a range or `startswith` on an indexed column or
+    /// `id`, literals sometimes of the other numeric type or null) and sometimes a random
+    /// predicate, ordered by an index's columns (either direction) or at random, often with `top`.
+    mutating func plannerQuery() -> Query {
+        var query = Query(table: QueryCorpus.indexedTable.name)
+        concatBudget = 6
+        var conjuncts: [FilterExpression] = (0..<random.int(in: 1...3)).map { _ in seekableCondition() }
+        if random.chance(30) { conjuncts.append(predicate(depth: random.int(in: 0...2))) }
+        if random.chance(95) { query.filter = conjuncts.dropFirst().reduce(conjuncts[0]) { .and($0, $1) } }
+        switch random.int(in: 0...4) {
+        case 0: break
+        case 1, 2:
+            let index = random.pick(QueryCorpus.indexedTable.indexes)
+            let descending = random.chance(25)
+            query.orderBy = index.columns.map { SortKey($0, descending: descending) }
+            if random.chance(30) { query.orderBy.append(SortKey("id", descending: random.chance(20))) }
+        default:
+            let keys = ["id"] + QueryCorpus.table.columns.map(\.name)
+            for _ in 0..<random.int(in: 1...2) {
+                query.orderBy.append(SortKey(random.pick(keys), descending: random.chance(40)))
+            }
+        }
+        if random.chance(70) { query.top = random.int(in: 0...25) }
+        if random.chance(20) { query.skip = random.int(in: 0...30) }
+        query.includeTotalCount = random.chance(20)
+        if random.chance(10) { query.selection = ["id", random.pick(QueryCorpus.table.columns).name] }
+        return query
+    }
+
+    /// One condition an index can seek on: on `id` or an indexed column, an equality, an `in`
+    /// list, a bound (either side of the comparison), or a `startswith` prefix.
+    private mutating func seekableCondition() -> FilterExpression {
+        let columns = QueryCorpus.table.columns.filter { $0.name != "b" } + [Column("id", .string)]
+        let column = random.pick(columns)
+        let name = FilterExpression.column(column.name)
+        switch random.int(in: 0...9) {
+        case 0, 1:
+            return .comparison(name, .eq, literal(for: column.type, column: column.name))
+        case 2:
+            return .isIn(
+                name, (0..<random.int(in: 0...4)).map { _ in literalValue(for: column.type, column: column.name) })
+        case 3, 4, 5:
+            let op = random.pick([ComparisonOperator.gt, .ge, .lt, .le])
+            return random.chance(80)
+                ? .comparison(name, op, literal(for: column.type, column: column.name))
+                : .comparison(literal(for: column.type, column: column.name), op, name)
+        case 6:
+            let low = literalValue(for: column.type, column: column.name)
+            let high = literalValue(for: column.type, column: column.name)
+            return .and(
+                .comparison(name, random.pick([.gt, .ge]), .literal(low)),
+                .comparison(name, random.pick([.lt, .le]), .literal(high)))
+        default:
+            let target = random.pick(["s", "u", "id", "s"])
+            let prefix: String
+            switch random.int(in: 0...4) {
+            case 0: prefix = ""
+            case 1: prefix = random.pick(QueryCorpus.strings)
+            default:
+                prefix =
+                    random.pick(QueryCorpus.alphabet) + (random.chance(30) ? random.pick(QueryCorpus.alphabet) : "")
+            }
+            return .function(.startsWith, [.column(target), .literal(.string(prefix))])
+        }
     }
 
     /// A boolean expression of at most `depth` levels of `and`, `or` and `not`.

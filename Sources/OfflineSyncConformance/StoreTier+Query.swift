@@ -21,6 +21,35 @@ extension StoreTierGroups {
                 let queries = (0..<corpusQueries).map { _ in corpus.query() }
                 compare(context, queries: queries, rows: rows, operation: "read") { try store.read($0) }
             },
+            ConformanceCase("generated queries on indexed columns agree with the reference evaluator") { context in
+                let store = try context.openStore(StoreSchema([QueryCorpus.indexedTable]))
+                var corpus = QueryCorpus(seed: context.suite.seed &+ 3)
+                let rows = corpus.rows(count: corpusRows)
+                try store.upsert(rows, into: QueryCorpus.indexedTable.name)
+                let queries = (0..<corpusQueries).map { _ in corpus.plannerQuery() }
+                compare(
+                    context, queries: queries, rows: rows, schema: QueryCorpus.indexedTable, operation: "read"
+                ) { try store.read($0) }
+                // The same after updates and deletes, which the indexes must follow.
+                let replaced = corpus.rows(count: corpusRows / 4).enumerated().map { position, row in
+                    Item(id: rows[position * 3].id, values: row.values)
+                }
+                let deleted = rows.enumerated().filter { $0.offset % 7 == 1 }.map(\.element.id)
+                try store.write { transaction in
+                    try transaction.upsert(replaced, into: QueryCorpus.indexedTable.name, origin: .local)
+                    try transaction.delete(ids: deleted, from: QueryCorpus.indexedTable.name)
+                }
+                let replacedIds = Set(replaced.map { Array($0.id.utf8) })
+                let deletedIds = Set(deleted.map { Array($0.utf8) })
+                let remaining =
+                    rows.filter { !replacedIds.contains(Array($0.id.utf8)) && !deletedIds.contains(Array($0.id.utf8)) }
+                    + replaced.filter { !deletedIds.contains(Array($0.id.utf8)) }
+                let moreQueries = (0..<corpusQueries / 2).map { _ in corpus.plannerQuery() }
+                compare(
+                    context, queries: moreQueries, rows: remaining, schema: QueryCorpus.indexedTable,
+                    operation: "read after updates"
+                ) { try store.read($0) }
+            },
             ConformanceCase("the Azure clients' filter forms agree with the reference evaluator") { context in
                 let store = try context.openStore(StoreSchema([QueryCorpus.table]))
                 var corpus = QueryCorpus(seed: context.suite.seed &+ 2)
@@ -160,15 +189,15 @@ extension StoreTierGroups {
     /// Compares every query's answer with the reference evaluator, reporting the first few failing
     /// queries in OData form with the seed that reproduces them.
     private static func compare(
-        _ context: CaseContext, queries: [Query], rows: [Item], operation: String,
-        answer: (Query) throws -> QueryResult
+        _ context: CaseContext, queries: [Query], rows: [Item], schema: TableSchema = QueryCorpus.table,
+        operation: String, answer: (Query) throws -> QueryResult
     ) {
-        let stored = rows.compactMap { try? QueryCorpus.table.normalize($0, origin: .local) }
+        let stored = rows.compactMap { try? schema.normalize($0, origin: .local) }
         var failing = 0
         for (number, query) in queries.enumerated() {
             guard
                 let difference = Reference.difference(
-                    query, rows: stored, schema: QueryCorpus.table, answer: { try answer(query) })
+                    query, rows: stored, schema: schema, answer: { try answer(query) })
             else { continue }
             failing += 1
             if failing <= reportedQueries {
@@ -179,7 +208,7 @@ extension StoreTierGroups {
         }
         if failing > reportedQueries {
             context.fail(
-                "\(operation)(\(QueryCorpus.table.name)): \(failing - reportedQueries) more of \(queries.count) generated queries disagree with the reference evaluator"
+                "\(operation)(\(schema.name)): \(failing - reportedQueries) more of \(queries.count) generated queries disagree with the reference evaluator"
             )
         }
     }

@@ -37,7 +37,7 @@ enum SyncTierObservation {
                     else {
                         return
                     }
-                    try? todo.insert(SyncFixture.todo("late", "written after the first read"))
+                    _ = try? todo.insert(SyncFixture.todo("late", "written after the first read"))
                 }
                 var results = try f.todo.observe(allTodos).makeAsyncIterator()
                 let first = try await next(&results, c, "first result")

@@ -72,7 +72,7 @@ enum SyncTierTypedModels {
             ratio: -1e300, made: date(-86_400_000), stamp: Timestamp.minimum, note: nil, due: nil, size: .small,
             rank: nil, spec: Gadget.Spec(weight: 0, colors: [], checked: nil), tags: [], score: nil),
         Gadget(
-            id: "g3", name: "bucket", active: true, count: Int(Int64.max), small: 0, ratio: 5e-324,
+            id: "g3", name: "bucket", active: true, count: Int(Int64.max), small: 0, ratio: .leastNonzeroMagnitude,
             made: date(0), stamp: Timestamp.maximum, note: "", due: date(1_700_000_000_000), size: .medium, rank: .low,
             spec: Gadget.Spec(weight: 2, colors: ["red"], checked: Timestamp(millisecondsSince1970: 42)),
             tags: ["a", "b", "c"], score: 1.5),

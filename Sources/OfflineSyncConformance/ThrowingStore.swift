@@ -48,6 +48,8 @@ public final class ThrowingStore: LocalStore {
     public func lookup(table: String, id: String) throws -> Item? { try base.lookup(table: table, id: id) }
     /// Closes the wrapped store.
     public func close() throws { try base.close() }
+    /// Whether the wrapped store is confined to its instance.
+    public var isConfinedToInstance: Bool { base.isConfinedToInstance }
 
     /// Runs a transaction on the wrapped store, failing it when planned (see ``failWrite(_:count:)``).
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {

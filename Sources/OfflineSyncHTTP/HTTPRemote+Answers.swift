@@ -60,7 +60,7 @@ extension HTTPRemote {
             throw unreadable(request, response, error)
         }
         if let tag = response.etag, let version = ETag.version(fromStrong: tag) {
-            item.values[SystemProperty.version.rawValue] = .string(version)
+            item[SystemProperty.version.rawValue] = .string(version)
         }
         return item
     }

@@ -1,6 +1,7 @@
 import CLMDB
 import Foundation
 import OfflineSync
+import Synchronization
 
 /// The sub-databases of one declared index and the types of its columns.
 struct IndexLayout: Sendable {
@@ -124,7 +125,7 @@ final class Catalog: Sendable {
                 indexes.append(layout)
                 if isNew {
                     try fill(
-                        layout, from: items, columnNames: table.columns.map(\.name), table: table.name, in: context)
+                        layout, from: items, rowLayout: table.rowLayout, table: table.name, in: context)
                 }
             }
             tables[table.name] = TableLayout(schema: table, items: items, indexes: indexes)
@@ -141,6 +142,38 @@ final class Catalog: Sendable {
         return Catalog(schema: merged, tables: tables)
     }
 
+    /// The catalog of an environment that already holds everything `declared` names (tables,
+    /// columns, indexes and their sub-databases), read in a read-only transaction, which the
+    /// caller commits so the sub-database handles stay open; `nil` when the declaration adds
+    /// something, which ``declare(_:in:)`` then writes. Throws what `declare` throws for a
+    /// declaration that conflicts with the stored schema.
+    static func existing(declaring declared: StoreSchema, in context: TransactionContext) throws -> Catalog? {
+        guard let meta = try context.openExistingDatabase(metaDatabase),
+            let stored = try storedSchema(meta: meta, in: context)
+        else { return nil }
+        guard try stored.merged(with: declared) == stored else { return nil }
+        var tables: [String: TableLayout] = [:]
+        for table in stored.tables {
+            guard let items = try context.openExistingDatabase("items:\(table.name)") else { return nil }
+            var indexes: [IndexLayout] = []
+            for index in table.indexes {
+                guard let dbi = try context.openExistingDatabase("index:\(table.name):\(index.name)") else {
+                    return nil
+                }
+                let columns = index.columns.map { name in
+                    (name: name, type: name == "id" ? ColumnType.string : table.column(named: name)?.type ?? .string)
+                }
+                indexes.append(IndexLayout(index: index, dbi: dbi, columns: columns, schema: table))
+            }
+            tables[table.name] = TableLayout(schema: table, items: items, indexes: indexes)
+        }
+        return Catalog(schema: stored, tables: tables)
+    }
+
+    /// Schemas decoded from their stored JSON, by its bytes: reopening a store decodes its
+    /// schema once per process, not at every open.
+    private static let decodedSchemas = Mutex<[Data: StoreSchema]>([:])
+
     private static func storedSchema(meta: MDB_dbi, in context: TransactionContext) throws -> StoreSchema? {
         let version = try formatKey.withUnsafeBytes { try context.get(meta, $0).map { Array($0) } }
         guard let version else { return nil }
@@ -155,8 +188,14 @@ final class Catalog: Sendable {
         guard let text = try schemaKey.withUnsafeBytes({ try context.get(meta, $0).map { Data($0) } }) else {
             return nil
         }
+        if let known = decodedSchemas.withLock({ $0[text] }) { return known }
         do {
-            return try JSONDecoder().decode(StoreSchema.self, from: text)
+            let schema = try JSONDecoder().decode(StoreSchema.self, from: text)
+            decodedSchemas.withLock { known in
+                if known.count >= 16 { known.removeAll() }
+                known[text] = schema
+            }
+            return schema
         } catch {
             throw LMDBError(
                 .corruptRecord, code: 0, reason: "the stored schema cannot be decoded (\(error))",
@@ -169,14 +208,14 @@ final class Catalog: Sendable {
 
     /// Writes the keys of every existing row into a newly declared index.
     private static func fill(
-        _ index: IndexLayout, from items: MDB_dbi, columnNames: [String], table: String,
+        _ index: IndexLayout, from items: MDB_dbi, rowLayout: RowLayout, table: String,
         in context: TransactionContext
     ) throws {
         try context.empty(index.dbi)
         var rows: [Item] = []
         try context.walk(items, .all, descending: false) { key, value in
             let id = String(decoding: key, as: UTF8.self)
-            guard let item = RecordCodec.decode(value, id: id, columnNames: columnNames) else {
+            guard let item = RecordCodec.decode(value, id: id, layout: rowLayout) else {
                 throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: table, path: context.path)
             }
             rows.append(item)

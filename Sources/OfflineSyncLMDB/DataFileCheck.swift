@@ -343,8 +343,12 @@ private struct PageWalk {
             let dataSize = Int(low | high << 16)
             switch nodeFlags {
             case 0:
-                guard dataSize <= pageSize - dataStart else { throw damaged("the value of \(entry) runs past the page") }
-                if isFree { try listFree(UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + dataSize]), entry) }
+                guard dataSize <= pageSize - dataStart else {
+                    throw damaged("the value of \(entry) runs past the page")
+                }
+                if isFree {
+                    try listFree(UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + dataSize]), entry)
+                }
             case DataFileCheck.nodeBigData:
                 guard 8 <= pageSize - dataStart else { throw damaged("the value of \(entry) runs past the page") }
                 let first = bytes.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)

@@ -54,6 +54,19 @@ enum IndexKey {
         return bytes
     }
 
+    /// The key prefix shared by every string (or JSON text) value that starts with the bytes of
+    /// `text`: the component without its terminator, cut like a key.
+    static func stringPrefix(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = [1]
+        for byte in text.utf8 {
+            bytes.append(byte)
+            if byte == 0 { bytes.append(0xFF) }
+            if bytes.count >= maximumValueBytes { break }
+        }
+        if bytes.count > maximumValueBytes { bytes.removeLast(bytes.count - maximumValueBytes) }
+        return bytes
+    }
+
     /// The smallest prefix of any non-null value.
     static let firstNonNull: [UInt8] = [1]
 

@@ -1,5 +1,6 @@
 import CLMDB
 import OfflineSync
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -33,6 +34,13 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let gate = ReadWriteLock()
     private let writer = ReadWriteLock()
     private var isClosed = false
+    /// Read transactions reset after use (`mdb_txn_reset`), as pointer bit patterns: the next read
+    /// renews one (`mdb_txn_renew`) instead of allocating a transaction and claiming a reader
+    /// slot under LMDB's reader-table mutex. At most ``maximumIdleReaders`` are kept; each
+    /// keeps its reader slot, but a reset transaction pins no snapshot.
+    private let idleReaders = Mutex<[UInt]>([])
+    /// How many reset read transactions are kept for reuse.
+    static let maximumIdleReaders = 4
 
     private init(
         path: String, options: LMDBStore.Options, handle: OpaquePointer, identity: EnvironmentRegistry.FileIdentity
@@ -45,6 +53,7 @@ final class LMDBEnvironment: @unchecked Sendable {
 
     deinit {
         if !isClosed {
+            abortIdleReaders()
             mdb_env_close(handle)
             EnvironmentRegistry.release(identity)
         }
@@ -144,17 +153,69 @@ final class LMDBEnvironment: @unchecked Sendable {
             let attempt: Attempt<Result> = gate.shared {
                 guard !isClosed else { return .failed(LMDBEnvironment.notOpen(path)) }
                 var txn: OpaquePointer?
-                let code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                var code: Int32
+                if let idle = idleReaders.withLock({ $0.popLast() }).flatMap({ OpaquePointer(bitPattern: $0) }) {
+                    code = mdb_txn_renew(idle)
+                    if code == 0 {
+                        txn = idle
+                    } else {
+                        mdb_txn_abort(idle)
+                        if code != MDB_MAP_RESIZED { code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn) }
+                    }
+                } else {
+                    code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                }
                 if code == MDB_MAP_RESIZED { return .mapResized }
                 guard code == 0, let txn else {
                     return .failed(LMDBError(code: code, operation: "mdb_txn_begin (read)", path: path))
                 }
-                defer { mdb_txn_abort(txn) }
+                defer {
+                    mdb_txn_reset(txn)
+                    let kept = idleReaders.withLock { idle in
+                        guard idle.count < LMDBEnvironment.maximumIdleReaders else { return false }
+                        idle.append(UInt(bitPattern: txn))
+                        return true
+                    }
+                    if !kept { mdb_txn_abort(txn) }
+                }
                 do {
                     return .done(try body(TransactionContext(txn: txn, path: path, isWritable: false)))
                 } catch {
                     return .failed(error)
                 }
+            }
+            switch attempt {
+            case .done(let result): return result
+            case .failed(let error): throw error
+            case .mapFull, .mapResized: try adoptResizedMap()
+            }
+        }
+    }
+
+    /// Runs `body` in a new read-only transaction and commits it (so that sub-database handles
+    /// it opened stay open), or aborts it when `body` throws.
+    func readCommitting<Result>(_ body: (TransactionContext) throws -> Result) throws -> Result {
+        while true {
+            let attempt: Attempt<Result> = gate.shared {
+                guard !isClosed else { return .failed(LMDBEnvironment.notOpen(path)) }
+                var txn: OpaquePointer?
+                let code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+                if code == MDB_MAP_RESIZED { return .mapResized }
+                guard code == 0, let txn else {
+                    return .failed(LMDBError(code: code, operation: "mdb_txn_begin (read)", path: path))
+                }
+                let result: Result
+                do {
+                    result = try body(TransactionContext(txn: txn, path: path, isWritable: false))
+                } catch {
+                    mdb_txn_abort(txn)
+                    return .failed(error)
+                }
+                let commit = mdb_txn_commit(txn)
+                guard commit == 0 else {
+                    return .failed(LMDBError(code: commit, operation: "mdb_txn_commit (read)", path: path))
+                }
+                return .done(result)
             }
             switch attempt {
             case .done(let result): return result
@@ -223,9 +284,20 @@ final class LMDBEnvironment: @unchecked Sendable {
         return outcome
     }
 
+    /// Frees the reset read transactions kept for reuse; call while holding ``gate`` exclusively
+    /// (or from `deinit`).
+    private func abortIdleReaders() {
+        let idle = idleReaders.withLock { idle in
+            defer { idle.removeAll() }
+            return idle
+        }
+        for pointer in idle { mdb_txn_abort(OpaquePointer(bitPattern: pointer)) }
+    }
+
     /// Doubles the map (up to the maximum) while no transaction of this process is active.
     private func grow() throws {
         try gate.exclusive {
+            abortIdleReaders()
             let current = currentMapSize
             guard current < options.maximumMapSize else {
                 throw LMDBError(
@@ -245,6 +317,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// Adopts the map size another process set (`MDB_MAP_RESIZED`).
     private func adoptResizedMap() throws {
         try gate.exclusive {
+            abortIdleReaders()
             let code = mdb_env_set_mapsize(handle, 0)
             guard code == 0 else { throw LMDBError(code: code, operation: "mdb_env_set_mapsize(0)", path: path) }
         }
@@ -255,6 +328,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         writer.exclusive {
             gate.exclusive {
                 guard !isClosed else { return }
+                abortIdleReaders()
                 if options.durability != .full { mdb_env_sync(handle, 1) }
                 mdb_env_close(handle)
                 isClosed = true

@@ -66,7 +66,11 @@ public final class LMDBStore: LocalStore {
             }
             let environment = try LMDBEnvironment.open(path: path, options: options)
             do {
-                let catalog = try environment.write { try Catalog.declare(schema, in: $0) }
+                // Reopening with nothing new to declare writes nothing: the catalog is read in a
+                // read-only transaction, without taking the writer lock.
+                let catalog =
+                    try environment.readCommitting { try Catalog.existing(declaring: schema, in: $0) }
+                    ?? environment.write { try Catalog.declare(schema, in: $0) }
                 state = Opened(environment: environment, catalog: catalog)
             } catch {
                 environment.close()

@@ -19,6 +19,13 @@ struct QueryPlan {
     /// Candidates arrive in the order of the query's first sort key (ties allowed), so a query
     /// with `top` can stop once it has enough rows and their ties.
     var isOrdered = false
+    /// Candidates arrive in the query's whole order (ties broken by id as the query breaks them),
+    /// except among index keys whose value part was cut (see ``IndexKey``): a walk with `top` can
+    /// stop at the page's last row.
+    var isExactlyOrdered = false
+    /// The ranges of an `.index` access are sorted in walk order and share no key, so no row is
+    /// reached twice.
+    var rangesAreDisjoint = false
 
     /// The longest id (LMDB keys of the items sub-databases).
     static let maximumIdBytes = TableSchema.maximumIdLength
@@ -29,6 +36,48 @@ struct QueryPlan {
     /// index's first column; an index walk in sort order when only the first rows are wanted;
     /// the whole table.
     static func plan(_ query: Query, layout: TableLayout) -> QueryPlan {
+        var plan = access(query, layout: layout)
+        switch plan.access {
+        case .ids: break
+        case .primary: plan.isExactlyOrdered = plan.isOrdered
+        case .index(let index, _):
+            plan.isExactlyOrdered = plan.isOrdered && !plan.descending && ordersLikeKeys(query.orderBy, index)
+        }
+        return plan
+    }
+
+    /// `true` when the ordering `orderBy` (then `id`) is the order of `index`'s keys: its
+    /// columns in turn, ascending, then the id.
+    private static func ordersLikeKeys(_ orderBy: [SortKey], _ index: IndexLayout) -> Bool {
+        var keys = orderBy
+        if let idKey = keys.firstIndex(where: { $0.column == "id" }) {
+            guard !keys[idKey].descending else { return false }
+            keys.removeSubrange(idKey...)
+        }
+        return keys.count == index.columns.count
+            && zip(keys, index.columns).allSatisfy { !$0.descending && $0.column == $1.name }
+    }
+
+    /// Sorts equality ranges into walk order; `true` when no two of them share a key.
+    private static func sortedDisjoint(_ ranges: inout [KeyRange], descending: Bool) -> Bool {
+        ranges.sort { ($0.lower ?? []).lexicographicallyPrecedes($1.lower ?? []) }
+        var disjoint = true
+        for position in ranges.indices.dropFirst() {
+            guard let upper = ranges[position - 1].upper, let lower = ranges[position].lower else {
+                disjoint = false
+                break
+            }
+            // Prefix-inclusive end: the next range must start above every key that begins with `upper`.
+            if !upper.lexicographicallyPrecedes(lower.prefix(upper.count)) {
+                disjoint = false
+                break
+            }
+        }
+        if descending { ranges.reverse() }
+        return disjoint
+    }
+
+    private static func access(_ query: Query, layout: TableLayout) -> QueryPlan {
         let constraints = conjuncts(of: query.filter).compactMap(Constraint.init)
         let firstKey = query.orderBy.first ?? SortKey("id")
         let ordersById = firstKey.column == "id"
@@ -51,21 +100,29 @@ struct QueryPlan {
             guard let values = constraints.first(where: { $0.column == column.name && $0.equals != nil })?.equals else {
                 continue
             }
-            var ranges = values.map { equalityRange($0, type: column.type) }
-            guard !ranges.contains(where: { $0 == nil }) else { continue }
-            if ranges.count == 1, let range = ranges[0] {
-                ranges = [narrowed(range, index: index, constraints: constraints)]
+            let equalities = values.map { equalityRange($0, type: column.type) }
+            guard !equalities.contains(where: { $0 == nil }) else { continue }
+            var ranges = equalities.compactMap { $0 }
+            if ranges.count == 1 {
+                ranges = [narrowed(ranges[0], index: index, constraints: constraints)]
             }
-            let ordered = ranges.count == 1 && firstKey.column == column.name
+            let sortsByColumn = firstKey.column == column.name
+            let disjoint =
+                ranges.count < 2 || sortedDisjoint(&ranges, descending: sortsByColumn && firstKey.descending)
+            let ordered = disjoint && sortsByColumn
             let plan = QueryPlan(
-                access: .index(index, ranges.compactMap { $0 }), descending: ordered && firstKey.descending,
-                isOrdered: ordered)
-            let prefixLength = ranges.count == 1 ? ranges[0]?.lower?.count ?? 0 : 0
+                access: .index(index, ranges), descending: ordered && firstKey.descending,
+                isOrdered: ordered, rangesAreDisjoint: disjoint)
+            let prefixLength = ranges.count == 1 ? ranges[0].lower?.count ?? 0 : 0
             if best.map({ prefixLength > $0.prefixLength }) ?? true { best = (plan, prefixLength) }
         }
         if let best { return best.plan }
         let idRanges = constraints.filter { $0.column == "id" && $0.equals == nil }
-        if !idRanges.isEmpty, let range = combine(idRanges, start: nil, key: { value, _ in idKey(value) }) {
+        if !idRanges.isEmpty,
+            let range = combine(
+                idRanges, start: nil, key: { value, _ in idKey(value) },
+                prefixKey: { Array($0.utf8.prefix(maximumIdBytes + 1)) })
+        {
             return QueryPlan(
                 access: .primary(range), descending: ordersById && firstKey.descending, isOrdered: ordersById)
         }
@@ -74,7 +131,8 @@ struct QueryPlan {
             let ranges = constraints.filter { $0.column == column.name && $0.equals == nil }
             guard !ranges.isEmpty,
                 let range = combine(
-                    ranges, start: IndexKey.firstNonNull, key: { indexKey($0, type: column.type, roundingUp: $1) })
+                    ranges, start: IndexKey.firstNonNull, key: { indexKey($0, type: column.type, roundingUp: $1) },
+                    prefixKey: { column.type == .string ? IndexKey.stringPrefix($0) : nil })
             else { continue }
             let ordered = firstKey.column == column.name
             return QueryPlan(
@@ -127,10 +185,19 @@ struct QueryPlan {
     /// lower and the least upper bound, each turned into key bytes by `key` (rounding outwards).
     private static func combine(
         _ constraints: [Constraint], start: [UInt8]?,
-        key: (Value, _ roundingUp: Bool) -> [UInt8]?
+        key: (Value, _ roundingUp: Bool) -> [UInt8]?,
+        prefixKey: (String) -> [UInt8]?
     ) -> KeyRange? {
         var range = KeyRange(lower: start, upper: nil)
         for constraint in constraints {
+            if let prefix = constraint.prefix {
+                // Every key that starts with these bytes: they are both the lower bound and the
+                // (prefix-inclusive) upper one.
+                guard let bytes = prefixKey(prefix) else { return nil }
+                if range.lower.map({ $0.lexicographicallyPrecedes(bytes) }) ?? true { range.lower = bytes }
+                if range.upper.map({ bytes.lexicographicallyPrecedes($0) }) ?? true { range.upper = bytes }
+                continue
+            }
             if let lower = constraint.lower {
                 guard let bytes = key(lower, false) else { return nil }
                 if range.lower.map({ $0.lexicographicallyPrecedes(bytes) }) ?? true { range.lower = bytes }
@@ -185,9 +252,17 @@ private struct Constraint {
     var equals: [Value]?
     var lower: Value?
     var upper: Value?
+    /// `startswith(column, prefix)`: the UTF-8 bytes of the value begin with those of `prefix`.
+    var prefix: String?
 
     init?(_ expression: FilterExpression) {
         switch expression {
+        case .function(.startsWith, let arguments):
+            guard arguments.count == 2, case .column(let name) = arguments[0], case .literal(let value) = arguments[1],
+                case .string(let prefix) = value, !prefix.isEmpty
+            else { return nil }
+            self.init(column: name)
+            self.prefix = prefix
         case .comparison(.column(let name), let op, .literal(let value)):
             self.init(column: name, op: op, value: value)
         case .comparison(.literal(let value), let op, .column(let name)):

@@ -31,25 +31,25 @@ package enum RecordCodec {
     /// Writes the record of `item` into `writer`, replacing the record it held.
     package static func encode(_ item: Item, columns: ColumnOrdinals, into writer: inout RecordWriter) {
         writer.begin()
-        for (name, value) in item.values {
-            guard let ordinal = columns.ordinal(of: name) else { continue }
+        item.forEachValue { name, value in
+            guard let ordinal = columns.ordinal(of: name) else { return }
             writer.append(ordinal: ordinal, value)
         }
     }
 
-    /// Decodes a record of a table whose columns are `columnNames` (by ordinal), keeping only the
-    /// ordinals marked in `only` when it is given. Returns `nil` when the bytes are not a
-    /// well-formed record.
-    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String], only: [Bool]? = nil)
+    /// Decodes a record of a table whose columns are `layout` (the schema's
+    /// ``OfflineSync/TableSchema/rowLayout``: ordinal = position), keeping only the ordinals
+    /// marked in `only` when it is given. Returns `nil` when the bytes are not a well-formed
+    /// record.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, id: String, layout: RowLayout, only: [Bool]? = nil)
         -> Item?
     {
         var reader = Reader(bytes: bytes)
         guard reader.byte() == formatVersion else { return nil }
-        // `init(minimumCapacity:)` is specialised here; `reserveCapacity` on a fresh dictionary
-        // ran the generic library code (about a microsecond a row on scans).
-        var values = [String: Value](minimumCapacity: columnNames.count)
+        let columnCount = layout.names.count
+        var values = [Value?](repeating: nil, count: columnCount)
         while !reader.isAtEnd {
-            guard let ordinal = reader.varint(), ordinal < UInt64(columnNames.count), let tag = reader.byte() else {
+            guard let ordinal = reader.varint(), ordinal < UInt64(columnCount), let tag = reader.byte() else {
                 return nil
             }
             if let only, !only[Int(ordinal)] {
@@ -57,19 +57,32 @@ package enum RecordCodec {
                 continue
             }
             guard let value = reader.value(tag: tag) else { return nil }
-            values[columnNames[Int(ordinal)]] = value
+            values[Int(ordinal)] = value
         }
-        return Item(id: id, values: values)
+        return Item(id: id, layout: layout, values: values)
+    }
+
+    /// ``decode(_:id:layout:only:)`` for a table whose columns are `columnNames` (by ordinal).
+    package static func decode(
+        _ bytes: UnsafeRawBufferPointer, id: String, columnNames: [String], only: [Bool]? = nil
+    ) -> Item? {
+        decode(bytes, id: id, layout: RowLayout(columnNames), only: only)
     }
 
     /// Reads the fields of a record whose ordinal `slots` maps to a slot (`slots[ordinal] >= 0`)
     /// into that slot of `values`, skipping the others; slots of absent fields are left as they
     /// are. `slots` has one entry per column of the table. Returns `false` when the bytes are not
     /// a well-formed record.
-    static func decode(_ bytes: UnsafeRawBufferPointer, slots: [Int], into values: inout [Value]) -> Bool {
+    ///
+    /// With `wanted`, reading stops once that many fields were found (a record holds each
+    /// ordinal once), so the rest of the record is neither read nor checked.
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, slots: [Int], into values: inout [Value], wanted: Int = .max
+    ) -> Bool {
         var reader = Reader(bytes: bytes)
         guard reader.byte() == formatVersion else { return false }
-        while !reader.isAtEnd {
+        var found = 0
+        while !reader.isAtEnd && found < wanted {
             guard let ordinal = reader.varint(), ordinal < UInt64(slots.count), let tag = reader.byte() else {
                 return false
             }
@@ -80,8 +93,14 @@ package enum RecordCodec {
             }
             guard let value = reader.value(tag: tag) else { return false }
             values[slot] = value
+            found += 1
         }
         return true
+    }
+
+    /// `true` when `bytes` start like a record (its fields are checked when they are read).
+    static func isWellFormedHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.first == formatVersion
     }
 
     static func zigzag(_ value: Int64) -> UInt64 {
@@ -184,6 +203,184 @@ package enum RecordCodec {
             let start = offset
             offset += Int(length)
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        }
+    }
+}
+
+extension RecordCodec {
+    /// The top-level `column op literal` conjuncts of a filter whose literal has the column's own
+    /// type (integer, double, boolean or date), tested on a record's encoded fields without
+    /// building a single `Value`: a row failing one of them fails the filter.
+    ///
+    /// Each test computes what ``OfflineSync/QueryEvaluator/compare(_:_:_:)`` computes for a
+    /// value of that type and a non-null literal: an absent field is null, which only `ne`
+    /// admits; numbers, booleans and dates compare as ``OfflineSync/ValueSemantics`` compares them.
+    struct FieldTests {
+        enum Literal {
+            case integer(Int64)
+            case double(Double)
+            case bool(Bool)
+            case date(Int64)
+        }
+
+        struct Test {
+            let ordinal: Int
+            let op: ComparisonOperator
+            let literal: Literal
+        }
+
+        /// The outcome for one record.
+        enum Verdict {
+            /// A test failed: the row does not match.
+            case rejected
+            /// Every test passed.
+            case passed
+            /// A field did not have the expected encoding; evaluate the filter in full.
+            case undecided
+        }
+
+        let tests: [Test]
+        /// For each column ordinal, `true` when some test reads it.
+        private let tested: [Bool]
+        /// The number of distinct ordinals tested.
+        private let testedCount: Int
+        /// The filter is exactly the conjunction of the tests.
+        let coversFilter: Bool
+
+        /// The tests of `filter` over a table whose columns are `columns` (by ordinal), or `nil`
+        /// when it has none.
+        init?(_ filter: FilterExpression?, columns: [Column]) {
+            guard let filter else { return nil }
+            var conjuncts: [FilterExpression] = []
+            func collect(_ expression: FilterExpression) {
+                if case .and(let lhs, let rhs) = expression {
+                    collect(lhs)
+                    collect(rhs)
+                } else {
+                    conjuncts.append(expression)
+                }
+            }
+            collect(filter)
+            var tests: [Test] = []
+            var covered = true
+            for conjunct in conjuncts {
+                if let test = FieldTests.test(conjunct, columns: columns) {
+                    tests.append(test)
+                } else {
+                    covered = false
+                }
+            }
+            guard !tests.isEmpty else { return nil }
+            var tested = Array(repeating: false, count: columns.count)
+            for test in tests { tested[test.ordinal] = true }
+            self.tests = tests
+            self.tested = tested
+            self.testedCount = tested.count(where: { $0 })
+            self.coversFilter = covered
+        }
+
+        private static func test(_ expression: FilterExpression, columns: [Column]) -> Test? {
+            let name: String
+            var op: ComparisonOperator
+            let value: Value
+            switch expression {
+            case .comparison(.column(let column), let comparison, .literal(let literal)):
+                (name, op, value) = (column, comparison, literal)
+            case .comparison(.literal(let literal), let comparison, .column(let column)):
+                (name, op, value) = (column, comparison, literal)
+                switch comparison {
+                case .gt: op = .lt
+                case .ge: op = .le
+                case .lt: op = .gt
+                case .le: op = .ge
+                case .eq, .ne: break
+                }
+            case .column(let column):
+                (name, op, value) = (column, .eq, .bool(true))
+            case .not(.column(let column)):
+                (name, op, value) = (column, .ne, .bool(true))
+            default:
+                return nil
+            }
+            guard let ordinal = columns.firstIndex(where: { $0.name == name }) else { return nil }
+            switch (columns[ordinal].type, value) {
+            case (.integer, .int(let number)): return Test(ordinal: ordinal, op: op, literal: .integer(number))
+            case (.double, .double(let number)) where !number.isNaN:
+                return Test(ordinal: ordinal, op: op, literal: .double(number))
+            case (.bool, .bool(let flag)): return Test(ordinal: ordinal, op: op, literal: .bool(flag))
+            case (.date, .date(let date)):
+                return Test(ordinal: ordinal, op: op, literal: .date(date.millisecondsSince1970))
+            default: return nil
+            }
+        }
+
+        /// A decoded field of a tested column.
+        private enum Field {
+            case bool(Bool)
+            case integer(Int64)
+            case date(Int64)
+            case double(Double)
+        }
+
+        /// The order of `field` against `literal`, or `nil` when their types differ.
+        @inline(__always)
+        private static func order(_ field: Field, _ literal: Literal) -> Int? {
+            switch (field, literal) {
+            case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
+            case (.integer(let a), .integer(let b)), (.date(let a), .date(let b)): return a < b ? -1 : (a > b ? 1 : 0)
+            case (.double(let a), .double(let b)): return a < b ? -1 : (a > b ? 1 : 0)
+            default: return nil
+            }
+        }
+
+        /// Runs the tests on `bytes`, a record (malformed ones are `undecided`).
+        func verdict(_ bytes: UnsafeRawBufferPointer) -> Verdict {
+            guard tested.count <= 64 else { return .undecided }
+            var reader = Reader(bytes: bytes)
+            guard reader.byte() == formatVersion else { return .undecided }
+            var seen: UInt64 = 0
+            var found = 0
+            while !reader.isAtEnd && found < testedCount {
+                guard let ordinal = reader.varint(), ordinal < UInt64(tested.count), let tag = reader.byte() else {
+                    return .undecided
+                }
+                guard tested[Int(ordinal)] else {
+                    guard reader.skip(tag: tag) else { return .undecided }
+                    continue
+                }
+                found += 1
+                seen |= 1 << ordinal
+                let field: Field
+                switch tag {
+                case 1, 2: field = .bool(tag == 2)
+                case 3, 6:
+                    guard let raw = reader.varint() else { return .undecided }
+                    field = tag == 3 ? .integer(RecordCodec.unzigzag(raw)) : .date(RecordCodec.unzigzag(raw))
+                case 4:
+                    guard let raw = reader.fixed64() else { return .undecided }
+                    field = .double(Double(bitPattern: raw))
+                default:
+                    return .undecided
+                }
+                for test in tests where test.ordinal == Int(ordinal) {
+                    guard let comparison = FieldTests.order(field, test.literal) else { return .undecided }
+                    let passes: Bool
+                    switch test.op {
+                    case .eq: passes = comparison == 0
+                    case .ne: passes = comparison != 0
+                    case .gt: passes = comparison > 0
+                    case .ge: passes = comparison >= 0
+                    case .lt: passes = comparison < 0
+                    case .le: passes = comparison <= 0
+                    }
+                    if !passes { return .rejected }
+                }
+            }
+            if found < testedCount {
+                // Tested columns absent from the record are null there: only `ne` admits a null.
+                for test in tests where seen & (1 << UInt64(test.ordinal)) == 0 && test.op != .ne { return .rejected }
+            }
+            return .passed
         }
     }
 }

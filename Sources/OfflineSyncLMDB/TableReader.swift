@@ -8,17 +8,23 @@ struct TableReader {
 
     /// The row with this id, or `nil`.
     func lookup(_ id: String) throws -> Item? {
-        try record(of: id).map { try decode(id: id, record: $0) }
-    }
-
-    /// The stored record of this id, or `nil`; valid until the transaction's next write.
-    private func record(of id: String) throws -> UnsafeRawBufferPointer? {
-        let bytes = Array(id.utf8)
-        guard (1...QueryPlan.maximumIdBytes).contains(bytes.count) else { return nil }
-        return try bytes.withUnsafeBytes { try context.get(layout.items, $0) }
+        var key = id
+        return try key.withUTF8 { bytes in
+            guard (1...QueryPlan.maximumIdBytes).contains(bytes.count),
+                let record = try context.get(layout.items, UnsafeRawBufferPointer(bytes))
+            else { return nil }
+            return try decode(id: id, record: record)
+        }
     }
 
     /// Answers `query` exactly as ``OfflineSync/QueryEvaluator/run(over:)`` would over the table.
+    ///
+    /// Candidates come from the ``QueryPlan``; each is tested and ranked by a ``RowProbe`` on the
+    /// fields of its record that the filter and the ordering read. Matching rows are kept as
+    /// their ordering values and pointers into the map (the first `skip + top` of them, sorted,
+    /// when that is at most ``boundedSelectionLimit``), and only the rows of the answer are
+    /// decoded whole. A plan whose candidates arrive in query order stops once it has
+    /// `skip + top` matches (and, where the order is only that of the first sort key, their ties).
     func run(_ query: Query) throws -> QueryResult {
         let evaluator = try QueryEvaluator(query: query, schema: layout.schema)
         let plan = QueryPlan.plan(query, layout: layout)
@@ -30,120 +36,124 @@ struct TableReader {
         }
         let stopsEarly = plan.isOrdered && wanted != nil && !needsEveryMatch
         let bound = stopsEarly ? nil : wanted.flatMap { $0 <= TableReader.boundedSelectionLimit ? $0 : nil }
-        var matches: [Item] = []
+        let probe = RowProbe(query, layout: layout)
+        var row = probe.makeRow()
+        var kept: [RowProbe.Candidate] = []
         var matchCount = 0
-        var lastTie: [UInt8]?
-        let prefilter = prefilterColumns(query.filter)
-        try candidates(plan, wantTies: stopsEarly) { id, record, tie in
-            if stopsEarly, let wanted, matches.count >= wanted, tie != lastTie { return false }
-            if let prefilter {
-                guard let partial = RecordCodec.decode(record, id: id, columnNames: layout.columnNames, only: prefilter)
-                else {
-                    throw corrupt(id)
-                }
-                guard evaluator.matches(partial) else { return true }
+        var lastTie: UnsafeRawBufferPointer?
+        var lastTieIsExact = false
+        let exact = stopsEarly && plan.isExactlyOrdered
+        let ids = IdBytes(plan)
+        defer { withExtendedLifetime(ids) {} }
+        try candidates(plan, ids: ids, ties: stopsEarly ? (exact ? .valuePart : .firstComponent) : .none) {
+            id, record, tie in
+            if stopsEarly, let wanted, kept.count >= wanted {
+                // Past the page: stop, unless this row ties with the last one kept in the part
+                // of the key that orders them (then it may still sort before it).
+                if !TableReader.same(tie, lastTie) || (exact && lastTieIsExact) { return false }
             }
-            let item = try decode(id: id, record: record)
-            guard prefilter != nil || evaluator.matches(item) else { return true }
+            let verdict = probe.screen(record)
+            if verdict == .rejected { return true }
+            guard probe.load(record, id: id, into: &row) else { throw corrupt(String(decoding: id, as: UTF8.self)) }
+            guard probe.matches(row, screened: verdict) else { return true }
             matchCount += 1
-            lastTie = tie
+            if stopsEarly {
+                lastTie = tie
+                // A value part shorter than the cut is exact: the index orders its rows fully.
+                lastTieIsExact = tie.map { $0.count < IndexKey.maximumValueBytes } ?? true
+            }
             if let bound {
-                TableReader.keep(item, inFirst: bound, of: &matches, by: evaluator)
+                if kept.count == bound {
+                    guard let last = kept.last, probe.precedes(row, id: id, last) else { return true }
+                    kept.removeLast()
+                }
+                let candidate = RowProbe.Candidate(keys: probe.sortKeys(of: row, id: id), id: id, record: record)
+                var low = 0
+                var high = kept.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if probe.precedes(kept[middle], candidate) { low = middle + 1 } else { high = middle }
+                }
+                kept.insert(candidate, at: low)
             } else {
-                matches.append(item)
+                kept.append(RowProbe.Candidate(keys: probe.sortKeys(of: row, id: id), id: id, record: record))
             }
             return true
         }
-        if bound == nil { matches.sort(by: evaluator.precedes) }
-        let start = min(query.skip, matches.count)
-        let end = wanted.map { min($0, matches.count) } ?? matches.count
-        return QueryResult(
-            items: matches[start..<end].map(evaluator.select),
-            totalCount: query.includeTotalCount ? knownTotal ?? matchCount : nil)
+        if bound == nil { kept.sort(by: probe.precedes) }
+        let start = min(query.skip, kept.count)
+        let end = wanted.map { min($0, kept.count) } ?? kept.count
+        var items: [Item] = []
+        items.reserveCapacity(end - start)
+        for candidate in kept[start..<end] {
+            let item = try decode(id: String(decoding: candidate.id, as: UTF8.self), record: candidate.record)
+            items.append(evaluator.select(item))
+        }
+        return QueryResult(items: items, totalCount: query.includeTotalCount ? knownTotal ?? matchCount : nil)
     }
 
     /// Up to this many wanted rows are kept in a sorted array while scanning instead of sorting
     /// every match at the end.
     static let boundedSelectionLimit = 1024
 
-    /// Inserts `item` into the sorted `rows` if it is among the first `limit` rows.
-    private static func keep(_ item: Item, inFirst limit: Int, of rows: inout [Item], by evaluator: QueryEvaluator) {
-        if rows.count == limit {
-            guard let last = rows.last, evaluator.precedes(item, last) else { return }
-            rows.removeLast()
-        }
-        var low = 0
-        var high = rows.count
-        while low < high {
-            let middle = (low + high) / 2
-            if evaluator.precedes(rows[middle], item) { low = middle + 1 } else { high = middle }
-        }
-        rows.insert(item, at: low)
+    /// `true` when both tie keys are absent or hold the same bytes.
+    private static func same(_ lhs: UnsafeRawBufferPointer?, _ rhs: UnsafeRawBufferPointer?) -> Bool {
+        guard let lhs, let rhs else { return lhs == nil && rhs == nil }
+        return KeyRange.compare(lhs, rhs) == 0
     }
 
-    /// The columns to decode first to evaluate the filter, when that is fewer than all of them:
-    /// a row the filter rejects then costs only the decoding of the columns it reads.
-    private func prefilterColumns(_ filter: FilterExpression?) -> [Bool]? {
-        guard let filter else { return nil }
-        var names: Set<String> = []
-        TableReader.collectColumns(of: filter, into: &names)
-        let wanted = layout.columnNames.map(names.contains)
-        return wanted.allSatisfy { $0 } ? nil : wanted
+    /// Which part of an index key a walk in query order reports with each candidate.
+    enum Ties {
+        /// Nothing.
+        case none
+        /// The first component: rows sharing it may still come in any order.
+        case firstComponent
+        /// The whole value part (without the id).
+        case valuePart
     }
 
-    private static func collectColumns(of expression: FilterExpression, into names: inout Set<String>) {
-        switch expression {
-        case .literal:
-            return
-        case .column(let name):
-            names.insert(name)
-        case .not(let operand), .negate(let operand), .isIn(let operand, _):
-            collectColumns(of: operand, into: &names)
-        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs),
-            .arithmetic(let lhs, _, let rhs):
-            collectColumns(of: lhs, into: &names)
-            collectColumns(of: rhs, into: &names)
-        case .function(_, let arguments):
-            for argument in arguments { collectColumns(of: argument, into: &names) }
-        }
-    }
-
-    /// Calls `body` with the id and record of each candidate row of `plan` (and, with
-    /// `wantTies`, the key bytes that equal rows of the first sort key share) until it returns
-    /// `false`.
+    /// Calls `body` with the id and record of each candidate row of `plan` (and, for an index
+    /// walk, the part of the key that `ties` asks for) until it returns `false`. The buffers
+    /// point into the map.
     private func candidates(
-        _ plan: QueryPlan, wantTies: Bool,
-        _ body: (String, UnsafeRawBufferPointer, [UInt8]?) throws -> Bool
+        _ plan: QueryPlan, ids: IdBytes, ties: Ties,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Bool
     ) throws {
         switch plan.access {
-        case .ids(let ids):
-            for id in ids {
-                guard let record = try record(of: id) else { continue }
+        case .ids:
+            for id in ids.buffers {
+                guard (1...QueryPlan.maximumIdBytes).contains(id.count), let record = try context.get(layout.items, id)
+                else { continue }
                 guard try body(id, record, nil) else { return }
             }
         case .primary(let range):
             try context.walk(layout.items, range, descending: plan.descending) { key, record in
-                try body(String(decoding: key, as: UTF8.self), record, wantTies ? Array(key) : nil)
+                try body(key, record, nil)
             }
         case .index(let index, let ranges):
-            var seen: Set<String> = []
+            var seen: Set<[UInt8]> = []
+            let deduplicates = ranges.count > 1 && !plan.rangesAreDisjoint
             for range in ranges {
                 var more = true
                 try context.walk(index.dbi, range, descending: plan.descending) { key, value in
-                    let id = String(decoding: value, as: UTF8.self)
-                    guard ranges.count == 1 || seen.insert(id).inserted else { return true }
+                    guard !deduplicates || seen.insert(Array(value)).inserted else { return true }
                     guard let record = try context.get(layout.items, value) else {
                         throw LMDBError.corrupt(
-                            "index '\(index.index.name)' lists id '\(id)', which has no row", table: layout.schema.name,
-                            path: context.path)
+                            "index '\(index.index.name)' lists id '\(String(decoding: value, as: UTF8.self))', which has no row",
+                            table: layout.schema.name, path: context.path)
                     }
-                    let tie =
-                        wantTies
-                        ? Array(
-                            key.prefix(
+                    let valueLength = key.count - value.count
+                    let tie: UnsafeRawBufferPointer?
+                    switch ties {
+                    case .none: tie = nil
+                    case .valuePart: tie = UnsafeRawBufferPointer(rebasing: key.prefix(valueLength))
+                    case .firstComponent:
+                        tie = UnsafeRawBufferPointer(
+                            rebasing: key.prefix(
                                 IndexKey.firstComponentLength(
-                                    key, valueLength: key.count - value.count, type: index.firstColumn.type))) : nil
-                    more = try body(id, record, tie)
+                                    key, valueLength: valueLength, type: index.firstColumn.type)))
+                    }
+                    more = try body(value, record, tie)
                     return more
                 }
                 if !more { return }
@@ -151,8 +161,40 @@ struct TableReader {
         }
     }
 
+    /// The ids of an `.ids` plan as bytes that live as long as this object, so that candidates
+    /// can point at them like at ids in the map.
+    final class IdBytes {
+        private let storage: UnsafeMutableRawBufferPointer
+        let buffers: [UnsafeRawBufferPointer]
+
+        init(_ plan: QueryPlan) {
+            guard case .ids(let ids) = plan.access else {
+                storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+                buffers = []
+                return
+            }
+            let total = ids.reduce(0) { $0 + $1.utf8.count }
+            storage = .allocate(byteCount: max(total, 1), alignment: 1)
+            var offset = 0
+            var buffers: [UnsafeRawBufferPointer] = []
+            buffers.reserveCapacity(ids.count)
+            for id in ids {
+                let count = id.utf8.count
+                let target = UnsafeMutableRawBufferPointer(rebasing: storage[offset..<offset + count])
+                target.copyBytes(from: id.utf8)
+                buffers.append(UnsafeRawBufferPointer(target))
+                offset += count
+            }
+            self.buffers = buffers
+        }
+
+        deinit {
+            storage.deallocate()
+        }
+    }
+
     private func decode(id: String, record: UnsafeRawBufferPointer) throws -> Item {
-        guard let item = RecordCodec.decode(record, id: id, columnNames: layout.columnNames) else { throw corrupt(id) }
+        guard let item = RecordCodec.decode(record, id: id, layout: layout.schema.rowLayout) else { throw corrupt(id) }
         return item
     }
 

@@ -67,6 +67,15 @@ final class TransactionContext {
         return dbi
     }
 
+    /// Opens the named sub-database when it exists; `nil` when it does not.
+    func openExistingDatabase(_ name: String) throws -> MDB_dbi? {
+        var dbi: MDB_dbi = 0
+        let code = mdb_dbi_open(txn, name, 0, &dbi)
+        if code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_dbi_open('\(name)')")
+        return dbi
+    }
+
     /// Deletes every entry of a sub-database, keeping it.
     func empty(_ dbi: MDB_dbi) throws {
         try check(mdb_drop(txn, dbi, 0), "mdb_drop")

@@ -16,7 +16,9 @@ import Synchronization
 ///   (see `PostgresTableLayout`: strings as `bytea`, ids and JSON as `text COLLATE "C"`, dates as
 ///   `int8` milliseconds, `float8` doubles). The declared schema is recorded in the table
 ///   `__offline_sync_schema`, so reopening knows every column's type and widens tables with
-///   `ALTER TABLE ADD COLUMN`.
+///   `ALTER TABLE ADD COLUMN`. A schema change raises the schema's generation (in
+///   `__offline_sync_generation`); every read, lookup and write transaction checks it and reloads
+///   the schema another store instance or process changed.
 /// - Every value is bound (binary format) to a server-side prepared statement, cached per
 ///   connection. Indexes come from the schema.
 /// - One connection per store, confined behind a lock: calls from any thread are serialised.
@@ -33,6 +35,16 @@ public final class PostgresStore: LocalStore {
         var schema = StoreSchema([])
         var layouts: [String: PostgresTableLayout] = [:]
         var serverVersion: String?
+        /// The schema generation ``schema`` was read at (see `PostgresConnection.generationTable`).
+        var generation: Int64 = 0
+
+        /// Takes `stored` as the schema, at `generation`.
+        mutating func adopt(_ stored: StoreSchema, generation: Int64, in schemaName: String) {
+            schema = stored
+            layouts = Dictionary(
+                uniqueKeysWithValues: stored.tables.map { ($0.name, PostgresTableLayout($0, in: schemaName)) })
+            self.generation = generation
+        }
     }
 
     /// Where the store connects and its PostgreSQL schema.
@@ -100,9 +112,7 @@ public final class PostgresStore: LocalStore {
             }
             do {
                 let stored = try connection.install(schema, in: settings.schema, lockKey: lockKey)
-                state.schema = stored
-                state.layouts = Dictionary(
-                    uniqueKeysWithValues: stored.tables.map { ($0.name, PostgresTableLayout($0, in: settings.schema)) })
+                state.adopt(stored.schema, generation: stored.generation, in: settings.schema)
                 state.serverVersion = connection.serverParameter("server_version")
                 state.connection = connection
             } catch {
@@ -117,13 +127,16 @@ public final class PostgresStore: LocalStore {
     public func read(_ query: Query) throws -> QueryResult {
         try state.withLock { state in
             let connection = try requireOpen(state)
-            let layout = try PostgresStore.layout(query.table, in: state.schema, state.layouts)
             return try PostgresStore.retryingOnceAfterConnectionLoss(connection) {
                 guard query.includeTotalCount else {
+                    try refreshSchema(&state, connection)
+                    let layout = try PostgresStore.layout(query.table, in: state.schema, state.layouts)
                     return try PostgresStore.read(query, on: layout, connection)
                 }
                 try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 do {
+                    try refreshSchema(&state, connection)
+                    let layout = try PostgresStore.layout(query.table, in: state.schema, state.layouts)
                     let result = try PostgresStore.read(query, on: layout, connection)
                     try connection.execute("COMMIT")
                     return result
@@ -138,11 +151,24 @@ public final class PostgresStore: LocalStore {
     public func lookup(table: String, id: String) throws -> Item? {
         try state.withLock { state in
             let connection = try requireOpen(state)
-            let layout = try PostgresStore.layout(table, in: state.schema, state.layouts)
             return try PostgresStore.retryingOnceAfterConnectionLoss(connection) {
-                try PostgresStore.lookup(id, on: layout, connection)
+                try refreshSchema(&state, connection)
+                let layout = try PostgresStore.layout(table, in: state.schema, state.layouts)
+                return try PostgresStore.lookup(id, on: layout, connection)
             }
         }
+    }
+
+    /// Reloads the schema when another store instance or process changed it (widened a table,
+    /// added one) since this one read it: the generation is one indexed read, the reload only
+    /// happens after a change. So a read never leaves out columns another process added, and a
+    /// write transaction (which checks under the writer lock) writes against the current tables.
+    private func refreshSchema(_ state: inout State, _ connection: PostgresConnection, generation: Int64? = nil)
+        throws
+    {
+        let generation = try generation ?? connection.generation(in: settings.schema)
+        guard generation != state.generation else { return }
+        state.adopt(try connection.storedSchema(in: settings.schema), generation: generation, in: settings.schema)
     }
 
     /// Runs a read (or the start of a transaction); when the connection turns out to be lost (a
@@ -161,7 +187,8 @@ public final class PostgresStore: LocalStore {
         }
     }
 
-    /// `BEGIN` and the schema's advisory lock in one round trip, `COMMIT` when `body` returns,
+    /// `BEGIN`, the schema's advisory lock and the schema's generation (a schema another process
+    /// widened is reloaded first) in one round trip, `COMMIT` when `body` returns,
     /// `ROLLBACK` when it or the commit throws. When a statement failed inside the transaction
     /// (PostgreSQL then refuses everything but a rollback) and `body` caught the error and returned,
     /// the transaction is rolled back and that error is thrown: nothing half-done is committed.
@@ -170,10 +197,20 @@ public final class PostgresStore: LocalStore {
             let connection = try requireOpen(state)
             // A lost connection is noticed by the first statement; nothing is written before the
             // lock is held, so beginning again on a new connection is safe.
-            try PostgresStore.retryingOnceAfterConnectionLoss(connection) {
-                try connection.execute("BEGIN; SELECT pg_advisory_xact_lock(\(lockKey))")
+            // The schema generation is read in the same round trip, under the lock.
+            let generation = try PostgresStore.retryingOnceAfterConnectionLoss(connection) {
+                try connection.executeReturningValue(
+                    "BEGIN; SELECT pg_advisory_xact_lock(\(lockKey)); "
+                        + PostgresConnection.generationSQL(in: settings.schema))
             }
-            let transaction = Transaction(connection: connection, schema: state.schema, layouts: state.layouts)
+            let transaction: Transaction
+            do {
+                try refreshSchema(&state, connection, generation: generation.flatMap { Int64($0) } ?? 0)
+                transaction = Transaction(connection: connection, schema: state.schema, layouts: state.layouts)
+            } catch {
+                connection.rollBack()
+                throw error
+            }
             defer { transaction.isActive = false }
             do {
                 let result = try body(transaction)

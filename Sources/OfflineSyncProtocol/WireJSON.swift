@@ -15,7 +15,10 @@ package enum WireJSON {
 
     /// The body of a client write.
     package static func encodeForWrite(_ item: Item) throws(WireFormatError) -> [UInt8] {
-        var members = item.values.filter { SystemProperty(rawValue: $0.key) == nil && !$0.value.isNull }
+        var members: [String: Value] = [:]
+        item.forEachValue { name, value in
+            if SystemProperty(rawValue: name) == nil && !value.isNull { members[name] = value }
+        }
         if !item.id.isEmpty { members["id"] = .string(item.id) }
         return try encodeObject(members, first: "id")
     }
@@ -99,7 +102,8 @@ package enum WireJSON {
 
     private static func checkSystemProperties(of item: Item) throws(WireFormatError) {
         for property in SystemProperty.allCases {
-            guard let value = item.values[property.rawValue], !value.isNull else { continue }
+            let value = item[property.rawValue]
+            guard !value.isNull else { continue }
             switch (property, value) {
             case (.createdAt, .date), (.updatedAt, .date), (.version, .string), (.deleted, .bool):
                 continue

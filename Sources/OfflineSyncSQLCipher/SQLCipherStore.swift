@@ -107,6 +107,7 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
     public func rekey(to newKey: SQLCipherKey) throws {
         try newKey.validate()
         let library = library
+        let keys = keys
         try engine.withConnection { connection in
             // SQLCipher 3 cannot rekey a database in WAL mode; it leaves WAL for the rekey.
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -116,8 +117,9 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
             guard code == 0 else {
                 throw connection.error(code: code, context: "changing the key of '\(connection.path)'")
             }
+            // Before any read can open a read connection with the old key.
+            keys.replace(with: newKey)
         }
-        keys.replace(with: newKey)
     }
 
     /// Writes a plaintext copy of the open store to a new file at `plaintextPath` (SQLCipher's

@@ -2,7 +2,9 @@
 ///
 /// Every store runs in WAL mode (readers and the writer do not block each other, and a commit is
 /// one sequential append to the WAL file) with the library's default page size (4 KiB for SQLite
-/// 3.40, 1 KiB for SQLCipher 3).
+/// 3.40, 1 KiB for SQLCipher 3). A store has one connection for writes and a small pool of
+/// read-only connections (``readConnections``), so reads from several threads run at the same
+/// time as each other and as a write.
 public struct SQLStoreOptions: Sendable, Hashable {
     /// How hard a commit works to survive a power failure.
     public enum Durability: String, Sendable, Hashable {
@@ -30,16 +32,24 @@ public struct SQLStoreOptions: Sendable, Hashable {
     /// Whether errors list the bound values of the failing statement (``SQLiteError/arguments``).
     /// Off by default: values may be personal data.
     public var publicStatementArguments: Bool
+    /// The most read-only connections the store opens (4 by default), each on first need: reads
+    /// and lookups borrow one, so that reads on different threads run concurrently with each
+    /// other and with a write, each seeing the last commit before it began. `0` reads on the
+    /// writer connection, one call at a time. An in-memory database (`:memory:`) has none.
+    /// Each connection keeps a page cache of up to ``cacheSizeKiB``; an SQLCipher connection
+    /// derives the key once when it opens (asking a key provider again).
+    public var readConnections: Int
 
     /// Creates options; every argument has a default.
     public init(
         durability: Durability = .normal, busyTimeoutMilliseconds: Int = 5000, cacheSizeKiB: Int = 16_384,
-        maximumPageCount: Int? = nil, publicStatementArguments: Bool = false
+        maximumPageCount: Int? = nil, publicStatementArguments: Bool = false, readConnections: Int = 4
     ) {
         self.durability = durability
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.cacheSizeKiB = cacheSizeKiB
         self.maximumPageCount = maximumPageCount
         self.publicStatementArguments = publicStatementArguments
+        self.readConnections = max(0, readConnections)
     }
 }

@@ -15,7 +15,9 @@ public import OfflineSync
 ///   ``SQLStoreOptions/Durability/full`` is asked for, a 16 MiB page cache, dates as integer
 ///   milliseconds, booleans as 0/1, JSON as text, doubles without column affinity so `-0.0` keeps
 ///   its sign. Queries are translated to SQL that agrees with ``OfflineSync/QueryEvaluator``.
-/// - One connection, confined behind a lock: calls from any thread are serialised.
+/// - One writer connection, confined behind a lock (writes are serialised), and a small pool of
+///   read-only connections (``SQLStoreOptions/readConnections``): reads from any thread run
+///   concurrently with each other and with a write, each seeing one committed snapshot.
 /// - Failures of the library throw ``SQLiteError`` (a file that is not a database, a read-only
 ///   location, a lock held too long by another process, a full disk …); contract violations throw
 ///   ``OfflineSync/OfflineSyncError``.

@@ -16,7 +16,9 @@ import NIOPosix
 /// answers with `TableProtocol` (synchronous store calls) one after another, and the answers are
 /// written back on the event loop in one flush. So the event loop never waits for a store, the
 /// requests of one connection are applied in the order they were sent (a pipelined push keeps its
-/// order), and different connections are served in parallel.
+/// order), and different connections are served in parallel. When the server checks tokens, a
+/// batch's tokens are checked first (``TokenVerifier``, off the thread pool), and each request
+/// reaches `TableProtocol` with its outcome.
 ///
 /// Why not Hummingbird's router and responder: they answer a connection's requests one at a
 /// time through an async task, with a flush per answer; taking the decoded request parts here
@@ -203,7 +205,8 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
             )
         }
         let maximumConnections = settings.maximumConnections
-        threadPool.runIfActive(eventLoop: context.eventLoop) { () -> [TableProtocol.Answer] in
+        let respond = {
+            @Sendable (requests: [(tooLarge: Bool, request: TableProtocol.Request)]) -> [TableProtocol.Answer] in
             requests.map { entry in
                 if refused {
                     var answer = TableProtocol.error(
@@ -217,35 +220,54 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
                 return tableProtocol.respond(to: entry.request)
             }
         }
-        .assumeIsolated()
-        .whenComplete { result in
-            self.inFlight = false
-            switch result {
-            case .success(let answers):
-                for (received, answer) in zip(batch, answers) { self.write(answer, for: received, context: context) }
-                context.flush()
-                if refused || batch.contains(where: { !$0.keepAlive }) {
+        let answers: EventLoopFuture<[TableProtocol.Answer]>
+        if let verifier = settings.authentication, !refused {
+            // Tokens are checked (jwt-kit's key collection is an actor) before the batch goes to
+            // the thread pool; the batch keeps its order.
+            let threadPool = self.threadPool
+            answers = context.eventLoop.makeFutureWithTask {
+                var checked = requests
+                for index in checked.indices where !checked[index].tooLarge {
+                    checked[index].request.credential = await TableProtocol.authenticate(
+                        checked[index].request, with: verifier)
+                }
+                let ready = checked
+                return try await threadPool.runIfActive { respond(ready) }
+            }
+        } else {
+            answers = threadPool.runIfActive(eventLoop: context.eventLoop) { respond(requests) }
+        }
+        answers.assumeIsolated()
+            .whenComplete { result in
+                self.inFlight = false
+                switch result {
+                case .success(let answers):
+                    for (received, answer) in zip(batch, answers) {
+                        self.write(answer, for: received, context: context)
+                    }
+                    context.flush()
+                    if refused || batch.contains(where: { !$0.keepAlive }) {
+                        self.closing = true
+                        Self.closeAfterAnswer(context)
+                        return
+                    }
+                case .failure(let error):
+                    // The pool is shutting down: the server is stopping.
+                    self.logger.info("closing a connection while the server stops: \(error)")
                     self.closing = true
-                    Self.closeAfterAnswer(context)
+                    context.close(promise: nil)
                     return
                 }
-            case .failure(let error):
-                // The pool is shutting down: the server is stopping.
-                self.logger.info("closing a connection while the server stops: \(error)")
-                self.closing = true
-                context.close(promise: nil)
-                return
+                if !self.pending.isEmpty {
+                    self.dispatch(context: context)
+                } else {
+                    self.startIdleTimer(context: context)
+                }
+                if self.readPaused, self.pending.count < Self.maximumPending {
+                    self.readPaused = false
+                    context.read()
+                }
             }
-            if !self.pending.isEmpty {
-                self.dispatch(context: context)
-            } else {
-                self.startIdleTimer(context: context)
-            }
-            if self.readPaused, self.pending.count < Self.maximumPending {
-                self.readPaused = false
-                context.read()
-            }
-        }
     }
 
     private func write(_ answer: TableProtocol.Answer, for received: Received, context: ChannelHandlerContext) {
@@ -311,7 +333,8 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         fields[.date] = date.now()
         fields[.server] = serverName
         context.write(
-            wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil)
+            wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil
+        )
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             Self.closeAfterAnswer(context)

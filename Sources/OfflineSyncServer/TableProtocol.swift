@@ -20,6 +20,19 @@ final class TableProtocol: Sendable {
         /// Returns the value of a header (case-insensitive name); repeated headers joined by `,`.
         var header: @Sendable (String) -> String?
         var body: [UInt8]
+        /// What the request's token proved, checked before the request reaches the protocol
+        /// (``TableProtocol/authenticate(_:with:)``); `.none` when the server checks no tokens.
+        var credential: Credential = .none
+    }
+
+    /// The outcome of a request's token check.
+    enum Credential: Sendable, Equatable {
+        /// No token was sent (or the server checks none).
+        case none
+        /// A valid token naming this user.
+        case user(AuthenticatedUser)
+        /// A token was sent and refused.
+        case refused(AuthenticationFailure)
     }
 
     /// The answer to send.
@@ -36,16 +49,92 @@ final class TableProtocol: Sendable {
     let checksAPIVersion: Bool
     let cors: CORSPolicy
     let limits: QueryLimits
+    let access: AccessPolicy
 
     init(
         service: TableService, createsTables: Bool, checksAPIVersion: Bool = true, cors: CORSPolicy = CORSPolicy(),
-        limits: QueryLimits = QueryLimits()
+        limits: QueryLimits = QueryLimits(), access: AccessPolicy = AccessPolicy(rules: [:], checksTokens: false)
     ) {
         self.service = service
         self.createsTables = createsTables
         self.checksAPIVersion = checksAPIVersion
         self.cors = cors
         self.limits = limits
+        self.access = access
+    }
+
+    // MARK: Authentication
+
+    /// The token of a request: `Authorization: Bearer <token>` or, without it, `X-ZUMO-AUTH:
+    /// <token>` (App Service authentication's header); `nil` when neither is sent.
+    static func token(of request: Request) -> Result<String, AuthenticationFailure>? {
+        if let authorization = request.header("Authorization")?.trimmingCharacters(in: " \t"), !authorization.isEmpty {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                return .failure(
+                    AuthenticationFailure(
+                        .malformed, "the Authorization header is not 'Bearer <token>'; send the JWT as a bearer token"))
+            }
+            return .success(String(parts[1]).trimmingCharacters(in: " \t"))
+        }
+        if let zumo = request.header("X-ZUMO-AUTH")?.trimmingCharacters(in: " \t"), !zumo.isEmpty {
+            return .success(zumo)
+        }
+        return nil
+    }
+
+    /// Checks the token a request carries with `verifier`.
+    static func authenticate(_ request: Request, with verifier: TokenVerifier) async -> Credential {
+        switch token(of: request) {
+        case nil: return .none
+        case .failure(let failure)?: return .refused(failure)
+        case .success(let token)?:
+            switch await verifier.verify(token) {
+            case .success(let user): return .user(user)
+            case .failure(let failure): return .refused(failure)
+            }
+        }
+    }
+
+    /// A 401 with `WWW-Authenticate: Bearer` (so clients renew their token) and the reason.
+    static func unauthorized(_ failure: AuthenticationFailure) -> Answer {
+        var answer = error(401, failure.message)
+        var challenge = #"Bearer realm="offline-sync""#
+        if failure.reason != .missing { challenge += #", error="invalid_token""# }
+        answer.headers.append(("WWW-Authenticate", challenge))
+        return answer
+    }
+
+    /// The owner a request acts for on `table`, or the answer refusing it.
+    private func authorize(_ request: Request, table: String) -> Authorization {
+        if case .refused(let failure) = request.credential { return .refused(Self.unauthorized(failure)) }
+        let rule = access.access(table)
+        switch rule.level {
+        case .disabled:
+            var answer = Self.error(405, "table '\(Self.shown(table))' is disabled on this server")
+            answer.headers.append(("Allow", ""))
+            return .refused(answer)
+        case .anonymous:
+            return .allowed(nil)
+        case .authenticated:
+            guard case .user(let user) = request.credential else {
+                return .refused(
+                    Self.unauthorized(
+                        AuthenticationFailure(
+                            .missing,
+                            "table '\(Self.shown(table))' needs a signed-in user: send 'Authorization: Bearer <token>' or 'X-ZUMO-AUTH: <token>'"
+                        )))
+            }
+            return .allowed(rule.ownerColumn.map { RowOwner(userId: user.subject, column: $0) })
+        }
+    }
+
+    /// What ``authorize(_:table:)`` decided.
+    private enum Authorization {
+        /// Go on, acting for this owner (`nil`: rows are shared).
+        case allowed(RowOwner?)
+        /// Answer this instead.
+        case refused(Answer)
     }
 
     /// Answers one request; never throws: every failure becomes a JSON error answer, with the
@@ -71,7 +160,8 @@ final class TableProtocol: Sendable {
             case .unknownTable: return Self.error(404, error.message)
             case .syntax, .invalidQuery, .unknownColumn, .invalidValue, .invalidName, .invalidSchema:
                 return Self.error(400, error.message)
-            default: return Self.error(500, "the server failed (\(error.code)); see the server log", detail: error.message)
+            default:
+                return Self.error(500, "the server failed (\(error.code)); see the server log", detail: error.message)
             }
         } catch let error as WireFormatError {
             return Self.error(400, "the request body could not be read: \(error.message)")
@@ -95,6 +185,11 @@ final class TableProtocol: Sendable {
                 origin: request.header("Origin"), requestedHeaders: request.header("Access-Control-Request-Headers"))
             return answer
         }
+        let owner: RowOwner?
+        switch authorize(request, table: target.table) {
+        case .allowed(let allowed): owner = allowed
+        case .refused(let refusal): return refusal
+        }
         if checksAPIVersion {
             let version = request.header(WireHeader.apiVersion) ?? target.options[WireHeader.apiVersion.lowercased()]
             guard let version, WireHeader.isSupportedAPIVersion(version) else {
@@ -105,13 +200,33 @@ final class TableProtocol: Sendable {
                 )
             }
         }
+        do {
+            return try operation(request, target, owner, allowed: allowed)
+        } catch var error as RemoteError where owner != nil {
+            error.serverItem = error.serverItem.map { Self.hidingOwner($0, owner) }
+            throw error
+        }
+    }
+
+    /// The per-user column is the server's business: its value is always the caller's own id,
+    /// so answers leave it out (a client need not declare it); a `$select` naming it gets it.
+    static func hidingOwner(_ item: Item, _ owner: RowOwner?) -> Item {
+        guard let owner else { return item }
+        var hidden = item
+        hidden.values.removeValue(forKey: owner.column)
+        return hidden
+    }
+
+    private func operation(_ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?, allowed: String)
+        throws -> Answer
+    {
         switch (request.method, target.id) {
-        case ("GET", nil): return try read(target)
-        case ("GET", let id?): return try lookup(id, target)
-        case ("POST", nil): return try insert(request, target)
-        case ("POST", let id?): return try undelete(id, request, target)
-        case ("PATCH", let id?): return try update(id, request, target)
-        case ("DELETE", let id?): return try delete(id, request, target)
+        case ("GET", nil): return try read(target, owner)
+        case ("GET", let id?): return try lookup(id, target, owner)
+        case ("POST", nil): return try insert(request, target, owner)
+        case ("POST", let id?): return try undelete(id, request, target, owner)
+        case ("PATCH", let id?): return try update(id, request, target, owner)
+        case ("DELETE", let id?): return try delete(id, request, target, owner)
         default:
             var answer = Self.error(
                 405, "\(request.method.prefix(20)) is not allowed on \(Self.shown(request.target)); use \(allowed)")
@@ -120,14 +235,17 @@ final class TableProtocol: Sendable {
         }
     }
 
-    private func read(_ target: TableRequestTarget) throws -> Answer {
+    private func read(_ target: TableRequestTarget, _ owner: RowOwner?) throws -> Answer {
         guard try service.hasTable(target.table) else {
             throw OfflineSyncError(.unknownTable, "the server has no table '\(target.table)'")
         }
         let query = try target.query()
         try limits.check(query)
-        let page = try service.readPage(query, includeDeleted: target.includeDeleted)
-        guard let selection = query.selection else { return try Self.json(200, encoded { try WireJSON.encodePage(page) }) }
+        var page = try service.readPage(query, includeDeleted: target.includeDeleted, owner: owner)
+        guard let selection = query.selection else {
+            if owner != nil { page.items = page.items.map { Self.hidingOwner($0, owner) } }
+            return try Self.json(200, encoded { try WireJSON.encodePage(page) })
+        }
         return try Self.json(200, encoded { try Self.encode(page, selecting: selection) })
     }
 
@@ -148,20 +266,13 @@ final class TableProtocol: Sendable {
         return Array(#"{"results":"#.utf8) + array + Array(#","count":\#(count)}"#.utf8)
     }
 
-    private func lookup(_ id: String, _ target: TableRequestTarget) throws -> Answer {
-        let item: Item?
-        if target.includeDeleted {
-            let query = Query(
-                table: target.table, filter: .comparison(.column("id"), .eq, .literal(.string(id))), top: 1)
-            item = try service.readPage(query, includeDeleted: true).items.first
-        } else {
-            item = try service.lookup(id: id, in: target.table)
-        }
+    private func lookup(_ id: String, _ target: TableRequestTarget, _ owner: RowOwner?) throws -> Answer {
+        let item = try service.lookup(id: id, in: target.table, includeDeleted: target.includeDeleted, owner: owner)
         guard let item else { return Self.error(404, "The item does not exist") }
-        return try itemAnswer(200, item, table: target.table)
+        return try itemAnswer(200, item, table: target.table, owner: owner)
     }
 
-    private func insert(_ request: Request, _ target: TableRequestTarget) throws -> Answer {
+    private func insert(_ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws -> Answer {
         var values = try WireJSON.decodeObject(request.body)
         let id: String
         switch values.removeValue(forKey: "id") {
@@ -170,34 +281,45 @@ final class TableProtocol: Sendable {
         case let other?: throw OfflineSyncError(.invalidValue, "the item's \"id\" is \(other); ids must be strings")
         }
         let stored = try service.insert(
-            Item(id: id, values: Self.withoutSystemProperties(values)), into: target.table, creatingTable: createsTables)
-        return try itemAnswer(201, stored, table: target.table)
+            Item(id: id, values: Self.withoutSystemProperties(values)), into: target.table,
+            creatingTable: createsTables,
+            owner: owner)
+        return try itemAnswer(201, stored, table: target.table, owner: owner)
     }
 
-    private func undelete(_ id: String, _ request: Request, _ target: TableRequestTarget) throws -> Answer {
-        let restored = try service.undelete(id: id, in: target.table, ifMatch: try Self.ifMatch(request))
-        return try itemAnswer(200, restored, table: target.table)
+    private func undelete(_ id: String, _ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
+        -> Answer
+    {
+        let restored = try service.undelete(
+            id: id, in: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
+        return try itemAnswer(200, restored, table: target.table, owner: owner)
     }
 
-    private func update(_ id: String, _ request: Request, _ target: TableRequestTarget) throws -> Answer {
+    private func update(_ id: String, _ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
+        -> Answer
+    {
         var values = try WireJSON.decodeObject(request.body)
         if let bodyId = values.removeValue(forKey: "id"), bodyId != .string(id), !bodyId.isNull {
             throw OfflineSyncError(.invalidValue, "the body's \"id\" \(bodyId) differs from the id '\(id)' in the URL")
         }
         let version = try Self.ifMatch(request) ?? values[SystemProperty.version.rawValue]?.stringValue
         let stored = try service.merge(
-            Item(id: id, values: Self.withoutSystemProperties(values)), in: target.table, ifMatch: version)
-        return try itemAnswer(200, stored, table: target.table)
+            Item(id: id, values: Self.withoutSystemProperties(values)), in: target.table, ifMatch: version,
+            owner: owner)
+        return try itemAnswer(200, stored, table: target.table, owner: owner)
     }
 
-    private func delete(_ id: String, _ request: Request, _ target: TableRequestTarget) throws -> Answer {
-        let deleted = try service.delete(id: id, from: target.table, ifMatch: try Self.ifMatch(request))
-        return try itemAnswer(200, deleted, table: target.table)
+    private func delete(_ id: String, _ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
+        -> Answer
+    {
+        let deleted = try service.delete(id: id, from: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
+        return try itemAnswer(200, deleted, table: target.table, owner: owner)
     }
 
     // MARK: Answers
 
-    private func itemAnswer(_ status: Int, _ item: Item, table: String) throws -> Answer {
+    private func itemAnswer(_ status: Int, _ item: Item, table: String, owner: RowOwner?) throws -> Answer {
+        let item = Self.hidingOwner(item, owner)
         var answer = try Self.json(status, encoded { try WireJSON.encode(item) })
         if let version = item.version { answer.headers.append((WireHeader.etag, ETag.quoted(version))) }
         return answer
@@ -251,7 +373,8 @@ final class TableProtocol: Sendable {
     /// The version of an `If-Match` header: `"v"`, `W/"v"` or a bare `v`; `*` and absence mean
     /// any version. Several tags are not supported (400).
     static func ifMatch(_ request: Request) throws -> String? {
-        guard let raw = request.header(WireHeader.ifMatch)?.trimmingCharacters(in: " \t"), !raw.isEmpty, raw != "*" else {
+        guard let raw = request.header(WireHeader.ifMatch)?.trimmingCharacters(in: " \t"), !raw.isEmpty, raw != "*"
+        else {
             return nil
         }
         var tag = Substring(raw)

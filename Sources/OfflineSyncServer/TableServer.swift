@@ -1,8 +1,11 @@
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 public import Logging
 public import NIOCore
 import NIOPosix
+public import NIOSSL
 public import OfflineSync
 import UnixSignals
 
@@ -21,6 +24,12 @@ import UnixSignals
 /// a thread pool of ``Configuration/storeThreads`` threads, never on the event loops; idle and
 /// slow connections are closed and open connections capped (see ``Configuration``). Every
 /// request is logged at `info` level with its status and duration.
+///
+/// With ``Configuration/authentication``, each request's token (`Authorization: Bearer` or
+/// `X-ZUMO-AUTH`) is checked before the request is answered, and ``Configuration/tableAccess``
+/// decides per table who may use it and whether its rows belong to users (see ``TableAccess``).
+/// A refused token is answered 401 with `WWW-Authenticate: Bearer` and a message saying what was
+/// wrong. With ``Configuration/tls``, the server speaks HTTPS itself.
 ///
 /// ```swift
 /// let service = try TableService(store: store, options: .init(maximumPageSize: 50, widensSchema: true))
@@ -48,7 +57,10 @@ public struct TableServer: Sendable {
         /// process would not.
         public var eventLoopGroup: (any EventLoopGroup)?
         /// The threads that run store work (the event loops never wait for a store). Default: one
-        /// per core.
+        /// per core, and at least 4: a store thread can also wait (for the writer lock while
+        /// another write commits, for a read connection, for the disk), and with only as many
+        /// threads as a small machine has cores, writes queued behind the writer lock would hold
+        /// every thread and a read would wait for them although the store could answer it.
         public var storeThreads: Int
         /// A connection with no request in progress for this long is closed. Default 60 s.
         public var idleTimeout: Duration
@@ -65,6 +77,15 @@ public struct TableServer: Sendable {
         public var cors: CORSPolicy
         /// The largest query answered; larger ones get 400.
         public var queryLimits: QueryLimits
+        /// Checks the tokens of requests; `nil` (the default) checks none, and every table is
+        /// anonymous.
+        public var authentication: TokenVerifier?
+        /// The access rule of each table by name (letter case ignored); a table not named is
+        /// ``TableAccess/authenticated`` when ``authentication`` is set, else anonymous.
+        public var tableAccess: [String: TableAccess]
+        /// Serve HTTPS with this configuration (certificate and key); `nil` (the default) serves
+        /// plain HTTP, for loopback or behind a TLS-terminating proxy.
+        public var tls: TLSConfiguration?
 
         /// Creates a configuration.
         public init(
@@ -77,13 +98,16 @@ public struct TableServer: Sendable {
             self.createsTables = createsTables
             self.logger = logger
             self.eventLoopGroup = nil
-            self.storeThreads = System.coreCount
+            self.storeThreads = max(4, System.coreCount)
             self.idleTimeout = .seconds(60)
             self.requestReadTimeout = .seconds(30)
             self.maximumConnections = 512
             self.checksAPIVersion = true
             self.cors = CORSPolicy()
             self.queryLimits = QueryLimits()
+            self.authentication = nil
+            self.tableAccess = [:]
+            self.tls = nil
         }
     }
 
@@ -97,15 +121,20 @@ public struct TableServer: Sendable {
         self.tableProtocol = TableProtocol(
             service: service, createsTables: configuration.createsTables,
             checksAPIVersion: configuration.checksAPIVersion, cors: configuration.cors,
-            limits: configuration.queryLimits)
+            limits: configuration.queryLimits,
+            access: AccessPolicy(
+                rules: configuration.tableAccess, checksTokens: configuration.authentication != nil))
     }
 
     /// Listens and answers until the task is cancelled or, with `untilSignal`, until SIGINT or
     /// SIGTERM; then stops accepting connections and lets the requests in progress finish.
+    /// Throws ``OfflineSyncError`` `.configuration` before listening when ``Configuration/tableAccess``
+    /// needs tokens the server does not check (or is contradictory).
     /// - Parameter onRunning: called once with the bound port when the server accepts requests.
     public func run(untilSignal: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         async throws
     {
+        try TableAccess.validate(configuration.tableAccess, checksTokens: configuration.authentication != nil)
         let tableProtocol = self.tableProtocol
         let limit = configuration.maximumBodyBytes
         let logger = configuration.logger
@@ -117,22 +146,28 @@ public struct TableServer: Sendable {
         let gauge = ConnectionGauge()
         // Every request is answered by `TableChannelHandler` on its connection's event loop;
         // Hummingbird's responder path (an async task per connection) is not reached.
+        let verifier = configuration.authentication
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            Self.response(tableProtocol.respond(to: try await Self.tableRequest(request, maximumBodyBytes: limit)))
+            var tableRequest = try await Self.tableRequest(request, maximumBodyBytes: limit)
+            if let verifier { tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier) }
+            return Self.response(tableProtocol.respond(to: tableRequest))
         }
+        var server = HTTPServerBuilder.http1(
+            configuration: .init(additionalChannelHandlers: [
+                TableChannelHandler(
+                    tableProtocol: tableProtocol, settings: configuration, serverName: serverName, logger: logger,
+                    threadPool: threadPool, gauge: gauge)
+            ]))
+        if let tls = configuration.tls { server = try .tls(server, tlsConfiguration: tls) }
+        let scheme = configuration.tls == nil ? "http" : "https"
         let app = Application(
             responder: responder,
-            server: .http1(
-                configuration: .init(additionalChannelHandlers: [
-                    TableChannelHandler(
-                        tableProtocol: tableProtocol, settings: configuration, serverName: serverName, logger: logger,
-                        threadPool: threadPool, gauge: gauge)
-                ])),
+            server: server,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
-                logger.info("serving the table protocol on http://\(configuration.host):\(port)/tables/")
+                logger.info("serving the table protocol on \(scheme)://\(configuration.host):\(port)/tables/")
                 await onRunning(port)
             },
             eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,

@@ -17,14 +17,16 @@ struct BenchServe: AsyncParsableCommand {
             'inserts' POSTs new items to the table for --seconds; 'pages' reads pages of --page-rows rows at random \
             offsets; 'latency' times 50-row reads alone and then while another connection reads 1,000-row pages \
             without pause (the server's --page-size must be 1,000 or more). The table is filled with --rows rows \
-            first when it has fewer.
+            first when it has fewer. --url takes a comma-separated list to load a server that runs as several \
+            processes over one store (serve --store postgres://…): client i talks to URL i modulo their count.
 
             Examples:
               offline-sync bench-serve --url http://127.0.0.1:8080 --clients 1,8,64
               offline-sync bench-serve --url http://127.0.0.1:8080 --scenarios latency
+              offline-sync bench-serve --url http://127.0.0.1:8081,http://127.0.0.1:8082 --clients 2,8
             """)
 
-    @Option(help: "The server's base URL.")
+    @Option(help: "The server's base URL, or several separated by commas (one server process each).")
     var url = "http://127.0.0.1:8080"
 
     @Option(help: "The table to use (created by the first insert on a dynamic-schema server).")
@@ -48,9 +50,22 @@ struct BenchServe: AsyncParsableCommand {
     func validate() throws {
         guard seconds >= 1 else { throw ValidationError("--seconds must be 1 or more") }
         guard rows >= 1_000 else { throw ValidationError("--rows must be at least 1000 (the large page)") }
+        guard !baseURLs.isEmpty else { throw ValidationError("--url must name at least one URL") }
+        for base in baseURLs where !(base.hasPrefix("http://") || base.hasPrefix("https://")) {
+            throw ValidationError("--url '\(base)' is not an http:// or https:// URL")
+        }
         guard clientCounts.allSatisfy({ $0 >= 1 && $0 <= 1024 }), !clientCounts.isEmpty else {
             throw ValidationError("--clients must list counts between 1 and 1024, e.g. 1,8,64")
         }
+    }
+
+    /// The servers' base URLs, without a trailing `/`.
+    var baseURLs: [String] {
+        url.split(separator: ",").map { part in
+            var base = part.trimmingCharacters(in: .whitespaces)
+            while base.hasSuffix("/") { base.removeLast() }
+            return base
+        }.filter { !$0.isEmpty }
     }
 
     var clientCounts: [Int] { clients.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
@@ -69,11 +84,10 @@ struct BenchServe: AsyncParsableCommand {
     }
 
     private func measure(_ client: HTTPClient) async throws {
-        let base = url.hasSuffix("/") ? String(url.dropLast()) : url
-        let load = ServerLoad(client: client, tableURL: "\(base)/tables/\(table)")
+        let load = ServerLoad(client: client, tableURLs: baseURLs.map { "\($0)/tables/\(table)" })
         let chosen = Set(scenarios.split(separator: ",").map(String.init))
         var output = StandardOutput()
-        output.write("server \(base), table \(table), \(seconds) s per measurement\n")
+        output.write("server \(baseURLs.joined(separator: ", ")), table \(table), \(seconds) s per measurement\n")
         output.flush()
         if chosen.contains("inserts") {
             for count in clientCounts {
@@ -103,7 +117,18 @@ struct BenchServe: AsyncParsableCommand {
 /// The requests of ``BenchServe``.
 struct ServerLoad: Sendable {
     let client: HTTPClient
-    let tableURL: String
+    /// The table's URL on each server process; client `i` of a measurement uses URL `i` modulo
+    /// their count. The latency scenario uses the first.
+    let tableURLs: [String]
+    var tableURL: String { tableURLs[0] }
+
+    init(client: HTTPClient, tableURLs: [String]) {
+        self.client = client
+        self.tableURLs = tableURLs
+    }
+
+    /// The table URL client `index` talks to.
+    func tableURL(for index: Int) -> String { tableURLs[index % tableURLs.count] }
 
     struct Latencies {
         var milliseconds: [Double]
@@ -157,7 +182,7 @@ struct ServerLoad: Sendable {
         let run = UUID().uuidString.prefix(8)
         return try await rate(clients: clients, seconds: seconds) { client, index in
             let answer = try await request(
-                .POST, tableURL, body: #"{"id": "l\#(run)-\#(client)-\#(index)", "text": "load \#(index)", "complete": false}"#)
+                .POST, tableURL(for: client), body: #"{"id": "l\#(run)-\#(client)-\#(index)", "text": "load \#(index)", "complete": false}"#)
             guard answer.status == 201 else { throw LoadError(message: "an insert answered \(answer.status)") }
         }
     }
@@ -173,7 +198,7 @@ struct ServerLoad: Sendable {
                 group.addTask {
                     for index in stride(from: client, to: rows, by: 16) {
                         _ = try await request(
-                            .POST, tableURL, body: #"{"id": "f\#(run)-\#(index)", "text": "fill \#(index)", "complete": false}"#)
+                            .POST, tableURL(for: client), body: #"{"id": "f\#(run)-\#(index)", "text": "fill \#(index)", "complete": false}"#)
                     }
                 }
             }
@@ -184,7 +209,7 @@ struct ServerLoad: Sendable {
     func pages(clients: Int, rows: Int, seconds: Int, tableRows: Int) async throws -> Double {
         try await rate(clients: clients, seconds: seconds) { client, index in
             let skip = (client * 7919 + index * 104_729) % max(1, tableRows - rows)
-            let answer = try await request(.GET, tableURL + "?$top=\(rows)&$skip=\(skip)&$orderby=text")
+            let answer = try await request(.GET, tableURL(for: client) + "?$top=\(rows)&$skip=\(skip)&$orderby=text")
             guard answer.status == 200 else { throw LoadError(message: "a page answered \(answer.status)") }
         }
     }

@@ -27,6 +27,7 @@ struct Demo: AsyncParsableCommand {
               offline-sync demo --store sqlite:/tmp/demo.sqlite
               offline-sync demo --store "lmdb:/tmp/demo.lmdb?map-size=64MiB" --reset
               offline-sync demo --remote http://127.0.0.1:8080
+              offline-sync demo --remote http://127.0.0.1:8080 --auth-secret-env AUTH_SECRET
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -34,6 +35,11 @@ struct Demo: AsyncParsableCommand {
     @Flag(help: "Purge the todoitem table (items, queue, tokens) of an existing store first.") var reset = false
     @Option(help: ArgumentHelp("Sync with the server at this URL instead of an in-process one.", valueName: "url"))
     var remote: String?
+    @Option(
+        help: ArgumentHelp(
+            "With --remote: sign in to a server started with --auth-secret-env VAR, minting the demo user's tokens with the same secret.",
+            valueName: "VAR"))
+    var authSecretEnv: String?
 
     /// The todoitem table, derived from ``TodoItem``.
     static func todoSchema() throws -> TableSchema { try TableSchema(TodoItem.self) }
@@ -49,7 +55,16 @@ struct Demo: AsyncParsableCommand {
             configuration = try directory.freshLocation(for: configuration)
         }
         defer { scratch?.remove() }
-        let server = if let remote { try await DemoServer.http(remote) } else { try await DemoServer.inProcess() }
+        guard authSecretEnv == nil || remote != nil else {
+            throw ValidationError("--auth-secret-env signs in to a server: use it with --remote URL")
+        }
+        let signIn = try authSecretEnv.map { DemoServer.SignIn(secret: try Serve.secret(environment: $0)) }
+        let server =
+            if let remote {
+                try await DemoServer.http(remote, signIn: signIn)
+            } else {
+                try await DemoServer.inProcess()
+            }
         var script = DemoScript(configuration: configuration, reset: reset, keepsStore: scratch == nil, logger: logger)
         do {
             try await script.run(server)

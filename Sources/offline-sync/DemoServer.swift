@@ -29,19 +29,47 @@ struct DemoServer {
         return server
     }
 
+    /// How the demo signs in to a server that checks tokens: it mints HS256 tokens for its user
+    /// with the server's secret (as an app's sign-in service would), and a new one after a 401.
+    struct SignIn: Sendable {
+        /// The user the demo's devices act for.
+        static let user = "demo-user"
+        let secret: [UInt8]
+
+        /// The authentication hook of one device.
+        var authentication: HTTPAuthentication {
+            let secret = secret
+            let mint = { @Sendable in try await TestToken.hs256(secret: secret, subject: Self.user, lifetime: 3600) }
+            let current = Mutex<String?>(nil)
+            return .bearer(
+                token: {
+                    if let token = current.withLock({ $0 }) { return token }
+                    let token = try await mint()
+                    current.withLock { $0 = token }
+                    return token
+                },
+                refresh: {
+                    let token = try await mint()
+                    current.withLock { $0 = token }
+                    return token
+                })
+        }
+    }
+
     /// The server at `url` (the Azure Mobile Apps table protocol 2.0.0), with the starter items
-    /// inserted into its `todoitem` table where they are missing.
-    static func http(_ url: String) async throws -> DemoServer {
-        let mine = try HTTPRemote(configuration: .init(baseURL: url))
+    /// inserted into its `todoitem` table where they are missing; with `signIn`, both devices
+    /// send tokens minted for ``SignIn/user``.
+    static func http(_ url: String, signIn: SignIn? = nil) async throws -> DemoServer {
+        let mine = try HTTPRemote(configuration: .init(baseURL: url, authentication: signIn?.authentication))
         let other: HTTPRemote
         do {
-            other = try HTTPRemote(configuration: .init(baseURL: url))
+            other = try HTTPRemote(configuration: .init(baseURL: url, authentication: signIn?.authentication))
         } catch {
             try? await mine.shutdown()
             throw error
         }
         let server = DemoServer(
-            name: "the server at \(url)", device: OfflineSwitch(mine),
+            name: "the server at \(url)\(signIn == nil ? "" : " as \(SignIn.user)")", device: OfflineSwitch(mine),
             otherDevice: other, view: mine, remotes: [mine, other])
         do {
             try await server.seed()

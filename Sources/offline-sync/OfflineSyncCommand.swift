@@ -6,7 +6,7 @@ struct OfflineSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "offline-sync",
         abstract:
-            "Work with OfflineSync stores: demo, conformance, inspect, query, import, export, migrate, rekey, serve.",
+            "Work with OfflineSync stores: demo, conformance, inspect, query, import, export, migrate, rekey, serve, sync, token.",
         discussion: """
             A store is named by a URL-like string:
               memory:                                      an in-memory store
@@ -25,7 +25,7 @@ struct OfflineSyncCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Demo.self, Conformance.self, Inspect.self, QueryCommand.self, Import.self, Export.self,
-            Migrate.self, Rekey.self, Bench.self, Serve.self, Sync.self, BenchServe.self, CrashClient.self,
+            Migrate.self, Rekey.self, Bench.self, Serve.self, Sync.self, BenchServe.self, Token.self, CrashClient.self,
         ]
     )
 }

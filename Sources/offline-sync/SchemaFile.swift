@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncServer
 
 /// The schema file read by `import --schema`: JSON declaring one or more tables.
 ///
@@ -22,15 +23,44 @@ import OfflineSync
 /// A single table object (without the `tables` wrapper) is accepted too. Column types are `bool`,
 /// `integer`, `double`, `string`, `date` and `json`; `id` is implicit; `indexes` is optional;
 /// `synced` (default `true`) adds the system columns `createdAt`, `updatedAt`, `version`, `deleted`.
+///
+/// `serve` also reads each table's access rule (`import` ignores them):
+/// `"access": "anonymous" | "authenticated" | "disabled"` (default: authenticated when the server
+/// checks tokens) and `"perUser": true` (per-user data: the column `userId`, or the one named by
+/// `"userIdColumn"`, is added as a string column with an index and holds each row's owner).
 struct SchemaFile: Decodable {
     struct TableDeclaration: Decodable {
         var name: String
         var columns: [Column]
         var indexes: [TableIndex]?
         var synced: Bool?
+        var access: TableAccess.Level?
+        var perUser: Bool?
+        var userIdColumn: String?
+
+        /// The column holding each row's owner, for a per-user table.
+        var ownerColumn: String? {
+            perUser == true ? userIdColumn ?? "userId" : nil
+        }
 
         var table: TableSchema {
-            TableSchema(name, columns: columns, indexes: indexes ?? [], synced: synced ?? true)
+            var columns = columns
+            var indexes = indexes ?? []
+            if let owner = ownerColumn {
+                if !columns.contains(where: { Identifier.folded($0.name) == Identifier.folded(owner) }) {
+                    columns.append(Column(owner, .string))
+                }
+                if !indexes.contains(where: { $0.columns.first == owner }) {
+                    indexes.append(TableIndex("\(name)_\(owner)", on: [owner]))
+                }
+            }
+            return TableSchema(name, columns: columns, indexes: indexes, synced: synced ?? true)
+        }
+
+        /// The access rule, when the declaration gives one.
+        var accessRule: TableAccess? {
+            if let owner = ownerColumn { return TableAccess(access ?? .authenticated, ownerColumn: owner) }
+            return access.map { TableAccess($0) }
         }
     }
 
@@ -49,14 +79,24 @@ struct SchemaFile: Decodable {
 
     /// Reads and validates a schema file; errors name the file and the field at fault.
     static func load(_ path: String) throws -> StoreSchema {
+        try loadServed(path).schema
+    }
+
+    /// Reads and validates a schema file with the tables' access rules (for `serve`).
+    static func loadServed(_ path: String) throws -> (schema: StoreSchema, access: [String: TableAccess]) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw OfflineSyncError(.configuration, "cannot read the schema file \(path); check the path")
         }
-        return try parse(data, path: path)
+        return try parseServed(data, path: path)
     }
 
     /// Decodes and validates the contents of the schema file at `path` (named in errors).
     static func parse(_ data: Data, path: String) throws -> StoreSchema {
+        try parseServed(data, path: path).schema
+    }
+
+    /// Decodes and validates the schema file and its access rules (named `path` in errors).
+    static func parseServed(_ data: Data, path: String) throws -> (schema: StoreSchema, access: [String: TableAccess]) {
         let file: SchemaFile
         do {
             file = try JSONDecoder().decode(SchemaFile.self, from: data)
@@ -67,12 +107,32 @@ struct SchemaFile: Decodable {
             )
         }
         let schema = StoreSchema(file.tables.map(\.table))
+        var access: [String: TableAccess] = [:]
         do {
             try schema.validate()
+            for table in file.tables {
+                if let owner = table.ownerColumn {
+                    try Identifier.validate(owner, kind: "userIdColumn of table '\(table.name)': column")
+                    if let declared = table.columns.first(where: {
+                        Identifier.folded($0.name) == Identifier.folded(owner)
+                    }),
+                        declared.type != .string
+                    {
+                        throw OfflineSyncError(
+                            .invalidSchema,
+                            "table '\(table.name)' keeps per-user data in column '\(declared.name)', which must be a string, not \(declared.type.rawValue)"
+                        )
+                    }
+                } else if table.userIdColumn != nil {
+                    throw OfflineSyncError(
+                        .invalidSchema, "table '\(table.name)' names a userIdColumn without \"perUser\": true")
+                }
+                if let rule = table.accessRule { access[table.name] = rule }
+            }
         } catch let error as OfflineSyncError {
             throw OfflineSyncError(error.code, "the schema file \(path): \(error.message)")
         }
-        return schema
+        return (schema, access)
     }
 
     private static func describe(_ error: DecodingError) -> String {
@@ -87,6 +147,10 @@ struct SchemaFile: Decodable {
             return "\(path(context)): \(context.debugDescription)"
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty { return "it is not JSON" }
+            if context.codingPath.last?.stringValue == "access" {
+                return
+                    "\(path(context)): access must be one of \(TableAccess.Level.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))"
+            }
             return
                 "\(path(context)): \(context.debugDescription) (column types: \(ColumnType.allCases.map(\.rawValue).joined(separator: ", ")))"
         @unknown default:

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOSSL
 import OfflineSync
 import OfflineSyncServer
 
@@ -14,12 +15,25 @@ struct Serve: AsyncParsableCommand {
             from the store itself, or, with --dynamic-schema, are created and widened on the first write, \
             like the Azure Node server's dynamic schema. A new store without --schema gets the demo table \
             'todoitem' (text, complete) and a dynamic schema. Each request is logged on standard error; \
-            Ctrl-C or SIGTERM stops the server after the requests in progress.
+            Ctrl-C or SIGTERM stops the server after the requests in progress. Several serve processes \
+            (on one host or several) may serve one postgres:// store at once, behind a load balancer or \
+            with clients choosing among them: writes are serialised by PostgreSQL and stamped inside that \
+            lock, so every guarantee of one process holds across them (docs/ARCHITECTURE.md).
+
+            Authentication: with --auth-secret-env, --auth-secret-file (HS256) or --auth-public-key \
+            (RS256/ES256, a PEM public key or a JWKS file), every request's JWT (Authorization: Bearer \
+            or X-ZUMO-AUTH) is checked, tables need a signed-in user unless the schema file says \
+            "access": "anonymous", and "perUser": true tables show each user only their own rows. \
+            Without auth the server listens on loopback only, unless --insecure-no-auth is given. \
+            --tls-cert and --tls-key serve HTTPS; otherwise put a TLS-terminating proxy in front.
 
             Examples:
               offline-sync serve --store sqlite:./server.sqlite
               offline-sync serve --store memory: --port 0 --dynamic-schema
+              offline-sync serve --store 'postgres://app@db:5432/app?schema=sync' --port 8081
               curl -H 'ZUMO-API-VERSION: 2.0.0' http://127.0.0.1:8080/tables/todoitem
+              AUTH_SECRET=$(openssl rand -base64 48) offline-sync serve --store sqlite:./server.sqlite \
+                --schema schema.json --auth-secret-env AUTH_SECRET --auth-audience todo-app
             """
     )
 
@@ -56,11 +70,49 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Close a connection idle for this many seconds.")
     var idleTimeout = 60
 
-    @Option(help: "Answer 408 and close when a request has not arrived completely this many seconds after its first byte.")
+    @Option(
+        help: "Answer 408 and close when a request has not arrived completely this many seconds after its first byte.")
     var requestTimeout = 30
 
     @Option(help: "The most open connections; beyond it, new connections get 503.")
     var maxConnections = 512
+
+    @Option(
+        help: ArgumentHelp(
+            "Check HS256 tokens with the secret in this environment variable (at least 32 bytes).",
+            valueName: "VAR"))
+    var authSecretEnv: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Check HS256 tokens with the secret in this file (surrounding whitespace ignored).", valueName: "path"))
+    var authSecretFile: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Check RS256/ES256 tokens with this PEM public key or JWKS file.", valueName: "path"))
+    var authPublicKey: String?
+
+    @Option(help: ArgumentHelp("Accept only tokens whose issuer (iss) is this.", valueName: "issuer"))
+    var authIssuer: String?
+
+    @Option(help: ArgumentHelp("Accept only tokens whose audience (aud) includes this.", valueName: "audience"))
+    var authAudience: String?
+
+    @Option(help: "The clock skew allowed when checking a token's exp and nbf, in seconds.")
+    var authClockSkew = 60
+
+    @Flag(
+        help:
+            "Listen on a non-loopback address without checking tokens (anyone who can reach it reads and writes every table)."
+    )
+    var insecureNoAuth = false
+
+    @Option(help: ArgumentHelp("Serve HTTPS with this PEM certificate (chain); needs --tls-key.", valueName: "path"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "path"))
+    var tlsKey: String?
 
     static let demoTable = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
@@ -76,6 +128,109 @@ struct Serve: AsyncParsableCommand {
         for origin in corsOrigin where origin != "*" && !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) {
             throw ValidationError("--cors-origin '\(origin)' is not an origin; write it as https://host[:port], or '*'")
         }
+        let keys = [authSecretEnv, authSecretFile, authPublicKey].compactMap { $0 }
+        guard keys.count <= 1 else {
+            throw ValidationError(
+                "give one of --auth-secret-env, --auth-secret-file and --auth-public-key, not several")
+        }
+        if keys.isEmpty, authIssuer != nil || authAudience != nil {
+            throw ValidationError(
+                "--auth-issuer and --auth-audience need a key to check tokens with: add --auth-secret-env, --auth-secret-file or --auth-public-key"
+            )
+        }
+        guard (0...3600).contains(authClockSkew) else {
+            throw ValidationError("--auth-clock-skew must be 0 to 3600 seconds")
+        }
+        if keys.isEmpty, !insecureNoAuth, !Self.isLoopback(host) {
+            throw ValidationError(
+                "--host \(host) is not a loopback address and no authentication is configured: anyone who can reach it could read and rewrite every table. Add --auth-secret-env, --auth-secret-file or --auth-public-key, or --insecure-no-auth if that is really meant"
+            )
+        }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: give both, or neither")
+        }
+    }
+
+    /// `true` for addresses only this machine can reach (127.0.0.0/8, ::1, localhost).
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// The token verifier the options ask for, or `nil` without any.
+    func tokenVerifier() async throws -> TokenVerifier? {
+        let options = TokenVerifier.Options(
+            issuer: authIssuer, audience: authAudience, clockSkew: .seconds(authClockSkew))
+        if let variable = authSecretEnv {
+            return try await TokenVerifier.hmac(secret: try Self.secret(environment: variable), options: options)
+        }
+        if let path = authSecretFile {
+            return try await TokenVerifier.hmac(secret: try Self.secret(file: path), options: options)
+        }
+        if let path = authPublicKey {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw OfflineSyncError(
+                    .configuration, "cannot read the key file \(path) (--auth-public-key); check the path")
+            }
+            do {
+                return try await TokenVerifier.publicKey(String(decoding: data, as: UTF8.self), options: options)
+            } catch let error as OfflineSyncError {
+                throw OfflineSyncError(error.code, "the key file \(path) (--auth-public-key): \(error.message)")
+            }
+        }
+        return nil
+    }
+
+    /// The bytes of the secret in environment variable `variable` (surrounding whitespace dropped).
+    static func secret(environment variable: String) throws -> [UInt8] {
+        guard let value = ProcessInfo.processInfo.environment[variable] else {
+            throw OfflineSyncError(
+                .configuration, "the environment variable \(variable) is not set; export the token secret in it")
+        }
+        let secret = Array(value.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        guard !secret.isEmpty else {
+            throw OfflineSyncError(
+                .configuration, "the environment variable \(variable) is empty; put the token secret in it")
+        }
+        return secret
+    }
+
+    /// The bytes of the secret in the file at `path` (surrounding whitespace dropped).
+    static func secret(file path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw OfflineSyncError(
+                .configuration, "cannot read the secret file \(path); check the path and its permissions")
+        }
+        let secret = Array(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        guard !secret.isEmpty else {
+            throw OfflineSyncError(.configuration, "the secret file \(path) is empty; put the token secret in it")
+        }
+        return secret
+    }
+
+    /// The TLS configuration of --tls-cert and --tls-key, or `nil` without them.
+    func tlsConfiguration() throws -> TLSConfiguration? {
+        guard let certificatePath = tlsCert, let keyPath = tlsKey else { return nil }
+        let certificates: [NIOSSLCertificate]
+        do {
+            certificates = try NIOSSLCertificate.fromPEMFile(certificatePath)
+        } catch {
+            throw OfflineSyncError(
+                .configuration, "cannot read a PEM certificate from \(certificatePath) (--tls-cert): \(error)")
+        }
+        guard !certificates.isEmpty else {
+            throw OfflineSyncError(.configuration, "\(certificatePath) (--tls-cert) holds no PEM certificate")
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        } catch {
+            throw OfflineSyncError(
+                .configuration, "cannot read a PEM private key from \(keyPath) (--tls-key); is it encrypted or not PEM?"
+            )
+        }
+        return TLSConfiguration.makeServerConfiguration(
+            certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
     func run() async throws {
@@ -83,7 +238,11 @@ struct Serve: AsyncParsableCommand {
         var requestLogger = Logger(label: "offline-sync.serve")
         requestLogger.logLevel = .info
         let configuration = try selection.configuration()
-        let declared = try schema.map(SchemaFile.load) ?? StoreSchema([])
+        let verifier = try await tokenVerifier()
+        let tls = try tlsConfiguration()
+        let served = try schema.map(SchemaFile.loadServed) ?? (schema: StoreSchema([]), access: [:])
+        let declared = served.schema
+        try TableAccess.validate(served.access, checksTokens: verifier != nil)
         let store = try StoreAccess.open(configuration, schema: declared, logger: logger)
         var dynamic = dynamicSchema
         if schema == nil, StoreAccess.userTables(try store.schema).isEmpty {
@@ -102,11 +261,18 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.idleTimeout = .seconds(idleTimeout)
         serverConfiguration.requestReadTimeout = .seconds(requestTimeout)
         serverConfiguration.maximumConnections = maxConnections
+        serverConfiguration.authentication = verifier
+        serverConfiguration.tableAccess = served.access
+        serverConfiguration.tls = tls
         let server = TableServer(service: service, configuration: serverConfiguration)
         let host = self.host
+        let scheme = tls == nil ? "http" : "https"
+        let security =
+            verifier.map { " checking \($0.algorithms.sorted().joined(separator: "/")) tokens" }
+            ?? " without authentication"
         try await server.run(untilSignal: true) { bound in
             var output = StandardOutput()
-            output.write("serving \(configuration) on http://\(host):\(bound)/tables/\n")
+            output.write("serving \(configuration) on \(scheme)://\(host):\(bound)/tables/\(security)\n")
             output.flush()
         }
         try store.close()

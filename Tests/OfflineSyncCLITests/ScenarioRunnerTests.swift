@@ -43,6 +43,28 @@ struct ScenarioRunnerTests {
         #expect(table.contains("["), "the table shows the ratio in brackets")
     }
 
+    @Test("interleaves a cell's store and raw trials and reports the median of the pairs' ratios")
+    func interleavesStoreAndRawTrials() async throws {
+        let backend = BenchmarkBackend(
+            name: "memory", makeStore: { _ in InMemoryStore() },
+            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
+        let runner = ScenarioRunner(backends: [backend], scenarios: [.lookup], size: Self.size, repetitions: 3)
+        var labels: [String] = []
+        let report = await runner.run { _, _, label in labels.append(label) }
+        #expect(
+            labels == [
+                "lookup · memory", "lookup · raw memory", "lookup · raw memory", "lookup · memory", "lookup · memory",
+                "lookup · raw memory", "done",
+            ])
+        let cell = try #require(report.cell("lookup", "memory"))
+        #expect(cell.ratios.count == 3)
+        #expect(cell.ratio == cell.ratios.sorted()[1])
+        let json = report.rendered(as: .json)
+        #expect(json.contains("\"ratio\""), "the JSON report carries each cell's ratio")
+        let decoded = try JSONDecoder().decode(BenchmarkReport.self, from: Data(json.utf8))
+        #expect(decoded.cells.first?.ratio == cell.ratio)
+    }
+
     @Test("calls progress once per trial and finally with the total")
     func reportsProgress() async {
         let runner = ScenarioRunner(backends: [.memory], scenarios: [.lookup], size: Self.size)

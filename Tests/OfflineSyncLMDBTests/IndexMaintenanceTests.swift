@@ -34,6 +34,38 @@ import Testing
         }
     }
 
+    @Test func purgingAWholeTableEmptiesItsIndexesAndLeavesOtherTables() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let other = TableSchema(
+            "other", columns: [Column("rank", .integer)], indexes: [TableIndex("otherRank", on: ["rank"])])
+        let store = try openStore(StoreSchema([indexedNotes, other]), in: directory)
+        try store.upsert(ReferenceData.items(count: 150, seed: 5), into: "notes")
+        try store.upsert([Item(id: "kept", values: ["rank": 1])], into: "other")
+        let removed = try store.write { try $0.delete(matching: Query(table: "notes", orderBy: [SortKey("rank")])) }
+        #expect(removed == 150)
+        #expect(try store.count("notes") == 0)
+        #expect(try store.read(Query(table: "notes", filter: ReferenceData.cmp("rank", .ge, .int(.min)))).items.isEmpty)
+        #expect(try store.count("other") == 1)
+        // Rows written afterwards are indexed again, and a rolled-back purge removes nothing.
+        try store.upsert(ReferenceData.items(count: 20, seed: 6), into: "notes")
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try store.write { transaction in
+                _ = try transaction.delete(matching: Query(table: "notes"))
+                throw Abort()
+            }
+        }
+        let expected = ReferenceData.items(count: 20, seed: 6).filter { $0["rank"].intValue.map { $0 >= 2 } ?? false }
+        #expect(
+            try store.read(Query(table: "notes", filter: ReferenceData.cmp("rank", .ge, 2))).items.count
+                == expected.count)
+        try store.close()
+        let counts = try Self.entryCounts(
+            at: directory.child("store"), of: indexedNotes.indexes.map { "index:notes:\($0.name)" })
+        for (name, count) in counts { #expect(count == 20, "\(name) holds \(count) keys for 20 rows") }
+    }
+
     @Test func recordCodecReadsOnlyTheColumnsMappedToSlots() {
         let names = notes.columns.map(\.name)
         var buffer: [UInt8] = []

@@ -75,4 +75,46 @@ import Testing
         }
         #expect(range.lower == Array("b".utf8) && range.upper == Array("d".utf8))
     }
+
+    @Test func aStartsWithOnTheIdWalksThePrefix() {
+        guard case .primary(let range) = plan(.function(.startsWith, [.column("id"), .literal("ab")])).access else {
+            Issue.record("expected an id range")
+            return
+        }
+        #expect(range.lower == Array("ab".utf8) && range.upper == Array("ab".utf8))
+    }
+
+    @Test func aStartsWithOnAnIndexedStringSeeksThePrefix() {
+        let chosen = plan(
+            .function(.startsWith, [.column("title"), .literal("b\u{0}")]), orderBy: [SortKey("title")], top: 3)
+        #expect(indexName(chosen) == "byTitle")
+        guard case .index(_, let ranges) = chosen.access else { return }
+        // The component's tag, the prefix with its NUL escaped, and no terminator.
+        #expect(ranges.count == 1 && ranges[0].lower == [1, 98, 0, 0xFF] && ranges[0].upper == [1, 98, 0, 0xFF])
+        #expect(chosen.isOrdered && chosen.isExactlyOrdered)
+    }
+
+    @Test func anInListSortedOnItsColumnArrivesInOrder() {
+        let chosen = plan(.isIn(.column("rank"), [5, 1, 3]), orderBy: [SortKey("rank")], top: 2)
+        #expect(indexName(chosen) == "byRank")
+        #expect(chosen.isOrdered && chosen.isExactlyOrdered && chosen.rangesAreDisjoint)
+        guard case .index(_, let ranges) = chosen.access else { return }
+        #expect(
+            ranges.map { $0.lower ?? [] } == ranges.map { $0.lower ?? [] }.sorted { $0.lexicographicallyPrecedes($1) })
+    }
+
+    @Test func onlyTheIndexsOwnOrderIsExact() {
+        // byDueRank orders by (due, rank, id): ordering by due alone leaves ties to sort by id.
+        let dueOnly = plan(
+            ReferenceData.cmp("due", .gt, .date(Timestamp(millisecondsSince1970: 0))), orderBy: [SortKey("due")], top: 3
+        )
+        #expect(indexName(dueOnly) == "byDueRank")
+        #expect(dueOnly.isOrdered && !dueOnly.isExactlyOrdered)
+        let both = plan(
+            ReferenceData.cmp("due", .gt, .date(Timestamp(millisecondsSince1970: 0))),
+            orderBy: [SortKey("due"), SortKey("rank"), SortKey("id")], top: 3)
+        #expect(both.isOrdered && both.isExactlyOrdered)
+        let descending = plan(ReferenceData.cmp("rank", .gt, 3), orderBy: [SortKey("rank", descending: true)], top: 5)
+        #expect(descending.isOrdered && !descending.isExactlyOrdered)
+    }
 }

@@ -105,8 +105,11 @@ struct SQLCipherStoreTests {
         let newKey = SQLCipherKey.passphrase("the new key")
         let store = try openStore()
         try store.upsert([markerItem()], into: "t")
+        #expect(try store.count("t") == 1)  // opens a read connection, keyed with the old key
         try store.rekey(to: newKey)
         try store.upsert([markerItem("after")], into: "t")
+        #expect(try store.count("t") == 2)
+        #expect(store.engine.readsUseThePool, "reads after the rekey fell back to the writer")
         try store.close()
 
         try store.open(schema: Corpus.schema)

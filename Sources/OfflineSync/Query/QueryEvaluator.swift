@@ -11,7 +11,15 @@ public struct QueryEvaluator: Sendable {
     public init(query: Query, schema: TableSchema) throws {
         try query.validate(against: schema)
         self.query = query
+        var selected: [String] = []
+        for column in query.selection ?? [] where column != "id" && !selected.contains(column) {
+            selected.append(column)
+        }
+        selectionLayout = RowLayout(uniqueNames: selected)
     }
+
+    /// The selected columns other than `id`, the layout of ``select(_:)``'s items.
+    private let selectionLayout: RowLayout
 
     /// `true` when the item satisfies the query's filter (always, without a filter).
     public func matches(_ item: Item) -> Bool {
@@ -104,12 +112,12 @@ public struct QueryEvaluator: Sendable {
 
     /// The item reduced to the query's selection (`id` always kept).
     public func select(_ item: Item) -> Item {
-        guard let selection = query.selection else { return item }
-        var values: [String: Value] = [:]
-        for column in selection where column != "id" {
-            if let value = item.values[column], !value.isNull { values[column] = value }
+        guard query.selection != nil else { return item }
+        let values: [Value?] = selectionLayout.names.map { column in
+            let value = item[column]
+            return value.isNull ? nil : value
         }
-        return Item(id: item.id, values: values)
+        return Item(id: item.id, layout: selectionLayout, values: values)
     }
 
     /// A null or a non-boolean counts as false in a boolean position.

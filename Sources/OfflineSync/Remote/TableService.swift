@@ -8,6 +8,10 @@ import Synchronization
 /// - every write sets `updatedAt` to a time strictly later than any earlier write of the whole
 ///   service (milliseconds; a busy service runs ahead of the clock rather than repeat a value)
 ///   and a new opaque `version` (base64, like SQL Server's rowversion); inserts set `createdAt`;
+/// - that stamp is taken inside the store's write transaction, after the newest `updatedAt` the
+///   table holds: with a store that several processes serve at once (PostgreSQL, whose write
+///   transactions hold one lock across processes), stamps stay unique and strictly increasing per
+///   table, commit order equals stamp order, so an incremental pull never skips a committed write;
 /// - deletes are soft: the row stays with `deleted = true`, a new `updatedAt` and `version`;
 ///   lookups, updates and deletes treat a soft-deleted row as missing (404), and
 ///   ``undelete(id:in:ifMatch:)`` brings it back;
@@ -32,11 +36,24 @@ import Synchronization
 /// ## Concurrency
 ///
 /// Writes are serialised (one at a time, in the order they take the lock), so a
-/// read-modify-write such as a PATCH merge or a conflict check is atomic. Reads do not wait for
+/// read-modify-write such as a PATCH merge or a conflict check is atomic: the `If-Match` check,
+/// the existence checks behind 404 and 409, and the stamp are made inside the store's write
+/// transaction, which for a store shared by several processes holds the store's own lock. A
+/// write that needs a column this process does not know first reopens the store, so columns
+/// another process added are seen with their types. Reads do not wait for
 /// writes: they run concurrently with each other and with a write, as far as the backend allows
-/// (a backend with concurrent readers reads in parallel; one with a single connection runs one
-/// statement at a time).
+/// (a backend with concurrent readers, such as a pool of read-only connections, reads in
+/// parallel).
 /// Only a schema change waits for every call in progress and holds the others back.
+///
+/// ## Per-user data
+///
+/// Every call takes an optional ``RowOwner``: the user it acts for and the column holding each
+/// row's owner. With one, an insert stamps the owner into that column (whatever the item says),
+/// reads are the caller's filter AND `column eq owner` (at the query-model level, so no filter can
+/// widen them), and a lookup, update, delete or undelete of a row owned by someone else is a 404,
+/// exactly as for a missing row: never a 412 or 409 carrying that row. An update never changes a
+/// row's owner, so a row's owner is fixed when it is inserted.
 ///
 /// Failures are thrown as ``RemoteError`` with the HTTP status a server would answer; a store
 /// failure is answered 500 with a message that names no internals (no SQL, no file paths): its
@@ -114,57 +131,71 @@ public final class TableService: Sendable {
     }
 
     /// `POST /tables/{table}`: stores a new item (an empty id gets a UUID) and returns it.
-    /// - Parameter creatingTable: with ``Options/widensSchema``, declare `table` when the store
-    ///   does not have it yet (the Node server's dynamic schema creates tables this way).
+    /// - Parameters:
+    ///   - creatingTable: with ``Options/widensSchema``, declare `table` when the store does not
+    ///     have it yet (the Node server's dynamic schema creates tables this way).
+    ///   - owner: the user the item belongs to, stamped into its owner column (see "Per-user
+    ///     data"); an existing id owned by someone else is a 409 that carries no item.
     @discardableResult
-    public func insert(_ item: Item, into table: String, creatingTable: Bool = false) throws -> Item {
+    public func insert(_ item: Item, into table: String, creatingTable: Bool = false, owner: RowOwner? = nil) throws
+        -> Item
+    {
         try serialized { stamp in
             var item = item
             if item.id.isEmpty { item.id = UUIDText.random() }
-            let change = try schemaChange(table, for: item, creatingTable: creatingTable)
+            if let owner {
+                owner.removeOwnerColumn(from: &item)
+                item.values[owner.column] = .string(owner.userId)
+            }
+            let change = try currentSchemaChange(table, for: item, creatingTable: creatingTable)
             if change != nil, try hasTable(table),
                 let existing = try shared({ try mapped { try store.lookup(table: table, id: item.id) } })
             {
-                throw Self.duplicate(existing, table: table)
+                throw Self.duplicate(existing, table: table, owner: owner)
             }
             try apply(change)
             return try write { transaction in
                 if let existing = try transaction.lookup(table: table, id: item.id) {
-                    throw Self.duplicate(existing, table: table)
+                    throw Self.duplicate(existing, table: table, owner: owner)
                 }
-                let now = stamp()
+                let now = try stamp(transaction, table)
                 return try store(item, createdAt: now, updatedAt: now, deleted: false, in: table, transaction)
             }
         }
     }
 
     /// `PATCH /tables/{table}/{id}`: replaces an existing item; with `ifMatch`, only if its
-    /// version matches (else 412 with the server's item).
+    /// version matches (else 412 with the server's item). With `owner`, a row of another user is
+    /// a 404 and the owner column keeps its value.
     @discardableResult
-    public func update(_ item: Item, in table: String, ifMatch version: String?) throws -> Item {
-        try patch(item, in: table, ifMatch: version, merging: false)
+    public func update(_ item: Item, in table: String, ifMatch version: String?, owner: RowOwner? = nil) throws -> Item
+    {
+        try patch(item, in: table, ifMatch: version, merging: false, owner: owner)
     }
 
     /// `PATCH /tables/{table}/{id}` as the Azure servers apply it: the given columns replace
     /// the stored ones, the others keep their values (a `null` value clears its column). The
     /// merge and the write are one atomic step. Same `If-Match` rule as
-    /// ``update(_:in:ifMatch:)``.
+    /// ``update(_:in:ifMatch:owner:)``, and the same `owner` rule.
     @discardableResult
-    public func merge(_ item: Item, in table: String, ifMatch version: String?) throws -> Item {
-        try patch(item, in: table, ifMatch: version, merging: true)
+    public func merge(_ item: Item, in table: String, ifMatch version: String?, owner: RowOwner? = nil) throws -> Item {
+        try patch(item, in: table, ifMatch: version, merging: true, owner: owner)
     }
 
     /// `DELETE /tables/{table}/{id}`: soft-deletes an existing item (same `If-Match` rule) and
-    /// returns the deleted row.
+    /// returns the deleted row. With `owner`, a row of another user is a 404.
     @discardableResult
-    public func delete(id: String, from table: String, ifMatch version: String?) throws -> Item {
+    public func delete(id: String, from table: String, ifMatch version: String?, owner: RowOwner? = nil) throws
+        -> Item
+    {
         try serialized { stamp in
             _ = try shared { try schema(of: table) }
             return try write { transaction in
-                let existing = try live(id, in: table, transaction)
+                let existing = try live(id, in: table, owner: owner, transaction)
                 try check(version, against: existing, table: table)
+                let now = try stamp(transaction, table)
                 return try store(
-                    existing, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: true, in: table,
+                    existing, createdAt: existing.createdAt ?? now, updatedAt: now, deleted: true, in: table,
                     transaction)
             }
         }
@@ -173,29 +204,38 @@ public final class TableService: Sendable {
     /// `POST /tables/{table}/{id}`: restores a soft-deleted item (as the Azure Node server
     /// does) with a new `updatedAt` and `version`, and returns it. An item that is not deleted is
     /// returned as it is; a missing id is a 404; a stale `ifMatch` a 412 with the server's item.
+    /// With `owner`, a row of another user is a 404.
     @discardableResult
-    public func undelete(id: String, in table: String, ifMatch version: String?) throws -> Item {
+    public func undelete(id: String, in table: String, ifMatch version: String?, owner: RowOwner? = nil) throws
+        -> Item
+    {
         try serialized { stamp in
             _ = try shared { try schema(of: table) }
             return try write { transaction in
-                guard let existing = try transaction.lookup(table: table, id: id) else {
+                guard let existing = try transaction.lookup(table: table, id: id), owner?.owns(existing) ?? true else {
                     throw RemoteError(.notFound, status: 404, message: "table '\(table)' has no item with id '\(id)'")
                 }
                 try check(version, against: existing, table: table)
                 guard existing.isDeleted else { return existing }
+                let now = try stamp(transaction, table)
                 return try store(
-                    existing, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false, in: table,
+                    existing, createdAt: existing.createdAt ?? now, updatedAt: now, deleted: false, in: table,
                     transaction)
             }
         }
     }
 
-    /// `GET /tables/{table}`: one page, at most ``Options/maximumPageSize`` rows.
-    public func readPage(_ query: Query, includeDeleted: Bool) throws -> QueryResult {
+    /// `GET /tables/{table}`: one page, at most ``Options/maximumPageSize`` rows. With `owner`,
+    /// only that user's rows: the query's filter is ANDed with `column eq owner`.
+    public func readPage(_ query: Query, includeDeleted: Bool, owner: RowOwner? = nil) throws -> QueryResult {
         try shared {
             _ = try schema(of: query.table)
             var query = query
             query.top = min(query.top ?? options.maximumPageSize, options.maximumPageSize)
+            if let owner {
+                let mine = owner.predicate
+                query.filter = query.filter.map { .and(mine, $0) } ?? mine
+            }
             if !includeDeleted {
                 let live = FilterExpression.comparison(.column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true)))
                 query.filter = query.filter.map { .and($0, live) } ?? live
@@ -204,11 +244,17 @@ public final class TableService: Sendable {
         }
     }
 
-    /// `GET /tables/{table}/{id}`: the item, or `nil` when missing or soft-deleted.
-    public func lookup(id: String, in table: String) throws -> Item? {
+    /// `GET /tables/{table}/{id}`: the item, or `nil` when missing or soft-deleted (or, with
+    /// `owner`, another user's).
+    /// - Parameter includeDeleted: return a soft-deleted item too.
+    public func lookup(id: String, in table: String, includeDeleted: Bool = false, owner: RowOwner? = nil) throws
+        -> Item?
+    {
         try shared {
             _ = try schema(of: table)
-            return try mapped { try store.lookup(table: table, id: id) }.flatMap { $0.isDeleted ? nil : $0 }
+            return try mapped { try store.lookup(table: table, id: id) }.flatMap {
+                ($0.isDeleted && !includeDeleted) || !(owner?.owns($0) ?? true) ? nil : $0
+            }
         }
     }
 
@@ -219,35 +265,64 @@ public final class TableService: Sendable {
 
     // MARK: - Implementation
 
-    private func serialized<Result>(_ body: (_ stamp: () -> Timestamp) throws -> Result) throws -> Result {
-        try lastStamp.withLock { last in
-            try body {
-                last = max(Timestamp.now().millisecondsSince1970, last &+ 1)
+    /// Runs a write holding the process's writer lock. `stamp` gives the write's `updatedAt`; call
+    /// it inside the store's write transaction, which holds the store's writer lock (across
+    /// processes for a store shared by several, such as PostgreSQL): it reads the newest `updatedAt`
+    /// stored in the table through the pull index, so the stamp is later than every write committed
+    /// before, whichever process made it, and the next writer cannot stamp before this one commits
+    /// (see docs/ARCHITECTURE.md, "Serving from several processes over one PostgreSQL database").
+    /// A store confined to its instance (``LocalStore/isConfinedToInstance``) has no other writer:
+    /// the process's clock is enough and the probe is skipped.
+    private func serialized<Result>(
+        _ body: (_ stamp: (any StoreTransaction, String) throws -> Timestamp) throws -> Result
+    ) throws -> Result {
+        let confined = store.isConfinedToInstance
+        return try lastStamp.withLock { last in
+            try body { transaction, table in
+                let stored = confined ? Int64.min : try Self.newestStamp(of: table, transaction)
+                last = max(Timestamp.now().millisecondsSince1970, last &+ 1, stored &+ 1)
                 return Timestamp(millisecondsSince1970: last)
             }
         }
+    }
+
+    /// The newest `updatedAt` of `table` (soft-deleted rows included) in milliseconds, `Int64.min`
+    /// when it has none: one probe of the end of ``pullIndex``.
+    private static func newestStamp(of table: String, _ transaction: any StoreTransaction) throws -> Int64 {
+        let newest = try transaction.read(
+            Query(
+                table: table, orderBy: [SortKey(SystemProperty.updatedAt.rawValue, descending: true)], top: 1,
+                selection: [SystemProperty.updatedAt.rawValue]))
+        return newest.items.first?.updatedAt?.millisecondsSince1970 ?? Int64.min
     }
 
     private func shared<Result>(_ body: () throws -> Result) throws -> Result {
         try schemaLock.shared(body)
     }
 
-    private func patch(_ item: Item, in table: String, ifMatch version: String?, merging: Bool) throws -> Item {
+    private func patch(_ item: Item, in table: String, ifMatch version: String?, merging: Bool, owner: RowOwner?)
+        throws -> Item
+    {
         try serialized { stamp in
+            var item = item
+            if let owner { owner.removeOwnerColumn(from: &item) }
             guard let current = try shared({ try mapped { try store.lookup(table: table, id: item.id) } }),
-                !current.isDeleted
+                !current.isDeleted, owner?.owns(current) ?? true
             else {
                 _ = try shared { try schema(of: table) }
                 throw RemoteError(.notFound, status: 404, message: "table '\(table)' has no item with id '\(item.id)'")
             }
             try check(version, against: current, table: table)
-            try apply(try schemaChange(table, for: merging ? Self.merged(item, into: current) : item, creatingTable: false))
+            try apply(
+                try currentSchemaChange(table, for: merging ? Self.merged(item, into: current) : item, creatingTable: false))
             return try write { transaction in
-                let existing = try live(item.id, in: table, transaction)
+                let existing = try live(item.id, in: table, owner: owner, transaction)
                 try check(version, against: existing, table: table)
-                let replacement = merging ? Self.merged(item, into: existing) : item
+                var replacement = merging ? Self.merged(item, into: existing) : item
+                if let owner { replacement.values[owner.column] = existing.values[owner.column] }
+                let now = try stamp(transaction, table)
                 return try store(
-                    replacement, createdAt: existing.createdAt ?? stamp(), updatedAt: stamp(), deleted: false,
+                    replacement, createdAt: existing.createdAt ?? now, updatedAt: now, deleted: false,
                     in: table, transaction)
             }
         }
@@ -255,9 +330,12 @@ public final class TableService: Sendable {
 
     /// `item`'s values laid over `existing`'s (system properties come from the write itself).
     private static func merged(_ item: Item, into existing: Item) -> Item {
-        var values = existing.values
-        for (key, value) in item.values { values[key] = value }
-        return Item(id: item.id, values: values)
+        var merged = existing
+        merged.id = item.id
+        item.forEachValue { column, value in
+            if column != "id" { merged[column] = value }
+        }
+        return merged
     }
 
     private func schema(of table: String) throws -> TableSchema {
@@ -291,7 +369,11 @@ public final class TableService: Sendable {
             return declared
         }
         var added: [Column] = []
-        for (name, value) in item.values where name != "id" && existing?.column(named: name) == nil {
+        var undeclared: [(name: String, value: Value)] = []
+        item.forEachValue { name, value in
+            if name != "id" && existing?.column(named: name) == nil { undeclared.append((name, value)) }
+        }
+        for (name, value) in undeclared {
             guard let type = value.type else { continue }
             guard options.widensSchema else {
                 throw RemoteError(
@@ -316,6 +398,21 @@ public final class TableService: Sendable {
             )
         }
         return widened
+    }
+
+    /// ``schemaChange(_:for:creatingTable:)`` against the schema as the store holds it now. The
+    /// store's schema is a copy taken when it opened; another process serving the same store may
+    /// have widened the table since. So when the copy says a change is needed, the store is
+    /// reopened (which reads the stored schema) and the change computed again: columns another
+    /// process added are then known with their types, and a value of another type is the 400 it
+    /// would have been in that process, not a failed `ALTER TABLE`.
+    private func currentSchemaChange(_ table: String, for item: Item, creatingTable: Bool) throws -> TableSchema? {
+        guard try schemaChange(table, for: item, creatingTable: creatingTable) != nil else { return nil }
+        try schemaLock.exclusive {
+            try mapped { try store.close() }
+            try reopenAsBefore()
+        }
+        return try schemaChange(table, for: item, creatingTable: creatingTable)
     }
 
     /// Declares a table change checked by ``schemaChange(_:for:creatingTable:)``: the store is
@@ -357,15 +454,25 @@ public final class TableService: Sendable {
         try shared { try mapped { try store.write(body) } }
     }
 
-    private func live(_ id: String, in table: String, _ transaction: any StoreTransaction) throws -> Item {
-        guard let existing = try transaction.lookup(table: table, id: id), !existing.isDeleted else {
+    private func live(_ id: String, in table: String, owner: RowOwner?, _ transaction: any StoreTransaction) throws
+        -> Item
+    {
+        guard let existing = try transaction.lookup(table: table, id: id), !existing.isDeleted,
+            owner?.owns(existing) ?? true
+        else {
             throw RemoteError(.notFound, status: 404, message: "table '\(table)' has no item with id '\(id)'")
         }
         return existing
     }
 
-    private static func duplicate(_ existing: Item, table: String) -> RemoteError {
-        RemoteError(
+    /// A 409 for an insert of an existing id; it carries the stored item only when the caller
+    /// may see it (not another user's).
+    private static func duplicate(_ existing: Item, table: String, owner: RowOwner?) -> RemoteError {
+        guard owner?.owns(existing) ?? true else {
+            return RemoteError(
+                .conflict, status: 409, message: "table '\(table)' already has an item with id '\(existing.id)'")
+        }
+        return RemoteError(
             .conflict, status: 409, serverItem: existing,
             message: "table '\(table)' already has an item with id '\(existing.id)'")
     }
@@ -384,7 +491,6 @@ public final class TableService: Sendable {
         _ transaction: any StoreTransaction
     ) throws -> Item {
         var stored = item
-        stored.values.reserveCapacity(item.values.count + 4)
         stored[SystemProperty.createdAt.rawValue] = .date(createdAt)
         stored[SystemProperty.updatedAt.rawValue] = .date(updatedAt)
         stored[SystemProperty.version.rawValue] = .string(TableService.version(updatedAt))
@@ -442,4 +548,35 @@ public final class TableService: Sendable {
     }
 
     private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+}
+
+/// The user a ``TableService`` call acts for, and the column that records each row's owner
+/// (per-user data: see ``TableService``).
+public struct RowOwner: Sendable, Hashable {
+    /// The column holding each row's owner, `userId` by default.
+    public var column: String
+    /// The user's id, as the token's subject (`sub`) names it.
+    public var userId: String
+
+    /// Creates an owner.
+    public init(userId: String, column: String = "userId") {
+        self.column = column
+        self.userId = userId
+    }
+
+    /// `true` when `item` belongs to this user (a row with no owner belongs to nobody).
+    public func owns(_ item: Item) -> Bool {
+        item.values[column] == .string(userId)
+    }
+
+    /// Drops what a client sent for the owner column (in any letter case): the server decides it.
+    func removeOwnerColumn(from item: inout Item) {
+        let folded = Identifier.folded(column)
+        for key in item.values.keys where Identifier.folded(key) == folded { item.values.removeValue(forKey: key) }
+    }
+
+    /// `column eq 'userId'`, the predicate every read of this user is ANDed with.
+    public var predicate: FilterExpression {
+        .comparison(.column(column), .eq, .literal(.string(userId)))
+    }
 }

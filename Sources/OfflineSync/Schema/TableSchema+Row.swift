@@ -10,17 +10,8 @@ extension TableSchema {
     /// column position. It accepts and rejects exactly what ``normalize(_:origin:)`` does, and
     /// reads each value once without building a new item.
     public func normalizedRow(_ item: Item, origin: WriteOrigin) throws -> [Value] {
-        try TableSchema.validateId(item.id, table: name)
         var row = [Value](repeating: .null, count: columns.count)
-        for (key, value) in item.values {
-            if !value.isNull, let index = columnIndex(named: key) {
-                row[index] =
-                    try TableSchema.converted(value, to: columns[index].type, table: name, column: key, id: item.id)
-                    ?? value
-                continue
-            }
-            guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
-        }
+        try forEachStoredValue(of: item, origin: origin) { row[$0] = $1 }
         return row
     }
 }

@@ -19,7 +19,26 @@ extension TableSchema {
         _ body: (_ position: Int, _ value: Value) throws -> Void
     ) throws {
         try TableSchema.validateId(item.id, table: name)
-        for (key, value) in item.values {
+        if item.layout === rowLayout || item.layout.names == rowLayout.names {
+            // Laid out on this schema: positions are columns, no name is looked up.
+            for position in item.slots.indices {
+                guard let value = item.slots[position], !value.isNull else { continue }
+                let column = columns[position]
+                if TableSchema.isStoredAsIs(value, in: column.type) {
+                    try body(position, value)
+                } else {
+                    try body(
+                        position,
+                        try TableSchema.converted(value, to: column.type, table: name, column: column.name, id: item.id)
+                            ?? value)
+                }
+            }
+            return
+        }
+        let names = item.layout.names
+        for slot in item.slots.indices {
+            guard let value = item.slots[slot] else { continue }
+            let key = names[slot]
             if !value.isNull, let (position, type) = declaredColumn(key) {
                 if TableSchema.isStoredAsIs(value, in: type) {
                     try body(position, value)

@@ -63,7 +63,12 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// The table name (see ``Identifier``).
     public var name: String
     /// The columns, `id` excluded, system properties included when ``synced`` is `true`.
-    public private(set) var columns: [Column]
+    public private(set) var columns: [Column] {
+        didSet { rowLayout = RowLayout(uniqueNames: columns.map(\.name)) }
+    }
+    /// The names of ``columns`` as a ``RowLayout``: rows laid out on it are read and written by
+    /// position (see ``Item/init(id:layout:values:)``). Every copy of a schema shares it.
+    public private(set) var rowLayout: RowLayout
     /// The secondary indexes.
     public var indexes: [TableIndex]
     /// `true` when the table carries the system properties of the table protocol.
@@ -85,7 +90,22 @@ public struct TableSchema: Sendable, Hashable, Codable {
             }
         }
         self.columns = all
+        self.rowLayout = RowLayout(uniqueNames: all.map(\.name))
         self.indexes = indexes
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, columns, indexes, synced
+    }
+
+    /// Reads a declaration written by ``encode(to:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        columns = try container.decode([Column].self, forKey: .columns)
+        indexes = try container.decode([TableIndex].self, forKey: .indexes)
+        synced = try container.decode(Bool.self, forKey: .synced)
+        rowLayout = RowLayout(uniqueNames: columns.map(\.name))
     }
 
     /// The declared column with this exact name, if any.
@@ -177,28 +197,21 @@ public struct TableSchema: Sendable, Hashable, Codable {
     ///   ``maximumIdLength`` UTF-8 bytes or containing U+0000.
     /// - `null` values are removed: an absent column and a null column are the same.
     public func normalize(_ item: Item, origin: WriteOrigin) throws -> Item {
-        try TableSchema.validateId(item.id, table: name)
-        // Every value is checked; the item is copied only when a value is converted or dropped,
-        // so the common case (values already of their columns' types) costs no allocation.
-        var conversions: [(key: String, value: Value)] = []
-        var removals: [String] = []
-        for (key, value) in item.values {
-            if !value.isNull, let column = column(named: key) {
-                if let converted = try TableSchema.converted(
-                    value, to: column.type, table: name, column: key, id: item.id)
-                {
-                    conversions.append((key, converted))
-                }
-                continue
+        // An item already laid out on this table's columns whose values need no conversion is
+        // returned as it is (no allocation); any other comes back laid out on ``rowLayout``.
+        if item.layout === rowLayout || item.layout.names == rowLayout.names {
+            var result = item
+            try forEachStoredValue(of: item, origin: origin) { position, value in
+                if result.slots[position] != value { result.setSlot(position, value) }
             }
-            guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
-            removals.append(key)
+            for position in result.slots.indices {
+                if let value = result.slots[position], value.isNull { result.setSlot(position, nil) }
+            }
+            return result
         }
-        if conversions.isEmpty && removals.isEmpty { return item }
-        var values = item.values
-        for key in removals { values[key] = nil }
-        for conversion in conversions { values[conversion.key] = conversion.value }
-        return Item(id: item.id, values: values)
+        var slots = [Value?](repeating: nil, count: columns.count)
+        try forEachStoredValue(of: item, origin: origin) { slots[$0] = $1 }
+        return Item(id: item.id, layout: rowLayout, values: slots)
     }
 
     /// The error for a local write of a column the table does not declare.

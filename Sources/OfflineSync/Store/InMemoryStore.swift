@@ -6,7 +6,8 @@ import Synchronization
 /// real store for tests and for apps that need no persistence. Data lives as long as the instance:
 /// closing and reopening the same instance keeps it (as a file would), a new instance starts empty.
 /// Transactions apply writes in place and keep an undo log, so a throwing transaction is rolled
-/// back without copying the tables.
+/// back without copying the tables. Declared indexes are kept as sorted arrays (see
+/// ``InMemoryIndex``), brought up to date after a bulk write or at the next read that uses them.
 public final class InMemoryStore: LocalStore {
     private struct State {
         var isOpen = false
@@ -15,10 +16,50 @@ public final class InMemoryStore: LocalStore {
         /// Rows of a table sorted by an ordering that a ``RangeScan`` used, kept until the
         /// table's next write (at most ``maximumOrderings`` per table).
         var orderings: [String: [[SortKey]: [Item]]] = [:]
+        /// The declared indexes of each table that has some, by index name.
+        var indexes: [String: [String: InMemoryIndex]] = [:]
+        /// The rows of an indexed table changed since its indexes were last brought up to date,
+        /// each with the row as the indexes hold it (`nil`: none).
+        var pendingIndexChanges: [String: [IdKey: Item?]] = [:]
 
         /// Drops the sorted copies of a table after a write to it.
         mutating func changed(_ table: String) {
             if orderings[table] != nil { orderings[table] = nil }
+        }
+
+        /// Notes that row `key` of `table`, which was `previous`, is about to change or changed.
+        mutating func noteIndexChange(_ table: String, _ key: IdKey, previous: Item?) {
+            guard indexes[table] != nil else { return }
+            if pendingIndexChanges[table, default: [:]][key] == nil {
+                pendingIndexChanges[table, default: [:]][key] = .some(previous)
+            }
+        }
+
+        /// Applies the pending changes of `table` to its indexes; with `onlyIfMany`, only when
+        /// they are too many to apply cheaply at the next read (after a bulk write).
+        mutating func refreshIndexes(_ table: String, onlyIfMany: Bool = false) {
+            guard let changes = pendingIndexChanges[table], !changes.isEmpty, var tableIndexes = indexes[table]
+            else { return }
+            let rows = tables[table] ?? [:]
+            if onlyIfMany && changes.count <= max(16, rows.count / 64) { return }
+            indexes[table] = nil
+            for name in tableIndexes.keys {
+                tableIndexes[name]?.apply(changes) { rows[$0] }
+            }
+            indexes[table] = tableIndexes
+            pendingIndexChanges[table] = nil
+        }
+
+        /// Builds the indexes of `schema`'s tables from their rows.
+        mutating func buildIndexes() {
+            indexes = [:]
+            pendingIndexChanges = [:]
+            for table in schema.tables where !table.indexes.isEmpty {
+                let rows = (tables[table.name] ?? [:]).values
+                indexes[table.name] = Dictionary(
+                    table.indexes.map { ($0.name, InMemoryIndex($0, rows: rows)) },
+                    uniquingKeysWith: { first, _ in first })
+            }
         }
     }
 
@@ -54,9 +95,13 @@ public final class InMemoryStore: LocalStore {
             for table in merged.tables where state.tables[table.name] == nil {
                 state.tables[table.name] = [:]
             }
+            state.buildIndexes()
             state.isOpen = true
         }
     }
+
+    /// `true`: the rows live in this instance only.
+    public var isConfinedToInstance: Bool { true }
 
     public func read(_ query: Query) throws -> QueryResult {
         try state.withLock { state in
@@ -80,7 +125,11 @@ public final class InMemoryStore: LocalStore {
             // instead of copying every table on the first write; it moves back when the body ends.
             let transaction = Transaction(state: state)
             state = State()
-            defer { state = transaction.state }
+            defer {
+                state = transaction.state
+                // A bulk write brings the indexes up to date now, so that no read pays for it.
+                for table in Array(state.pendingIndexChanges.keys) { state.refreshIndexes(table, onlyIfMany: true) }
+            }
             do {
                 return try body(transaction)
             } catch {
@@ -101,7 +150,10 @@ public final class InMemoryStore: LocalStore {
     }
 
     /// Answers a query with ``QueryEvaluator``. A filter that pins the id (`id eq`, `id in`) is
-    /// evaluated over the rows with those ids only; a page bounded on its first ordering key runs as
+    /// evaluated over the rows with those ids only; a filter with an `eq`, `in`, range or
+    /// `startswith` conjunct on the first column of a declared index, or a page ordered by an
+    /// index's columns, reads the rows an ``InMemoryIndexScan`` finds in that index (stopping at
+    /// the page's end when the index's order is the query's); a page bounded on its first ordering key runs as
     /// a ``RangeScan`` over the table sorted in that order, sorted once and kept until the table
     /// changes, so paging through a large table costs a binary search per page, not a full scan
     /// (an unbounded page uses such a sorted copy too, when one is already kept).
@@ -111,6 +163,13 @@ public final class InMemoryStore: LocalStore {
         let rows = (state.tables[query.table] ?? [:]).values
         if let ids = RangeScan.pinnedIds(query.filter) {
             return evaluator.run(over: ids.compactMap { state.tables[query.table]?[IdKey($0)] })
+        }
+        if !table.indexes.isEmpty, let scan = InMemoryIndexScan(query, schema: table) {
+            state.refreshIndexes(query.table)
+            if let index = state.indexes[query.table]?[scan.indexName] {
+                let tableRows = state.tables[query.table] ?? [:]
+                return scan.run(evaluator, over: index) { tableRows[IdKey($0)] }
+            }
         }
         guard let scan = RangeScan(query, schema: table) else {
             // An unbounded page in an order already sorted (e.g. a pull's first page) reads from
@@ -138,7 +197,9 @@ public final class InMemoryStore: LocalStore {
 
         func rollBack() {
             for entry in undo.reversed() {
-                state.tables[entry.table]?[IdKey(entry.id)] = entry.previous
+                let key = IdKey(entry.id)
+                state.noteIndexChange(entry.table, key, previous: state.tables[entry.table]?[key])
+                state.tables[entry.table]?[key] = entry.previous
                 state.changed(entry.table)
             }
             undo.removeAll()
@@ -158,7 +219,9 @@ public final class InMemoryStore: LocalStore {
             let normalized = try items.map { try schema.normalize($0, origin: origin) }
             state.changed(table)
             for item in normalized {
-                let previous = state.tables[table]?.updateValue(item, forKey: IdKey(item.id))
+                let key = IdKey(item.id)
+                let previous = state.tables[table]?.updateValue(item, forKey: key)
+                state.noteIndexChange(table, key, previous: previous)
                 undo.append((table, item.id, previous))
             }
         }
@@ -167,7 +230,9 @@ public final class InMemoryStore: LocalStore {
             _ = try state.schema.requireTable(table)
             state.changed(table)
             for id in ids {
-                if let previous = state.tables[table]?.removeValue(forKey: IdKey(id)) {
+                let key = IdKey(id)
+                if let previous = state.tables[table]?.removeValue(forKey: key) {
+                    state.noteIndexChange(table, key, previous: previous)
                     undo.append((table, id, previous))
                 }
             }

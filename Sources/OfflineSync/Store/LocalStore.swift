@@ -86,6 +86,12 @@ public protocol LocalStore: AnyObject, Sendable {
     /// Closes the store, releasing files and handles. Closing a closed store does nothing.
     /// The same instance can be opened again.
     func close() throws
+
+    /// `true` when this instance is the only way to the store's data, so nothing else (another
+    /// process, another instance over the same file or database) can write it: an in-memory store.
+    /// ``TableService`` then keeps its write clock in the process; otherwise it reads the newest
+    /// stored `updatedAt` inside each write transaction. Default `false`.
+    var isConfinedToInstance: Bool { get }
 }
 
 /// The operations available inside ``LocalStore/write(_:)``.
@@ -113,6 +119,8 @@ public protocol StoreTransaction {
 extension LocalStore {
     /// No reserved prefixes.
     public var reservedNamePrefixes: [String] { [] }
+    /// `false`: a store is assumed reachable by other processes or instances (a file, a database).
+    public var isConfinedToInstance: Bool { false }
 
     /// Upserts rows in a transaction of their own.
     public func upsert(_ items: [Item], into table: String, origin: WriteOrigin = .local) throws {

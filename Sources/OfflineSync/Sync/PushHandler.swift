@@ -57,9 +57,9 @@ public struct PushOperation: Sendable {
 
     static func outgoing(_ item: Item?, id: String) -> Item {
         var result = item ?? Item(id: id)
-        result.values[SystemProperty.createdAt.rawValue] = nil
-        result.values[SystemProperty.updatedAt.rawValue] = nil
-        result.values[SystemProperty.deleted.rawValue] = nil
+        result.removeValue(forColumn: SystemProperty.createdAt.rawValue)
+        result.removeValue(forColumn: SystemProperty.updatedAt.rawValue)
+        result.removeValue(forColumn: SystemProperty.deleted.rawValue)
         return result
     }
 }

@@ -84,13 +84,14 @@ public struct QueuedOperation: Sendable, Hashable {
             createdAt: row[C.createdAt].dateValue ?? .epoch)
     }
 
+    /// The operation as a row of ``SystemTables/operationsSchema``, built by position on its
+    /// layout (the values in the order its columns are declared).
     func row() throws -> Item {
-        typealias C = SystemTables.OperationColumn
-        var values: [String: Value] = [
-            C.sequence: .int(sequence), C.kind: .string(kind.rawValue), C.state: .string(state.rawValue),
-            C.table: .string(table), C.itemId: .string(itemId), C.version: .int(version), C.createdAt: .date(createdAt),
-        ]
-        if let item { values[C.item] = try ItemJSON.encode(item) }
-        return Item(id: id, values: values)
+        Item(
+            id: id, layout: SystemTables.operationsSchema.rowLayout,
+            values: [
+                .int(sequence), .string(kind.rawValue), .string(state.rawValue), .string(table), .string(itemId),
+                try item.map(ItemJSON.encode), .int(version), .date(createdAt),
+            ])
     }
 }

@@ -442,7 +442,12 @@ extension SyncContext {
         func refreshed(_ item: Item) -> Item {
             var item = item
             for property in [SystemProperty.version, .createdAt, .updatedAt] {
-                item.values[property.rawValue] = server.values[property.rawValue]
+                let value = server[property.rawValue]
+                if value.isNull {
+                    item.removeValue(forColumn: property.rawValue)
+                } else {
+                    item[property.rawValue] = value
+                }
             }
             return item
         }

@@ -34,7 +34,7 @@ public struct SyncTable: Sendable {
     /// Inserts items in one transaction (all or none) and queues their inserts.
     @discardableResult
     public func insert(_ items: [Item]) throws -> [Item] {
-        try edit(.insert, items.map { $0.id.isEmpty ? Item(id: UUIDText.random(), values: $0.values) : $0 })
+        try edit(.insert, items.map { $0.id.isEmpty ? $0.identified(as: UUIDText.random()) : $0 })
     }
 
     /// Replaces an existing item and queues its update. System properties the item lacks
@@ -49,7 +49,7 @@ public struct SyncTable: Sendable {
         _ = try edit(.update, items)
     }
 
-    /// Replaces existing items as ``update(_:)-([Item])`` does, and also keeps every stored column
+    /// Replaces existing items as `update(_:)` does, and also keeps every stored column
     /// outside `known` (the columns a typed model does not hold, so an update through the model
     /// cannot erase them).
     func update(_ items: [Item], keepingColumnsOutside known: Set<String>) throws {
@@ -125,8 +125,8 @@ public struct SyncTable: Sendable {
                     }
                     var merged = item
                     for property in [SystemProperty.version, .createdAt, .updatedAt]
-                    where merged.values[property.rawValue] == nil {
-                        merged.values[property.rawValue] = stored.values[property.rawValue]
+                    where !merged.hasValue(forColumn: property.rawValue) && stored.hasValue(forColumn: property.rawValue) {
+                        merged[property.rawValue] = stored[property.rawValue]
                     }
                     if let known {
                         for (column, value) in stored.values

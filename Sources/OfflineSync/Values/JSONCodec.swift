@@ -63,7 +63,7 @@ public enum JSONCodec {
     /// Writes one item as a JSON object.
     public static func encode(_ item: Item) throws -> [UInt8] {
         var writer = JSONWriter()
-        writer.bytes.reserveCapacity(64 + item.values.count * 24)
+        writer.bytes.reserveCapacity(64 + item.slots.count * 24)
         try writer.write(item)
         return writer.bytes
     }
@@ -71,7 +71,7 @@ public enum JSONCodec {
     /// Writes items as a JSON array.
     public static func encode(_ items: [Item]) throws -> [UInt8] {
         var writer = JSONWriter()
-        writer.bytes.reserveCapacity(2 + items.count * (64 + (items.first?.values.count ?? 0) * 24))
+        writer.bytes.reserveCapacity(2 + items.count * (64 + (items.first?.slots.count ?? 0) * 24))
         try writer.write(items)
         return writer.bytes
     }

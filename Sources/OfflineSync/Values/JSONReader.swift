@@ -11,8 +11,9 @@ struct JSONReader {
     var index = 0
     /// Decoded bytes of a string with escapes, reused between strings.
     var scratch: [UInt8] = []
-    /// The number of columns of the previous item, to size the next one's dictionary.
-    var expectedColumns = 0
+    /// The layout of the previous item: the next one, with the same members in the same order
+    /// (as the items of a page have), shares it.
+    var previousLayout = RowLayout.empty
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -507,7 +508,14 @@ struct JSONReader {
         }
         index += 1
         var id: String?
-        var values = [String: Value](minimumCapacity: expectedColumns)
+        // Members are matched against the previous item's layout while they follow it; the
+        // names are collected only from the first member that differs.
+        let previous = previousLayout
+        var matched = 0
+        var names: [String]? = nil
+        var seen: Set<String>? = nil
+        var slots: [Value?] = []
+        slots.reserveCapacity(previous.names.count)
         memberNames.beginObject()
         if !consumeIf(UInt8(ascii: "}")) {
             repeat {
@@ -530,15 +538,31 @@ struct JSONReader {
                 case .column:
                     value = try readValue()
                 }
-                guard values.updateValue(value, forKey: memberNames.names[member]) == nil else {
-                    throw shapeError("the item has the member '\(memberNames.names[member])' twice", at: nameOffset)
+                let name = memberNames.names[member]
+                if names == nil, matched < previous.names.count, previous.names[matched] == name {
+                    matched += 1
+                } else {
+                    if names == nil { names = Array(previous.names[..<matched]) }
+                    // A linear search for an item's usual handful of members, a set beyond (an
+                    // object of many members costs no quadratic time).
+                    if seen == nil, names!.count >= RowLayout.linearSearchLimit { seen = Set(names!) }
+                    let repeated = seen != nil ? !seen!.insert(name).inserted : names!.contains(name)
+                    guard !repeated else {
+                        throw shapeError("the item has the member '\(name)' twice", at: nameOffset)
+                    }
+                    names!.append(name)
                 }
+                slots.append(value)
             } while consumeIf(UInt8(ascii: ","))
             try consume(UInt8(ascii: "}"), "',' or '}' after an object member")
         }
         guard let id else { throw shapeError("the item has no string member 'id'", at: start) }
-        expectedColumns = values.count
-        return Item(id: id, values: values)
+        if names == nil && matched == previous.names.count {
+            return Item(id: id, layout: previous, values: slots)
+        }
+        let layout = RowLayout(uniqueNames: names ?? Array(previous.names[..<matched]))
+        previousLayout = layout
+        return Item(id: id, layout: layout, values: slots)
     }
 
     private mutating func readDateOrValue() throws -> Value {

@@ -10,7 +10,7 @@ struct JSONWriter {
         JSONWriter.appendString("id", to: &bytes)
         bytes.append(UInt8(ascii: ":"))
         JSONWriter.appendString(item.id, to: &bytes)
-        for (key, value) in item.values.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in JSONWriter.members(of: item) {
             guard key != "id" else {
                 throw OfflineSyncError(
                     .invalidValue, "item '\(item.id)' holds a value named 'id' besides its id; set Item.id instead")
@@ -21,6 +21,16 @@ struct JSONWriter {
             try write(value, context: "column '\(key)' of item '\(item.id)'")
         }
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// The item's members in ascending name order: the layout's order sorted once per layout
+    /// (consecutive items of a page share theirs), not a dictionary per item.
+    static func members(of item: Item) -> [(name: String, value: Value)] {
+        var members: [(name: String, value: Value)] = []
+        members.reserveCapacity(item.slots.count)
+        item.forEachValue { members.append(($0, $1)) }
+        members.sort { $0.name < $1.name }
+        return members
     }
 
     mutating func write(_ items: [Item]) throws {

@@ -119,6 +119,18 @@ package final class PostgresConnection {
         return String(cString: PQcmdStatus(result))
     }
 
+    /// Runs SQL without values (one or more statements, the simple query protocol) and returns the
+    /// first column of the first row of the last statement's result, as text (`nil` for no row or
+    /// a null).
+    func executeReturningValue(_ sql: String) throws -> String? {
+        let handle = try requireHandle()
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, sql: sql, doing: "running a statement on \(location)")
+        guard PQntuples(result) > 0, PQnfields(result) > 0, PQgetisnull(result, 0, 0) == 0 else { return nil }
+        return String(cString: PQgetvalue(result, 0, 0))
+    }
+
     /// Runs a prepared statement with bound values, calls `body` for each row of its result, and
     /// returns the number of rows the statement affected (for `INSERT`, `UPDATE`, `DELETE`).
     @discardableResult

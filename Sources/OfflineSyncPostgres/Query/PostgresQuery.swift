@@ -455,12 +455,6 @@ struct PostgresQuery {
             case .gt, .ge: ">="
             default: "<="
             }
-        let flipped: String =
-            switch op {
-            case .eq: "="
-            case .gt, .ge: "<="
-            default: ">="
-            }
         let test = "\(left.sql) \(PostgresQuery.symbol(op)) \(right.sql)"
         if case .column(let name) = lhs, right.isLiteral, let prefix = layout.prefixed(name) {
             return "(\(prefix) \(prefixOp) \(PostgresTableLayout.prefix(right.sql)) AND \(test))"

@@ -5,17 +5,41 @@ extension PostgresConnection {
     /// The table holding each declared table's schema as JSON, so the stored schema (types
     /// included) is known on reopen without reading PostgreSQL's catalog.
     static let schemaTable = "__offline_sync_schema"
+    /// The one-row table holding the schema's generation: a number that every `install` which
+    /// changes the schema raises in the same transaction, so a store that another process (or
+    /// store instance) widened notices it with one indexed read and reloads its schema.
+    static let generationTable = "__offline_sync_generation"
+
+    /// The schema record table of `schemaName`, quoted and qualified.
+    static func record(in schemaName: String) -> String {
+        "\(PostgresTableLayout.quote(schemaName)).\(PostgresTableLayout.quote(schemaTable))"
+    }
+
+    /// `SELECT` of the generation of `schemaName` (see ``generationTable``).
+    static func generationSQL(in schemaName: String) -> String {
+        "SELECT \"generation\" FROM \(PostgresTableLayout.quote(schemaName)).\(PostgresTableLayout.quote(generationTable))"
+    }
+
+    /// The generation of `schemaName` (see ``generationTable``); 0 when the row is missing.
+    func generation(in schemaName: String) throws -> Int64 {
+        var generation: Int64 = 0
+        try run(PostgresConnection.generationSQL(in: schemaName)) { generation = $0.int64(0) }
+        return generation
+    }
 
     /// Creates or widens the tables of `schema` in the PostgreSQL schema `schemaName`, in one
     /// transaction holding the store's write lock (so stores opening the same schema at once, in
     /// any process, install one after the other), and returns the stored, widened schema: new
     /// tables are created, new columns added with `ALTER TABLE ADD COLUMN` (existing rows read them
     /// as null), new indexes created; nothing is dropped or retyped.
-    func install(_ schema: StoreSchema, in schemaName: String, lockKey: Int64) throws -> StoreSchema {
-        if schema.tables.contains(where: { Identifier.folded($0.name) == PostgresConnection.schemaTable }) {
+    func install(_ schema: StoreSchema, in schemaName: String, lockKey: Int64) throws -> (
+        schema: StoreSchema, generation: Int64
+    ) {
+        for reserved in [PostgresConnection.schemaTable, PostgresConnection.generationTable]
+        where schema.tables.contains(where: { Identifier.folded($0.name) == reserved }) {
             throw OfflineSyncError(
                 .invalidName,
-                "table name '\(PostgresConnection.schemaTable)' is used by the PostgreSQL backend for its own schema record; choose another name"
+                "table name '\(reserved)' is used by the PostgreSQL backend for its own schema record; choose another name"
             )
         }
         try execute("BEGIN; SELECT pg_advisory_xact_lock(\(lockKey))")
@@ -28,17 +52,22 @@ extension PostgresConnection {
                 _ in exists = true
             }
             if !exists { try execute("CREATE SCHEMA \(PostgresTableLayout.quote(schemaName))") }
-            let record =
-                "\(PostgresTableLayout.quote(schemaName)).\(PostgresTableLayout.quote(PostgresConnection.schemaTable))"
+            let record = PostgresConnection.record(in: schemaName)
+            let generationTable =
+                "\(PostgresTableLayout.quote(schemaName)).\(PostgresTableLayout.quote(PostgresConnection.generationTable))"
             try execute(
-                "CREATE TABLE IF NOT EXISTS \(record) (\"name\" text COLLATE \"C\" PRIMARY KEY, \"position\" int8 NOT NULL, \"declaration\" text NOT NULL)"
+                "CREATE TABLE IF NOT EXISTS \(record) (\"name\" text COLLATE \"C\" PRIMARY KEY, \"position\" int8 NOT NULL, \"declaration\" text NOT NULL); "
+                    + "CREATE TABLE IF NOT EXISTS \(generationTable) (\"generation\" int8 NOT NULL); "
+                    + "INSERT INTO \(generationTable) (\"generation\") SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(generationTable))"
             )
-            let stored = try storedSchema(record)
+            let stored = try storedSchema(in: schemaName)
+            var changed = false
             let merged = try stored.merged(with: schema)
             try merged.validate()
             for (position, table) in merged.tables.enumerated() {
                 let previous = stored.table(named: table.name)
                 guard previous != table else { continue }
+                changed = true
                 let layout = PostgresTableLayout(table, in: schemaName)
                 if let previous {
                     for column in table.columns where previous.column(named: column.name) == nil {
@@ -59,8 +88,10 @@ extension PostgresConnection {
                         PostgresParameter(.string(declaration), as: .text),
                     ])
             }
+            if changed { try execute("UPDATE \(generationTable) SET \"generation\" = \"generation\" + 1") }
+            let generation = try self.generation(in: schemaName)
             try execute("COMMIT")
-            return merged
+            return (merged, generation)
         } catch {
             rollBack()
             throw error
@@ -73,7 +104,8 @@ extension PostgresConnection {
     }
 
     /// The schema recorded in the database (empty for a new schema).
-    private func storedSchema(_ record: String) throws -> StoreSchema {
+    func storedSchema(in schemaName: String) throws -> StoreSchema {
+        let record = PostgresConnection.record(in: schemaName)
         var tables: [TableSchema] = []
         try run("SELECT \"name\", \"declaration\" FROM \(record) ORDER BY \"position\", \"name\"") { row in
             do {

@@ -127,15 +127,16 @@ struct PostgresTableLayout {
         return schema.columns.filter { selection.contains($0.name) }
     }
 
-    /// The item of a row whose columns are `id` followed by `columns`.
+    /// The item of a row whose columns are `id` followed by `columns`, by position (on the
+    /// schema's ``OfflineSync/RowLayout`` when `columns` are all the columns).
     func decode(_ row: PostgresRow, columns: [Column]) -> Item {
-        var values: [String: Value] = [:]
-        values.reserveCapacity(columns.count)
+        let layout = columns.count == schema.columns.count ? schema.rowLayout : RowLayout(columns.map(\.name))
+        var values = [Value?](repeating: nil, count: columns.count)
         for (offset, column) in columns.enumerated() {
             let value = row.value(Int32(offset + 1), as: column.type)
-            if !value.isNull { values[column.name] = value }
+            if !value.isNull { values[offset] = value }
         }
-        return Item(id: row.string(0), values: values)
+        return Item(id: row.string(0), layout: layout, values: values)
     }
 
     // MARK: Names

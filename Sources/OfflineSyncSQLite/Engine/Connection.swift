@@ -3,8 +3,8 @@ package import OfflineSync
 
 /// One open SQLite database connection and its statement cache.
 ///
-/// A connection is not thread-safe: ``SQLTableStore`` confines it behind a mutex, so one thread at a
-/// time uses it. Cached statements are keyed by their SQL text (which never contains values) and
+/// A connection is not thread-safe: ``SQLTableStore`` confines its writer behind a mutex and lends
+/// each read-only connection to one read at a time, so one thread at a time uses a connection. Cached statements are keyed by their SQL text (which never contains values) and
 /// finalised when the connection closes.
 package final class Connection {
     /// The C API this connection calls.
@@ -16,13 +16,15 @@ package final class Connection {
     private var statements: [String: Statement] = [:]
     private var isClosed = false
 
-    /// Opens (creating if needed) the database file at `path` for reading and writing.
-    package init(api: SQLiteAPI, path: String, publishesArguments: Bool) throws {
+    /// Opens (creating if needed) the database file at `path` for reading and writing, or, with
+    /// `readOnly`, opens the existing file for reading only.
+    package init(api: SQLiteAPI, path: String, publishesArguments: Bool, readOnly: Bool = false) throws {
         self.api = api
         self.path = path
         self.publishesArguments = publishesArguments
         var handle: OpaquePointer?
-        let code = api.open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        let code = api.open_v2(path, &handle, access | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let handle else {
             let message =
                 handle.flatMap { api.errmsg($0) }.map { String(cString: $0) }

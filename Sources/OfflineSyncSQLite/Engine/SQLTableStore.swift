@@ -10,9 +10,20 @@ import Synchronization
 /// The shared SQL engine's ``OfflineSync/LocalStore`` logic, used by ``SQLiteStore`` and by
 /// `SQLCipherStore` with their own C API table and hooks.
 ///
-/// One connection per store, confined behind a `Mutex`: every call (reads included) runs while
-/// holding it, so the non-thread-safe connection and its statement cache are never used by two
-/// threads at once, and write transactions are serialised (rule 6 of `LocalStore`).
+/// Connections (none of them is used by two threads at once):
+/// - **one writer**, confined behind a `Mutex`: every write transaction runs while holding it, so
+///   writes are serialised (rule 6 of `LocalStore`);
+/// - **a small pool of read-only connections** (``SQLStoreOptions/readConnections``, opened on
+///   first use): `read` and `lookup` borrow one, so reads run at the same time as each other and
+///   as a write (WAL mode: a reader sees the last commit before its read transaction began, never
+///   a transaction in progress). A read runs in one read transaction, so all its statements (the
+///   page, the count, a scan evaluated in Swift) see one snapshot. An in-memory database
+///   (`:memory:` or an empty path), a store opened in exclusive locking mode (the disk-full
+///   fallback) and a pool of size 0 read on the writer instead, as does every read after a read
+///   connection could not be opened (until the store is reopened);
+/// - **a gate** (readers–writer lock) held shared by every call and exclusively by `open`,
+///   `close` and ``withConnection(_:)``, so the connections are never closed, rekeyed or widened
+///   under a call in progress.
 package final class SQLTableStore: Sendable {
     /// What differs between the backends that share the engine.
     package struct Backend: Sendable {
@@ -49,18 +60,39 @@ package final class SQLTableStore: Sendable {
         var layouts: [String: TableLayout] = [:]
     }
 
+    /// What reads need to know, changed only while the gate is held exclusively (and when a read
+    /// connection cannot be opened).
+    private struct Catalog {
+        var isOpen = false
+        var schema = StoreSchema([])
+        var layouts: [String: TableLayout] = [:]
+        /// Reads borrow a connection of the pool (else they run on the writer).
+        var pooledReads = false
+    }
+
     /// The database file.
     package let path: String
     /// The storage settings.
     package let options: SQLStoreOptions
     private let backend: Backend
+    /// The writer connection and the schema it installed.
     private let state = Mutex(State())
+    private let catalog = Mutex(Catalog())
+    private let readers: ReaderPool
+    private let gate = ReadWriteLock()
 
     /// Creates a closed store for the file at `path`.
     package init(path: String, options: SQLStoreOptions, backend: Backend) {
         self.path = path
         self.options = options
         self.backend = backend
+        readers = ReaderPool(capacity: SQLTableStore.isInMemory(path) ? 0 : options.readConnections)
+    }
+
+    /// `true` for a database that lives in its connection's memory (each connection would get a
+    /// database of its own, so such a store has no read connections).
+    static func isInMemory(_ path: String) -> Bool {
+        path.isEmpty || path == ":memory:" || path.hasPrefix("file::memory:") || path.contains("mode=memory")
     }
 
     /// The version of the SQLite library the store calls.
@@ -77,15 +109,16 @@ package final class SQLTableStore: Sendable {
                 StoreInfo.Property("synchronous", options.durability.rawValue),
                 StoreInfo.Property("cache size", "\(options.cacheSizeKiB) KiB"),
                 StoreInfo.Property("busy timeout", "\(options.busyTimeoutMilliseconds) ms"),
+                StoreInfo.Property("read connections", "\(readers.capacity)"),
             ])
     }
 
     /// See ``OfflineSync/LocalStore/schema``.
     package var schema: StoreSchema {
         get throws {
-            try state.withLock { state in
-                _ = try requireOpen(state)
-                return state.schema
+            try catalog.withLock { catalog in
+                guard catalog.isOpen else { throw notOpenError }
+                return catalog.schema
             }
         }
     }
@@ -93,20 +126,29 @@ package final class SQLTableStore: Sendable {
     /// See ``OfflineSync/LocalStore/open(schema:)``.
     package func open(schema: StoreSchema) throws {
         try schema.validate(reservedPrefixes: Self.reservedNamePrefixes)
-        try state.withLock { state in
-            guard state.connection == nil else {
-                throw OfflineSyncError(
-                    .invalidOperation,
-                    "the \(backend.name) store '\(path)' is already open; close it before opening it again")
+        try gate.exclusive {
+            let opened = try state.withLock { state in
+                guard state.connection == nil else {
+                    throw OfflineSyncError(
+                        .invalidOperation,
+                        "the \(backend.name) store '\(path)' is already open; close it before opening it again")
+                }
+                do {
+                    try open(schema: schema, into: &state, exclusive: false)
+                    return Catalog(isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: true)
+                } catch let error as SQLiteError
+                    where SQLTableStore.sharedMemoryFailures.contains(error.extendedCode)
+                {
+                    // The WAL index (`-shm` file) cannot be created, typically because the disk is
+                    // full: in exclusive locking mode SQLite keeps the index in memory instead, so
+                    // the store still opens and reads (other processes wait until it is closed,
+                    // and so would read connections: reads use the writer).
+                    try open(schema: schema, into: &state, exclusive: true)
+                    return Catalog(isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: false)
+                }
             }
-            do {
-                try open(schema: schema, into: &state, exclusive: false)
-            } catch let error as SQLiteError where SQLTableStore.sharedMemoryFailures.contains(error.extendedCode) {
-                // The WAL index (`-shm` file) cannot be created, typically because the disk is
-                // full: in exclusive locking mode SQLite keeps the index in memory instead, so
-                // the store still opens and reads (other processes wait until it is closed).
-                try open(schema: schema, into: &state, exclusive: true)
-            }
+            readers.closeAll()
+            catalog.withLock { $0 = opened }
         }
     }
 
@@ -167,33 +209,111 @@ package final class SQLTableStore: Sendable {
         }
     }
 
-    /// See ``OfflineSync/LocalStore/read(_:)``. A query with a total count reads the page and the
-    /// count in one read transaction, so both see the same rows.
+    /// See ``OfflineSync/LocalStore/read(_:)``. The page and the count (and any scan evaluated in
+    /// Swift) are read in one read transaction, so all of them see the same rows.
     package func read(_ query: Query) throws -> QueryResult {
-        try state.withLock { state in
-            let connection = try requireOpen(state)
-            let layout = try SQLTableStore.layout(query.table, in: state.schema, state.layouts)
-            guard query.includeTotalCount else {
-                return try SQLTableStore.read(query, on: layout, connection)
+        try gate.shared {
+            let (layout, pooled) = try catalog.withLock { catalog in
+                guard catalog.isOpen else { throw notOpenError }
+                return (try SQLTableStore.layout(query.table, in: catalog.schema, catalog.layouts), catalog.pooledReads)
             }
-            try connection.execute("BEGIN")
-            do {
-                let result = try SQLTableStore.read(query, on: layout, connection)
-                try connection.execute("COMMIT")
+            if pooled, let result = try withReader({ try SQLTableStore.readInTransaction(query, on: layout, $0) }) {
                 return result
-            } catch {
-                connection.rollBack()
-                throw error
+            }
+            return try state.withLock { state in
+                let connection = try requireOpen(state)
+                guard query.includeTotalCount else {
+                    return try SQLTableStore.read(query, on: layout, connection)
+                }
+                return try SQLTableStore.readInTransaction(query, on: layout, connection)
             }
         }
     }
 
     /// See ``OfflineSync/LocalStore/lookup(table:id:)``.
     package func lookup(table: String, id: String) throws -> Item? {
-        try state.withLock { state in
-            let connection = try requireOpen(state)
-            let layout = try SQLTableStore.layout(table, in: state.schema, state.layouts)
-            return try SQLTableStore.lookup(id, on: layout, connection)
+        try gate.shared {
+            let (layout, pooled) = try catalog.withLock { catalog in
+                guard catalog.isOpen else { throw notOpenError }
+                return (try SQLTableStore.layout(table, in: catalog.schema, catalog.layouts), catalog.pooledReads)
+            }
+            if pooled, let found = try withReader({ try SQLTableStore.lookup(id, on: layout, $0) }) {
+                return found
+            }
+            return try state.withLock { state in
+                try SQLTableStore.lookup(id, on: layout, try requireOpen(state))
+            }
+        }
+    }
+
+    /// `true` while reads borrow connections of the pool (see the type's comment), `false` when
+    /// they run on the writer: the store is closed, in memory, in exclusive locking mode, its
+    /// pool size is 0, or a read connection could not be opened.
+    package var readsUseThePool: Bool {
+        catalog.withLock { $0.isOpen && $0.pooledReads && readers.capacity > 0 }
+    }
+
+    /// `query` answered in one read transaction on `connection`.
+    private static func readInTransaction(_ query: Query, on layout: TableLayout, _ connection: Connection) throws
+        -> QueryResult
+    {
+        try connection.execute("BEGIN")
+        do {
+            let result = try SQLTableStore.read(query, on: layout, connection)
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            connection.rollBack()
+            throw error
+        }
+    }
+
+    /// `body`'s result on a read connection of the pool (waiting while all are in use), or `nil`
+    /// when no read connection could be opened: the caller then reads on the writer, and so do
+    /// later reads until the store is reopened. Call it while holding the gate shared.
+    private func withReader<Result>(_ body: (Connection) throws -> Result) throws -> Result? {
+        let connection: Connection
+        switch readers.checkOut() {
+        case .idle(let idle):
+            connection = idle
+        case .openNew:
+            do {
+                connection = try openReader()
+            } catch {
+                readers.abandon()
+                catalog.withLock { $0.pooledReads = false }
+                return nil
+            }
+        }
+        do {
+            let result = try body(connection)
+            readers.checkIn(connection)
+            return result
+        } catch {
+            // A connection left in a transaction (the rollback failed) is not lent again.
+            if connection.isInTransaction {
+                connection.close()
+                readers.abandon()
+            } else {
+                readers.checkIn(connection)
+            }
+            throw error
+        }
+    }
+
+    /// A new read-only connection to the open store's file, set up as the writer is (keyed, for
+    /// SQLCipher), with the same busy timeout and page cache size.
+    private func openReader() throws -> Connection {
+        let connection = try Connection(
+            api: backend.api, path: path, publishesArguments: options.publicStatementArguments, readOnly: true)
+        do {
+            connection.setBusyTimeout(milliseconds: Int32(clamping: options.busyTimeoutMilliseconds))
+            try backend.didOpen(connection)
+            try connection.execute("PRAGMA cache_size = \(-max(options.cacheSizeKiB, 1))")
+            return connection
+        } catch {
+            connection.close()
+            throw error
         }
     }
 
@@ -201,6 +321,10 @@ package final class SQLTableStore: Sendable {
     /// front, so the transaction cannot fail half-way on a lock upgrade), `COMMIT` when `body`
     /// returns, `ROLLBACK` when it or the commit throws.
     package func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
+        try gate.shared { try writeOnWriter(body) }
+    }
+
+    private func writeOnWriter<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         try state.withLock { state in
             let connection = try requireOpen(state)
             try connection.execute("BEGIN IMMEDIATE")
@@ -219,24 +343,34 @@ package final class SQLTableStore: Sendable {
 
     /// See ``OfflineSync/LocalStore/close()``.
     package func close() {
-        state.withLock { state in
-            state.connection?.close()
-            state.connection = nil
+        gate.exclusive {
+            catalog.withLock { $0 = Catalog() }
+            readers.closeAll()
+            state.withLock { state in
+                state.connection?.close()
+                state.connection = nil
+            }
         }
     }
 
-    /// Runs `body` with the open connection (for backend operations such as rekey and export).
+    /// Runs `body` with the open writer connection while no other call runs (for backend
+    /// operations such as rekey and export). The read connections are closed first (a rekey
+    /// would leave them with the old key); reads open new ones afterwards.
     package func withConnection<Result: Sendable>(_ body: @Sendable (Connection) throws -> Result) throws -> Result {
-        try state.withLock { state in
-            try body(try requireOpen(state))
+        try gate.exclusive {
+            readers.closeAll()
+            return try state.withLock { state in
+                try body(try requireOpen(state))
+            }
         }
+    }
+
+    private var notOpenError: OfflineSyncError {
+        OfflineSyncError(.notOpen, "the \(backend.name) store '\(path)' is not open; call open(schema:) first")
     }
 
     private func requireOpen(_ state: State) throws -> Connection {
-        guard let connection = state.connection else {
-            throw OfflineSyncError(
-                .notOpen, "the \(backend.name) store '\(path)' is not open; call open(schema:) first")
-        }
+        guard let connection = state.connection else { throw notOpenError }
         return connection
     }
 
@@ -254,7 +388,7 @@ package final class SQLTableStore: Sendable {
     static func read(_ query: Query, on layout: TableLayout, _ connection: Connection) throws -> QueryResult {
         try query.validate(against: layout.schema)
         let columns = layout.columns(selecting: query.selection)
-        if let select = SQLQuery.select(query, on: layout, columns: columns),
+        if let select = SQLQuery.select(query, on: layout, columns: columns.columns),
             let answer = try unlessTooComplex({ try read(select, query, on: layout, columns: columns, connection) }),
             let answer
         {
@@ -266,7 +400,7 @@ package final class SQLTableStore: Sendable {
         let candidates = SQLQuery.candidates(query, on: layout)
         var matches: [Item] = []
         func keepMatch(_ statement: Statement) {
-            let item = layout.decode(statement, columns: layout.schema.columns)
+            let item = layout.decode(statement, columns: layout.allColumns)
             if evaluator.matches(item) { matches.append(item) }
         }
         if try unlessTooComplex({ try connection.forEachRow(candidates.sql, candidates.arguments, keepMatch) }) == nil {
@@ -278,7 +412,7 @@ package final class SQLTableStore: Sendable {
 
     /// The page (and count) of a query in SQL; `nil` when the count has no exact translation.
     private static func read(
-        _ select: SQLQuery, _ query: Query, on layout: TableLayout, columns: [Column], _ connection: Connection
+        _ select: SQLQuery, _ query: Query, on layout: TableLayout, columns: ResultColumns, _ connection: Connection
     ) throws -> QueryResult? {
         var total: Int?
         if query.includeTotalCount {
@@ -303,7 +437,7 @@ package final class SQLTableStore: Sendable {
     static func lookup(_ id: String, on layout: TableLayout, _ connection: Connection) throws -> Item? {
         var item: Item?
         try connection.forEachRow(layout.lookupSQL, [.string(id)]) {
-            item = layout.decode($0, columns: layout.schema.columns)
+            item = layout.decode($0, columns: layout.allColumns)
         }
         return item
     }

@@ -69,21 +69,33 @@ struct TableLayout {
     }
 
     /// The columns a query returns after `id`: all, or the selection's declared columns.
-    func columns(selecting selection: [String]?) -> [Column] {
-        guard let selection else { return schema.columns }
-        return schema.columns.filter { selection.contains($0.name) }
+    func columns(selecting selection: [String]?) -> ResultColumns {
+        guard let selection else { return ResultColumns(columns: schema.columns, layout: schema.rowLayout) }
+        let columns = schema.columns.filter { selection.contains($0.name) }
+        return ResultColumns(columns: columns, layout: RowLayout(columns.map(\.name)))
     }
 
-    /// The item of the statement's current row, whose columns are `id` followed by `columns`.
-    func decode(_ statement: Statement, columns: [Column]) -> Item {
-        var values: [String: Value] = [:]
-        values.reserveCapacity(columns.count)
-        for (offset, column) in columns.enumerated() {
-            let value = statement.value(Int32(offset + 1), as: column.type)
-            if !value.isNull { values[column.name] = value }
+    /// Every column, on the schema's own ``OfflineSync/RowLayout``.
+    var allColumns: ResultColumns { ResultColumns(columns: schema.columns, layout: schema.rowLayout) }
+
+    /// The item of the statement's current row, whose columns are `id` followed by `columns`:
+    /// its values by position on the columns' layout (no name looked up or hashed).
+    func decode(_ statement: Statement, columns: ResultColumns) -> Item {
+        var values = [Value?](repeating: nil, count: columns.columns.count)
+        columns.columns.withUnsafeBufferPointer { columns in
+            for offset in columns.indices {
+                let value = statement.value(Int32(offset + 1), as: columns[offset].type)
+                if !value.isNull { values[offset] = value }
+            }
         }
-        return Item(id: statement.text(0), values: values)
+        return Item(id: statement.text(0), layout: columns.layout, values: values)
     }
+}
+
+/// The columns a statement returns after `id`, and the layout of the items read from it.
+struct ResultColumns {
+    let columns: [Column]
+    let layout: RowLayout
 }
 
 /// SQL text helpers.

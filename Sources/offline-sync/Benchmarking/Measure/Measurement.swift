@@ -12,13 +12,20 @@ struct Measurement: Sendable, Hashable, Codable {
     var peakResidentBytes: Int?
     /// Resident memory when the measured part started, in bytes.
     var startResidentBytes: Int?
+    /// CPU seconds the whole process used during the measured part (every thread, user and
+    /// system), `nil` where unavailable.
+    var cpuSeconds: Double?
 
     /// Creates a measurement.
-    init(operations: Int, seconds: Double, peakResidentBytes: Int? = nil, startResidentBytes: Int? = nil) {
+    init(
+        operations: Int, seconds: Double, peakResidentBytes: Int? = nil, startResidentBytes: Int? = nil,
+        cpuSeconds: Double? = nil
+    ) {
         self.operations = operations
         self.seconds = seconds
         self.peakResidentBytes = peakResidentBytes
         self.startResidentBytes = startResidentBytes
+        self.cpuSeconds = cpuSeconds
     }
 
     /// Operations per second.
@@ -28,17 +35,19 @@ struct Measurement: Sendable, Hashable, Codable {
     static func measure(operations: Int, _ body: () async throws -> Void) async rethrows -> Measurement {
         ProcessMemory.resetPeak()
         let startResident = ProcessMemory.residentBytes
-        let start = monotonicSeconds()
+        let startCPU = clockSeconds(of: CLOCK_PROCESS_CPUTIME_ID)
+        let start = clockSeconds(of: CLOCK_MONOTONIC)
         try await body()
-        let seconds = monotonicSeconds() - start
+        let seconds = clockSeconds(of: CLOCK_MONOTONIC) - start
+        let cpu = clockSeconds(of: CLOCK_PROCESS_CPUTIME_ID) - startCPU
         return Measurement(
             operations: operations, seconds: seconds, peakResidentBytes: ProcessMemory.peakResidentBytes,
-            startResidentBytes: startResident)
+            startResidentBytes: startResident, cpuSeconds: cpu)
     }
 
-    private static func monotonicSeconds() -> Double {
+    private static func clockSeconds(of clock: clockid_t) -> Double {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        clock_gettime(clock, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }

@@ -45,25 +45,31 @@ struct BenchmarkRecord: Sendable, Hashable {
 
     /// The record as an OfflineSync item (every column set).
     var item: Item {
-        var item = localItem
-        item.values[SystemProperty.createdAt.rawValue] = .date(Timestamp(millisecondsSince1970: createdAt))
-        item.values[SystemProperty.updatedAt.rawValue] = .date(Timestamp(millisecondsSince1970: updatedAt))
-        item.values[SystemProperty.version.rawValue] = .string(version)
-        item.values[SystemProperty.deleted.rawValue] = .bool(deleted)
-        return item
+        Item(id: id, values: appValues.merging(systemValues) { app, _ in app })
     }
 
     /// The record as a local app write: the five app columns only (the server assigns the rest).
     var localItem: Item {
-        Item(
-            id: id,
-            values: [
-                "title": .string(title),
-                "quantity": .int(quantity),
-                "price": .double(price),
-                "done": .bool(done),
-                "due": .date(Timestamp(millisecondsSince1970: due)),
-            ])
+        Item(id: id, values: appValues)
+    }
+
+    private var appValues: [String: Value] {
+        [
+            "title": .string(title),
+            "quantity": .int(quantity),
+            "price": .double(price),
+            "done": .bool(done),
+            "due": .date(Timestamp(millisecondsSince1970: due)),
+        ]
+    }
+
+    private var systemValues: [String: Value] {
+        [
+            SystemProperty.createdAt.rawValue: .date(Timestamp(millisecondsSince1970: createdAt)),
+            SystemProperty.updatedAt.rawValue: .date(Timestamp(millisecondsSince1970: updatedAt)),
+            SystemProperty.version.rawValue: .string(version),
+            SystemProperty.deleted.rawValue: .bool(deleted),
+        ]
     }
 }
 

@@ -3,6 +3,11 @@ import OfflineSync
 
 /// Runs scenarios over backends and their raw baselines, one trial at a time, each in a fresh
 /// directory that is removed afterwards.
+///
+/// A cell's store and raw trials are interleaved, one pair per repetition (store then raw, then
+/// raw then store, alternately), so that both sides of a ratio are measured under the same load;
+/// the cell's ratio is the median of the pairs' ratios in CPU time (see
+/// ``BenchmarkReport/Cell/ratio``).
 struct ScenarioRunner: Sendable {
     /// The backends to measure, in column order.
     var backends: [BenchmarkBackend]
@@ -12,7 +17,8 @@ struct ScenarioRunner: Sendable {
     var size: BenchmarkSize
     /// The directory under which each trial gets its own temporary directory.
     var workDirectory: String
-    /// How many times each trial runs; the report keeps the run with the median wall clock.
+    /// How many times each trial runs; the report keeps the run with the median wall clock and
+    /// the median of the per-repetition ratios.
     var repetitions: Int
 
     /// Creates a runner.
@@ -32,9 +38,13 @@ struct ScenarioRunner: Sendable {
         scenarios.reduce(0) { total, scenario in
             total
                 + backends.filter { scenario.applies(to: $0.name) }.reduce(0) { count, backend in
-                    count + 1 + (backend.makeBaseline != nil && scenario.prepareBaseline != nil ? 1 : 0)
+                    count + repetitions * (hasBaseline(scenario, backend) ? 2 : 1)
                 }
         }
+    }
+
+    private func hasBaseline(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) -> Bool {
+        backend.makeBaseline != nil && scenario.prepareBaseline != nil
     }
 
     /// Runs every applicable (scenario, backend) pair and its baseline. A failing trial is
@@ -50,22 +60,60 @@ struct ScenarioRunner: Sendable {
         var done = 0
         for scenario in scenarios {
             for backend in backends where scenario.applies(to: backend.name) {
-                progress(done, total, "\(scenario.id) · \(backend.name)")
                 var cell = BenchmarkReport.Cell(scenario: scenario.id, backend: backend.name)
-                do {
-                    cell.store = try await measureStore(scenario, backend)
-                } catch {
-                    cell.error = "\(error)"
-                }
-                done += 1
-                if backend.makeBaseline != nil, scenario.prepareBaseline != nil {
-                    progress(done, total, "\(scenario.id) · raw \(backend.name)")
-                    do {
-                        cell.raw = try await measureBaseline(scenario, backend)
-                    } catch {
-                        cell.rawError = "\(error)"
+                let paired = hasBaseline(scenario, backend)
+                var storeRuns: [Measurement] = []
+                var rawRuns: [Measurement] = []
+                var wallRatios: [Double] = []
+                for repetition in 0..<repetitions {
+                    var store: Measurement?
+                    var raw: Measurement?
+                    func runStore() async {
+                        progress(done, total, "\(scenario.id) · \(backend.name)")
+                        done += 1
+                        guard cell.error == nil else { return }
+                        do {
+                            store = try await measureStore(scenario, backend)
+                        } catch {
+                            cell.error = "\(error)"
+                        }
                     }
-                    done += 1
+                    func runRaw() async {
+                        progress(done, total, "\(scenario.id) · raw \(backend.name)")
+                        done += 1
+                        guard cell.rawError == nil else { return }
+                        do {
+                            raw = try await measureBaseline(scenario, backend)
+                        } catch {
+                            cell.rawError = "\(error)"
+                        }
+                    }
+                    if paired && repetition % 2 == 1 {
+                        await runRaw()
+                        await runStore()
+                    } else {
+                        await runStore()
+                        if paired { await runRaw() }
+                    }
+                    if let store { storeRuns.append(store) }
+                    if let raw { rawRuns.append(raw) }
+                    if let store, let raw, raw.throughput > 0 {
+                        wallRatios.append(store.throughput / raw.throughput)
+                        if let storeCPU = store.cpuSeconds, let rawCPU = raw.cpuSeconds {
+                            // Operations per CPU second, store ÷ raw (a clock tick of 1 ns floors both).
+                            cell.ratios.append(
+                                (Double(store.operations) / max(storeCPU, 1e-9))
+                                    / (Double(raw.operations) / max(rawCPU, 1e-9)))
+                        }
+                    }
+                }
+                cell.store = ScenarioRunner.median(storeRuns)
+                cell.raw = ScenarioRunner.median(rawRuns)
+                if cell.error == nil, cell.rawError == nil, !cell.ratios.isEmpty {
+                    cell.ratio = ScenarioRunner.median(cell.ratios)
+                    cell.wallRatio = ScenarioRunner.median(wallRatios)
+                } else {
+                    cell.ratios = []
                 }
                 report.cells.append(cell)
             }
@@ -75,29 +123,29 @@ struct ScenarioRunner: Sendable {
     }
 
     private func measureStore(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement {
-        try await median {
-            try await measure(try await scenario.storeTrial(on: backend, size: size, under: workDirectory))
-        }
+        try await measure(try await scenario.storeTrial(on: backend, size: size, under: workDirectory))
     }
 
     private func measureBaseline(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws
-        -> Measurement?
+        -> Measurement
     {
-        try await median {
-            guard let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) else {
-                throw BenchmarkError("\(scenario.id) has no raw baseline for \(backend.name)")
-            }
-            return try await measure(trial)
+        guard let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) else {
+            throw BenchmarkError("\(scenario.id) has no raw baseline for \(backend.name)")
         }
+        return try await measure(trial)
     }
 
-    /// The measurement with the median wall clock of ``repetitions`` runs.
-    private func median(_ run: () async throws -> Measurement) async throws -> Measurement {
-        var runs: [Measurement] = []
-        for _ in 0..<repetitions {
-            runs.append(try await run())
-        }
+    /// The measurement with the median wall clock (`nil` for none).
+    static func median(_ runs: [Measurement]) -> Measurement? {
+        guard !runs.isEmpty else { return nil }
         return runs.sorted { $0.seconds < $1.seconds }[runs.count / 2]
+    }
+
+    /// The median of `values` (the mean of the middle two for an even count).
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     private func measure(_ trial: Trial) async throws -> Measurement {

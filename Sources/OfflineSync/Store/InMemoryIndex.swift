@@ -1,0 +1,302 @@
+/// One declared index of an ``InMemoryStore`` table: every row's indexed values and id, sorted
+/// in query order (the columns in turn under ``ValueSemantics/compare(_:_:)``, nulls first, then
+/// the id's bytes).
+///
+/// Writes do not touch it: the store notes which rows changed since the index was last brought
+/// up to date (with the row each had then), and the next read that uses the index applies those
+/// changes first (one removal and one insertion by binary search per row when they are few, a
+/// merge of the re-sorted changes otherwise). So a bulk load costs one sort, and a query that
+/// follows single-row writes moves a few entries.
+struct InMemoryIndex {
+    /// The indexed values of one row and its id.
+    struct Entry {
+        var values: [Value]
+        var id: String
+    }
+
+    let index: TableIndex
+    private(set) var entries: [Entry] = []
+
+    /// An index over `rows`.
+    init(_ index: TableIndex, rows: some Sequence<Item>) {
+        self.index = index
+        entries = rows.map(entry(of:))
+        entries.sort(by: InMemoryIndex.precedes)
+    }
+
+    /// The entry of `row`.
+    func entry(of row: Item) -> Entry {
+        Entry(values: index.columns.map { row[$0] }, id: row.id)
+    }
+
+    /// Brings the index up to date: `changes` maps each changed id to the row as the index holds
+    /// it (`nil`: none), and `current` answers the row as it is now.
+    mutating func apply(_ changes: [IdKey: Item?], current: (IdKey) -> Item?) {
+        if changes.count <= max(16, entries.count / 64) {
+            for (key, old) in changes {
+                if let old, let position = position(of: entry(of: old)) { entries.remove(at: position) }
+                if let row = current(key) {
+                    let new = entry(of: row)
+                    entries.insert(new, at: insertionPoint(of: new))
+                }
+            }
+            return
+        }
+        let changed = Set(changes.keys)
+        var added = changes.keys.compactMap { current($0).map(entry(of:)) }
+        added.sort(by: InMemoryIndex.precedes)
+        var merged: [Entry] = []
+        merged.reserveCapacity(entries.count + added.count)
+        var next = 0
+        for entry in entries where !changed.contains(IdKey(entry.id)) {
+            while next < added.count, InMemoryIndex.precedes(added[next], entry) {
+                merged.append(added[next])
+                next += 1
+            }
+            merged.append(entry)
+        }
+        merged.append(contentsOf: added[next...])
+        entries = merged
+    }
+
+    /// The position of an entry equal to `entry` (same values and id), if any.
+    private func position(of entry: Entry) -> Int? {
+        let position = insertionPoint(of: entry)
+        guard position < entries.count, !InMemoryIndex.precedes(entry, entries[position]) else { return nil }
+        return position
+    }
+
+    /// The first position whose entry does not sort before `entry`.
+    private func insertionPoint(of entry: Entry) -> Int {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if InMemoryIndex.precedes(entries[middle], entry) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The first position whose first indexed value satisfies `admitted`, which must be false
+    /// for a prefix of the entries and true for the rest.
+    func partitionPoint(_ admitted: (Value) -> Bool) -> Int {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if admitted(entries[middle].values[0]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// Query order of entries: the values in turn, then the ids' bytes.
+    static func precedes(_ lhs: Entry, _ rhs: Entry) -> Bool {
+        for position in lhs.values.indices {
+            let order = ValueSemantics.compare(lhs.values[position], rhs.values[position])
+            if order != 0 { return order < 0 }
+        }
+        return ValueSemantics.compareBytes(lhs.id, rhs.id) < 0
+    }
+}
+
+/// How a query reads an ``InMemoryIndex``: runs of entries whose first indexed value satisfies
+/// the filter's `eq`, `in`, range or `startswith` conjuncts on that column, or every entry in
+/// order when the query only wants the first rows in the index's order.
+///
+/// A run is found by binary search and walked while its values stay inside it; every row
+/// reached is still checked against the whole filter by ``QueryEvaluator``, so the answer is the
+/// evaluator's over the whole table. Runs exist only for literals of the column's own kind
+/// (numbers for numbers, strings for strings …), whose admitted values are contiguous in the
+/// index's order.
+struct InMemoryIndexScan {
+    /// One contiguous run: where it starts (a partition point) and while it lasts.
+    struct Run {
+        var starts: (Value) -> Bool
+        var lasts: (Value) -> Bool
+    }
+
+    let indexName: String
+    let runs: [Run]
+    /// Rows arrive in the query's whole order (its ordering is the index's columns, ascending,
+    /// then `id`), so a page can stop at its last row.
+    let isOrdered: Bool
+
+    /// The scan for `query`, or `nil` when no declared index applies.
+    init?(_ query: Query, schema: TableSchema) {
+        let conjuncts = InMemoryIndexScan.conjuncts(of: query.filter)
+        var chosen: (name: String, runs: [Run], isEquality: Bool, ordered: Bool)?
+        for index in schema.indexes {
+            let column = index.columns[0]
+            let type: ColumnType
+            if column == "id" {
+                type = .string
+            } else if let declared = schema.column(named: column)?.type {
+                type = declared
+            } else {
+                continue
+            }
+            let ordersLikeIndex = InMemoryIndexScan.ordersLike(query.orderBy, index)
+            if let values = InMemoryIndexScan.equalities(conjuncts, column: column, type: type) {
+                var sorted = values
+                sorted.sort { ValueSemantics.compare($0, $1) < 0 }
+                var distinct: [Value] = []
+                for value in sorted where distinct.last.map({ ValueSemantics.compare($0, value) != 0 }) ?? true {
+                    distinct.append(value)
+                }
+                let runs = distinct.map { value in
+                    value.isNull
+                        ? Run(starts: { _ in true }, lasts: { $0.isNull })
+                        : Run(
+                            starts: { !$0.isNull && ValueSemantics.compare($0, value) >= 0 },
+                            lasts: { ValueSemantics.compare($0, value) == 0 })
+                }
+                // Equality wins over a range; of several equalities the first index declared.
+                if chosen.map({ !$0.isEquality }) ?? true {
+                    chosen = (index.name, runs, true, ordersLikeIndex)
+                }
+                continue
+            }
+            guard chosen == nil else { continue }
+            if let run = InMemoryIndexScan.range(conjuncts, column: column, type: type) {
+                chosen = (index.name, [run], false, ordersLikeIndex)
+            } else if query.top != nil, ordersLikeIndex {
+                chosen = (index.name, [Run(starts: { _ in true }, lasts: { _ in true })], false, true)
+            }
+        }
+        guard let chosen else { return nil }
+        indexName = chosen.name
+        runs = chosen.runs
+        isOrdered = chosen.ordered
+    }
+
+    /// Runs the query over the rows the runs reach; `row` answers a row by id.
+    func run(_ evaluator: QueryEvaluator, over index: InMemoryIndex, row: (String) -> Item?) -> QueryResult {
+        let query = evaluator.query
+        let wanted = query.top.map { $0 > Int.max - query.skip ? Int.max : query.skip + $0 }
+        let stopsEarly = isOrdered && wanted != nil && !query.includeTotalCount
+        var candidates: [Item] = []
+        var matches = 0
+        walk: for run in runs {
+            var position = index.partitionPoint(run.starts)
+            while position < index.entries.count {
+                let entry = index.entries[position]
+                position += 1
+                guard run.lasts(entry.values[0]) else { break }
+                guard let item = row(entry.id) else { continue }
+                if stopsEarly {
+                    guard evaluator.matches(item) else { continue }
+                    matches += 1
+                    candidates.append(item)
+                    if let wanted, matches >= wanted { break walk }
+                } else {
+                    candidates.append(item)
+                }
+            }
+        }
+        return evaluator.run(over: candidates)
+    }
+
+    /// `true` when `orderBy` (then `id`) is the order of the index: its columns in turn,
+    /// ascending, then `id` ascending.
+    private static func ordersLike(_ orderBy: [SortKey], _ index: TableIndex) -> Bool {
+        var keys = orderBy
+        if let idKey = keys.firstIndex(where: { $0.column == "id" }) {
+            guard !keys[idKey].descending else { return false }
+            keys.removeSubrange(idKey...)
+        }
+        return keys.count == index.columns.count
+            && zip(keys, index.columns).allSatisfy { !$0.descending && $0.column == $1 }
+    }
+
+    private static func conjuncts(of filter: FilterExpression?) -> [FilterExpression] {
+        guard let filter else { return [] }
+        if case .and(let lhs, let rhs) = filter { return conjuncts(of: lhs) + conjuncts(of: rhs) }
+        return [filter]
+    }
+
+    /// The values of the first `column eq literal` or `column in (…)` conjunct whose literals are
+    /// all null or of the column's kind.
+    private static func equalities(_ conjuncts: [FilterExpression], column: String, type: ColumnType) -> [Value]? {
+        for conjunct in conjuncts {
+            let values: [Value]
+            switch conjunct {
+            case .comparison(.column(let name), .eq, .literal(let value)) where name == column,
+                .comparison(.literal(let value), .eq, .column(let name)) where name == column:
+                values = [value]
+            case .isIn(.column(let name), let listed) where name == column:
+                values = listed
+            default:
+                continue
+            }
+            if values.allSatisfy({ $0.isNull || fits($0, type) }) { return values }
+        }
+        return nil
+    }
+
+    /// One run for the range and `startswith` conjuncts on `column`, or `nil` when there is none.
+    private static func range(_ conjuncts: [FilterExpression], column: String, type: ColumnType) -> Run? {
+        var lower: [(ComparisonOperator, Value)] = []
+        var upper: [(ComparisonOperator, Value)] = []
+        var prefixes: [String] = []
+        for conjunct in conjuncts {
+            switch conjunct {
+            case .comparison(.column(let name), let op, .literal(let value)) where name == column:
+                add(op, value)
+            case .comparison(.literal(let value), let op, .column(let name)) where name == column:
+                switch op {
+                case .gt: add(.lt, value)
+                case .ge: add(.le, value)
+                case .lt: add(.gt, value)
+                case .le: add(.ge, value)
+                case .eq, .ne: continue
+                }
+            case .function(.startsWith, let arguments) where type == .string:
+                guard arguments.count == 2, case .column(let name) = arguments[0], name == column,
+                    case .literal(.string(let prefix)) = arguments[1]
+                else { continue }
+                prefixes.append(prefix)
+            default:
+                continue
+            }
+        }
+        func add(_ op: ComparisonOperator, _ value: Value) {
+            guard fits(value, type) else { return }
+            switch op {
+            case .gt, .ge: lower.append((op, value))
+            case .lt, .le: upper.append((op, value))
+            case .eq, .ne: return
+            }
+        }
+        guard !lower.isEmpty || !upper.isEmpty || !prefixes.isEmpty else { return nil }
+        return Run(
+            starts: { value in
+                guard !value.isNull else { return false }
+                guard lower.allSatisfy({ QueryEvaluator.compare(value, $0.0, $0.1) }) else { return false }
+                for prefix in prefixes {
+                    guard case .string(let text) = value, ValueSemantics.compareBytes(text, prefix) >= 0 else {
+                        return false
+                    }
+                }
+                return true
+            },
+            lasts: { value in
+                guard upper.allSatisfy({ QueryEvaluator.compare(value, $0.0, $0.1) }) else { return false }
+                for prefix in prefixes {
+                    guard case .string(let text) = value, text.utf8.starts(with: prefix.utf8) else { return false }
+                }
+                return true
+            })
+    }
+
+    /// A literal bounds a column only when it compares within the column's kind.
+    private static func fits(_ value: Value, _ type: ColumnType) -> Bool {
+        switch (value, type) {
+        case (.int, .integer), (.int, .double), (.string, .string), (.date, .date), (.bool, .bool):
+            return true
+        case (.double(let number), .integer), (.double(let number), .double):
+            return number.isFinite
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import OfflineSync
+import OfflineSyncSQLCipher
+import OfflineSyncSQLite
+import Testing
+
+/// The SQL engine's read connections: reads run beside a write transaction and see only what was
+/// committed before they began; stores whose database cannot be shared read on the writer.
+@Suite struct ReadConnectionTests {
+    let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    private static let schema = StoreSchema([TableSchema("notes", columns: [Column("text", .string)])])
+
+    private func engine(_ store: any LocalStore) -> SQLTableStore? {
+        (store as? SQLiteStore)?.engine ?? (store as? SQLCipherStore)?.engine
+    }
+
+    /// A write transaction holds still (uncommitted row inside) until a read on another thread
+    /// has finished. With reads confined to the writer's connection the read would wait for the
+    /// transaction, which waits for the read: the transaction's wait runs out and the read then
+    /// sees the row.
+    @Test(arguments: SQLBackend.all)
+    func aReadRunsBesideAnOpenWriteTransactionAndSeesOnlyCommittedRows(_ backend: SQLBackend) throws {
+        defer { directory.remove() }
+        let store = try backend.make(directory.file("store.db"))
+        try store.open(schema: Self.schema)
+        defer { try? store.close() }
+        try store.upsert([Item(id: "a", values: ["text": "committed"])], into: "notes")
+
+        let inTransaction = DispatchSemaphore(value: 0)
+        let readFinished = DispatchSemaphore(value: 0)
+        let writerDone = DispatchSemaphore(value: 0)
+        let readFinishedInsideTransaction = LockedFlag()
+        let writeFailed = LockedFlag()
+        let writer = Thread {
+            do {
+                try store.write { transaction in
+                    try transaction.upsert([Item(id: "b", values: ["text": "uncommitted"])], into: "notes", origin: .local)
+                    inTransaction.signal()
+                    if readFinished.wait(timeout: .now() + 20) == .success { readFinishedInsideTransaction.set() }
+                }
+            } catch {
+                writeFailed.set()
+            }
+            writerDone.signal()
+        }
+        writer.start()
+        #expect(inTransaction.wait(timeout: .now() + 20) == .success, "the write transaction did not start")
+        let page = try store.read(Query(table: "notes", includeTotalCount: true))
+        let uncommitted = try store.lookup(table: "notes", id: "b")
+        readFinished.signal()
+        writerDone.wait()
+
+        #expect(!writeFailed.value, "the write transaction failed")
+        #expect(readFinishedInsideTransaction.value, "the read waited for the write transaction to end")
+        #expect(page.items.map(\.id) == ["a"])
+        #expect(page.totalCount == 1)
+        #expect(uncommitted == nil)
+        #expect(engine(store)?.readsUseThePool == true)
+        // Committed now: a new read (on a read connection) sees it.
+        #expect(try store.read(Query(table: "notes")).items.map(\.id) == ["a", "b"])
+        #expect(try store.lookup(table: "notes", id: "b")?["text"] == "uncommitted")
+    }
+
+    /// Many threads reading and writing at once: every read sees a whole number of committed
+    /// transactions (each writes two rows), and every thread's reads see its own earlier writes.
+    @Test(arguments: SQLBackend.all)
+    func concurrentReadersSeeWholeTransactionsAndTheirOwnWrites(_ backend: SQLBackend) throws {
+        defer { directory.remove() }
+        let store = try backend.make(directory.file("store.db"))
+        try store.open(schema: Self.schema)
+        defer { try? store.close() }
+        let failures = LockedFlag()
+        let group = DispatchGroup()
+        for thread in 0..<6 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    for round in 0..<40 {
+                        try store.write { transaction in
+                            try transaction.upsert(
+                                [
+                                    Item(id: "t\(thread)-\(round)-1", values: ["text": "x"]),
+                                    Item(id: "t\(thread)-\(round)-2", values: ["text": "x"]),
+                                ], into: "notes", origin: .local)
+                        }
+                        let count = try store.count("notes")
+                        let own = try store.lookup(table: "notes", id: "t\(thread)-\(round)-2")
+                        if count % 2 != 0 || count < 2 * (round + 1) || own == nil { failures.set() }
+                    }
+                } catch {
+                    failures.set()
+                }
+            }.start()
+        }
+        group.wait()
+        #expect(!failures.value, "a read saw half a transaction, or missed a write its thread had made")
+        #expect(try store.count("notes") == 6 * 40 * 2)
+    }
+
+    @Test func anInMemoryDatabaseReadsOnItsOneConnection() throws {
+        let store = SQLiteStore(path: ":memory:")
+        try store.open(schema: Self.schema)
+        defer { try? store.close() }
+        try store.upsert([Item(id: "a", values: ["text": "kept"])], into: "notes")
+        #expect(try store.read(Query(table: "notes")).items.map(\.id) == ["a"])
+        #expect(try store.lookup(table: "notes", id: "a")?["text"] == "kept")
+        #expect(store.engine.readsUseThePool == false)
+    }
+
+    @Test func aPoolOfSizeZeroReadsOnTheWriter() throws {
+        defer { directory.remove() }
+        let store = SQLiteStore(path: directory.file("store.db"), options: SQLStoreOptions(readConnections: 0))
+        try store.open(schema: Self.schema)
+        defer { try? store.close() }
+        try store.upsert([Item(id: "a", values: ["text": "kept"])], into: "notes")
+        #expect(try store.read(Query(table: "notes")).items.map(\.id) == ["a"])
+        #expect(store.engine.readsUseThePool == false)
+    }
+
+    /// Reopening with a wider schema closes the read connections, so reads see the new column.
+    @Test(arguments: SQLBackend.all)
+    func readsAfterAReopenSeeTheWidenedSchema(_ backend: SQLBackend) throws {
+        defer { directory.remove() }
+        let store = try backend.make(directory.file("store.db"))
+        try store.open(schema: Self.schema)
+        try store.upsert([Item(id: "a", values: ["text": "one"])], into: "notes")
+        #expect(try store.read(Query(table: "notes")).items.count == 1)
+        try store.close()
+        #expect(throws: OfflineSyncError.self) { try store.read(Query(table: "notes")) }
+        let wider = TableSchema("notes", columns: [Column("text", .string), Column("rank", .integer)])
+        try store.open(schema: StoreSchema([wider]))
+        defer { try? store.close() }
+        try store.upsert([Item(id: "b", values: ["text": "two", "rank": 2])], into: "notes")
+        let rows = try store.read(Query(table: "notes", filter: .comparison(.column("rank"), .eq, .literal(2))))
+        #expect(rows.items.map(\.id) == ["b"])
+        #expect(engine(store)?.readsUseThePool == true)
+    }
+}
+
+/// A flag set from any thread.
+final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isSet = false
+
+    func set() { lock.withLock { isSet = true } }
+
+    var value: Bool { lock.withLock { isSet } }
+}
