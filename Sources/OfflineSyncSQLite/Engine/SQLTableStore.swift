@@ -135,7 +135,7 @@ package final class SQLTableStore: Sendable {
                 }
                 do {
                     try open(schema: schema, into: &state, exclusive: false)
-                    return Catalog(isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: true)
+                    return Catalog(isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: readers.capacity > 0)
                 } catch let error as SQLiteError
                     where SQLTableStore.sharedMemoryFailures.contains(error.extendedCode)
                 {
@@ -180,7 +180,9 @@ package final class SQLTableStore: Sendable {
 
     private func configure(_ connection: Connection) throws {
         let mode = try whileBusy { try connection.singleText("PRAGMA journal_mode = WAL") }
-        guard mode?.lowercased() == "wal" else {
+        // An in-memory database has no WAL (its journal mode stays `memory`) and no other
+        // connection to share it with: it reads on its one connection.
+        guard mode?.lowercased() == "wal" || (SQLTableStore.isInMemory(path) && mode?.lowercased() == "memory") else {
             throw OfflineSyncError(
                 .storage,
                 "the \(backend.name) store '\(path)' could not switch to WAL mode (journal mode is '\(mode ?? "none")'); use a file on a local file system"
