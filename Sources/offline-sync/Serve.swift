@@ -160,10 +160,17 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// `true` for addresses only this machine can reach (127.0.0.0/8, ::1, localhost).
+    /// `true` for addresses only this machine can reach: `localhost`, `::1` and the IPv4 addresses
+    /// 127.0.0.0/8 written as four decimal numbers (a name such as `127.example.com` is not one).
     static func isLoopback(_ host: String) -> Bool {
         let host = host.lowercased()
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "127" else { return false }
+        return parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
+                && Int(part).map { $0 <= 255 } == true
+        }
     }
 
     /// The token verifier the options ask for, or `nil` without any.
