@@ -95,6 +95,36 @@ enum SyncTierTypedModels {
         }
     }
 
+    /// The iterator's next models; a failure (not a hang) when none come within a minute.
+    static func next(_ iterator: inout ModelObservation<Gadget>.Iterator, _ c: CaseContext, _ what: String) async throws
+        -> [Gadget]?
+    {
+        let current = iterator
+        let (advanced, result) = try await withThrowingTaskGroup(
+            of: (ModelObservation<Gadget>.Iterator, [Gadget]?)?.self
+        ) { group in
+            group.addTask {
+                var iterator = current
+                let result = try await iterator.next()
+                return (iterator, result)
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let first = try await group.next() {
+                if let first { return first }
+                c.fail("\(what): no models within 60 s (a missed wake-up?)")
+                group.cancelAll()
+            }
+            return (current, nil)
+        }
+        iterator = advanced
+        if result == nil { c.fail("\(what): the observation ended") }
+        return result
+    }
+
     static let group = ConformanceGroup(
         "typedModels", tier: .sync,
         cases: [
@@ -253,6 +283,52 @@ enum SyncTierTypedModels {
                 c.expect(
                     local.allSatisfy { $0.version != nil && $0.updatedAt != nil },
                     "pulled models carry system properties")
+            },
+            typedCase("a typed observation yields models at once and after a local edit, a push and a pull") { f, c in
+                let table = try f.context.table(Gadget.self)
+                try table.insert(gadgets[0])
+                var results = try table.observe(.filter(\.active == true).order(by: \.id)).makeAsyncIterator()
+                c.expectEqual(try await next(&results, c, "first models"), [gadgets[0]], "first models")
+                try table.insert(gadgets[1])  // inactive: the result is unchanged, nothing is yielded
+                try table.insert(gadgets[2])
+                c.expectEqual(
+                    try await next(&results, c, "models after a local insert"), [gadgets[0], gadgets[2]],
+                    "models after a local insert (the inactive one left out)")
+                let pushed = try await f.context.push()
+                c.expect(pushed.succeeded, "push: \(pushed.errors)")
+                let afterPush = try await next(&results, c, "models after the push")
+                c.expectEqual(afterPush?.map(\.id), ["g1", "g3"], "ids after the push")
+                c.expect(
+                    afterPush?.allSatisfy { $0.version != nil && $0.updatedAt != nil } ?? false,
+                    "models after the push carry the server's version and updatedAt")
+                var fourth = gadgets[0]
+                fourth.id = "g4"
+                _ = try f.remote.service.insert(try table.item(from: fourth), into: "gadget")
+                _ = try await table.pull(queryId: "allGadgets")
+                let afterPull = try await next(&results, c, "models after the pull")
+                c.expectEqual(afterPull?.map(\.id), ["g1", "g3", "g4"], "ids after the pull")
+                c.expectEqual(afterPull?.last?.unsynced, fourth, "the pulled model")
+                try table.delete(gadgets[0])
+                c.expectEqual(
+                    try await next(&results, c, "models after a delete")?.map(\.id), ["g3", "g4"], "ids after a delete")
+            },
+            typedCase("cancelling the task consuming a typed observation ends it and unregisters it") { f, c in
+                let (started, signal) = AsyncStream<Void>.makeStream()
+                let observation = try f.context.table(Gadget.self).observe()
+                let observer = Task {
+                    var count = 0
+                    for try await _ in observation {
+                        count += 1
+                        signal.yield()
+                    }
+                    return count
+                }
+                var ready = started.makeAsyncIterator()
+                _ = await ready.next()
+                c.expectEqual(f.context.observationCounts.observers, 1, "observers while observing")
+                observer.cancel()
+                _ = try await observer.value
+                c.expectEqual(f.context.observationCounts.observers, 0, "observers after cancelling")
             },
         ])
 }

@@ -218,7 +218,7 @@ struct RowProbe {
 }
 
 extension KeyRange {
-    /// Lexicographic comparison of two byte buffers.
+    /// Lexicographic comparison of two byte buffers (LMDB's default key order).
     static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let common = min(a.count, b.count)
         if common > 0, let x = a.baseAddress, let y = b.baseAddress {

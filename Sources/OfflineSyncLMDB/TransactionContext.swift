@@ -163,14 +163,7 @@ struct KeyRange {
 
     /// Lexicographic byte comparison (LMDB's default key order).
     static func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
-        b.withUnsafeBytes { b in
-            let common = min(a.count, b.count)
-            if common > 0, let x = a.baseAddress, let y = b.baseAddress {
-                let result = memcmp(x, y, common)
-                if result != 0 { return result < 0 ? -1 : 1 }
-            }
-            return a.count < b.count ? -1 : (a.count > b.count ? 1 : 0)
-        }
+        b.withUnsafeBytes { compare(a, $0) }
     }
 }
 

@@ -96,9 +96,9 @@ struct DemoScript {
     let logger: Logger
     private var step = 0
     /// The live query the demo watches after reopening: every todo item by text, then id.
-    private var observed: QueryObservation.Iterator?
-    private var lastObserved: QueryResult?
-    static let observedQuery = Query(table: "todoitem", orderBy: [SortKey("text"), SortKey("id")])
+    private var observed: ModelObservation<TodoItem>.Iterator?
+    private var lastObserved: [TodoItem]?
+    static let observedQuery = ModelQuery<TodoItem>.all.order(by: \.text).order(by: \.id)
 
     init(configuration: StoreConfiguration, reset: Bool, keepsStore: Bool, logger: Logger) {
         self.configuration = configuration
@@ -125,8 +125,8 @@ struct DemoScript {
         try await clearEarlierRun(todo, context: context)
 
         begin("Observe the todo list (a live query: printed again below whenever a commit changed it)")
-        observed = try todo.untyped.observe(DemoScript.observedQuery).makeAsyncIterator()
-        try await printObserved(todo.untyped, after: "the first read")
+        observed = try todo.observe(DemoScript.observedQuery).makeAsyncIterator()
+        try await printObserved(todo, after: "the first read")
 
         begin("Pull from the server (incremental, query id \"\(Demo.queryId)\")")
         let first = try await todo.pull(queryId: Demo.queryId)
@@ -134,7 +134,7 @@ struct DemoScript {
             "received \(first.received) items in \(first.requests) request(s); delta token now \(try todo.untyped.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
         show(DemoScript.ordered(try todo.read()))
-        try await printObserved(todo.untyped, after: "the pull")
+        try await printObserved(todo, after: "the pull")
 
         begin("Go offline: every request to the server now fails with a network error")
         remote.setOffline(true)
@@ -150,7 +150,7 @@ struct DemoScript {
         try todo.update(callMom)
         say("✓ \"Call mom\"")
         say("local writes succeed at once; \(try context.pendingOperationCount()) operations are queued")
-        try await printObserved(todo.untyped, after: "the local edits")
+        try await printObserved(todo, after: "the local edits")
         do {
             try await context.push()
             say("push unexpectedly succeeded")
@@ -166,9 +166,9 @@ struct DemoScript {
         say(
             "reopened \(configuration.scheme): \(try todo.read().count) items, \(try context.pendingOperationCount()) pending operations"
         )
-        observed = try todo.untyped.observe(DemoScript.observedQuery).makeAsyncIterator()
+        observed = try todo.observe(DemoScript.observedQuery).makeAsyncIterator()
         lastObserved = nil
-        try await printObserved(todo.untyped, after: "reopening")
+        try await printObserved(todo, after: "reopening")
 
         begin("The pending queue, in push order")
         showQueue(try context.pendingOperations())
@@ -178,7 +178,7 @@ struct DemoScript {
         remote.setOffline(false)
         let pushed = try await context.push()
         say("\(pushed.completedCount) operations sent; the server now holds \(try await server.items().count) items")
-        try await printObserved(todo.untyped, after: "the push (the server's versions arrived)")
+        try await printObserved(todo, after: "the push (the server's versions arrived)")
 
         begin("Another device edits \"Buy milk\" on the server while we complete it here")
         let milkId = added[0].id
@@ -188,7 +188,7 @@ struct DemoScript {
         milk.complete = true
         try todo.update(milk)
         say("this device:  complete → true (queued with the version it last saw)")
-        try await printObserved(todo.untyped, after: "the local edit")
+        try await printObserved(todo, after: "the local edit")
         let conflicted = try await pushCollectingErrors(context)
         guard let conflict = conflicted.first else {
             throw OfflineSyncError(
@@ -212,14 +212,14 @@ struct DemoScript {
         say(
             "push → \(retried.completedCount) operation sent, \(retried.errors.count) errors; \(try context.operationErrors().count) errors left"
         )
-        try await printObserved(todo.untyped, after: "the resolution and the push")
+        try await printObserved(todo, after: "the resolution and the push")
 
         begin("Pull again (incremental: only what changed since the delta token)")
         let second = try await todo.pull(queryId: Demo.queryId)
         say(
             "received \(second.received) changed items; delta token now \(try todo.untyped.deltaToken(queryId: Demo.queryId)?.description ?? "none")"
         )
-        try await printObserved(todo.untyped, after: "the pull")
+        try await printObserved(todo, after: "the pull")
 
         begin("Final state on both sides")
         let local = DemoScript.ordered(try todo.read())
@@ -276,7 +276,7 @@ struct DemoScript {
     /// Prints the results the live query yields until it shows what the table holds now (nothing
     /// when the list did not change since it was last printed: an observation yields only
     /// changed results).
-    private mutating func printObserved(_ todo: SyncTable, after event: String) async throws {
+    private mutating func printObserved(_ todo: ModelTable<TodoItem>, after event: String) async throws {
         guard var iterator = observed else { return }
         defer { observed = iterator }
         let current = try todo.read(DemoScript.observedQuery)
@@ -286,10 +286,9 @@ struct DemoScript {
         }
         while let result = try await iterator.next() {
             lastObserved = result
-            say("observed list after \(event): \(result.items.count) items")
-            for item in result.items {
-                let mark = item["complete"] == .bool(true) ? "[x]" : "[ ]"
-                say("  \(mark) \(item["text"].stringValue ?? "")  (version \(item.version ?? "none"))")
+            say("observed list after \(event): \(result.count) items")
+            for item in result {
+                say("  \(item.complete ? "[x]" : "[ ]") \(item.text)  (version \(item.version ?? "none"))")
             }
             if result == current { break }
         }

@@ -114,11 +114,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "path"))
     var tlsKey: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "How requests are answered: 'channel' (the server's own channel handler) or 'hummingbird' (Hummingbird's router, for measuring the two; no connection limits or timeouts).",
+            visibility: .hidden))
+    var router = "channel"
+
     static let demoTable = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port \(port) is not a port number (0 to 65535)")
+        }
+        guard router == "channel" || router == "hummingbird" else {
+            throw ValidationError("--router must be 'channel' or 'hummingbird', not '\(router)'")
         }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
@@ -151,10 +160,17 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// `true` for addresses only this machine can reach (127.0.0.0/8, ::1, localhost).
+    /// `true` for addresses only this machine can reach: `localhost`, `::1` and the IPv4 addresses
+    /// 127.0.0.0/8 written as four decimal numbers (a name such as `127.example.com` is not one).
     static func isLoopback(_ host: String) -> Bool {
         let host = host.lowercased()
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "127" else { return false }
+        return parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
+                && Int(part).map { $0 <= 255 } == true
+        }
     }
 
     /// The token verifier the options ask for, or `nil` without any.
@@ -264,6 +280,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.authentication = verifier
         serverConfiguration.tableAccess = served.access
         serverConfiguration.tls = tls
+        serverConfiguration.answersThroughRouter = router == "hummingbird"
         let server = TableServer(service: service, configuration: serverConfiguration)
         let host = self.host
         let scheme = tls == nil ? "http" : "https"

@@ -2,6 +2,7 @@ import Foundation
 import NIOSSL
 import OfflineSync
 import OfflineSyncHTTP
+import OfflineSyncSQLite
 import Testing
 
 /// `offline-sync serve` with authentication, TLS and a per-user schema file, and `offline-sync
@@ -32,15 +33,17 @@ struct ServeAuthenticationTests {
         )
     }
 
-    /// A running `offline-sync serve` with `arguments` (after `--store memory: --port 0`).
+    /// A running `offline-sync serve` with `arguments` (after `--store STORE --port 0`).
     final class Server: Sendable {
         let process: Process
         let port: Int
+        /// The line serve printed once listening.
+        let banner: String
 
-        init(_ arguments: [String]) throws {
+        init(_ arguments: [String], store: String = "memory:") throws {
             let process = Process()
             process.executableURL = ServeAuthenticationTests.executable
-            process.arguments = ["serve", "--store", "memory:", "--port", "0"] + arguments
+            process.arguments = ["serve", "--store", store, "--port", "0"] + arguments
             process.environment = ProcessInfo.processInfo.environment.merging(["AUTH_SECRET": secret]) { $1 }
             let output = Pipe()
             process.standardOutput = output
@@ -53,14 +56,15 @@ struct ServeAuthenticationTests {
                 if data.isEmpty { break }
                 line += String(decoding: data, as: UTF8.self)
             }
-            guard let range = line.range(of: "127.0.0.1:"),
-                let bound = Int(line[range.upperBound...].prefix { $0.isNumber })
+            guard let range = line.range(of: "/tables/"),
+                let bound = Int(String(line[..<range.lowerBound].reversed().prefix { $0.isNumber }.reversed()))
             else {
                 process.terminate()
                 process.waitUntilExit()
                 throw OfflineSyncError(.configuration, "offline-sync serve did not report its port: '\(line)'")
             }
             self.port = bound
+            self.banner = line
         }
 
         func stop() {
@@ -124,9 +128,11 @@ struct ServeAuthenticationTests {
         "serve refuses a non-loopback address without auth, and rules that need tokens without a key",
         .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
     func refusedConfigurations() throws {
-        let open = try Self.run(["serve", "--store", "memory:", "--host", "0.0.0.0", "--port", "0"])
-        #expect(open.status != 0)
-        #expect(open.error.contains("--insecure-no-auth"))
+        for host in ["0.0.0.0", "::", "192.168.1.10", "127.evil.example"] {
+            let open = try Self.run(["serve", "--store", "memory:", "--host", host, "--port", "0"])
+            #expect(open.status != 0, "\(host)")
+            #expect(open.error.contains("--insecure-no-auth"), "\(host): \(open.error)")
+        }
         let directory = try TemporaryDirectory()
         let schema = directory.path("schema.json")
         try #"{ "name": "todoitem", "columns": [{ "name": "text", "type": "string" }], "perUser": true }"#
@@ -179,5 +185,91 @@ struct ServeAuthenticationTests {
             if answer.status == 200 { return }
             throw OfflineSyncError(.invalidOperation, "status \(answer.status)")
         }
+    }
+
+    @Test(
+        "serve listens on a non-loopback address without auth only with --insecure-no-auth, and on loopback without it",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func insecureNoAuth() async throws {
+        let open = try Server(["--host", "0.0.0.0", "--insecure-no-auth"])
+        defer { open.stop() }
+        #expect(open.banner.contains("http://0.0.0.0:\(open.port)/tables/"), "\(open.banner)")
+        #expect(open.banner.contains("without authentication"), "\(open.banner)")
+        let answer = try await AuthenticationTests.request("GET", "/tables/todoitem", port: open.port, token: nil)
+        #expect(answer.status == 200)
+        let loopback = try Server(["--host", "127.0.0.1"])
+        defer { loopback.stop() }
+        #expect(
+            try await AuthenticationTests.request("GET", "/tables/todoitem", port: loopback.port, token: nil).status
+                == 200)
+    }
+
+    @Test(
+        "through a real serve: two users see only their own rows; a token expiring mid-push is renewed once, nothing lost or applied twice",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)), arguments: [1, 8])
+    func twoUsersAndExpiryThroughServe(pipelineDepth: Int) async throws {
+        let directory = try TemporaryDirectory()
+        let schema = directory.path("schema.json")
+        try #"""
+        { "name": "todoitem", "perUser": true,
+          "columns": [{ "name": "text", "type": "string" }, { "name": "complete", "type": "bool" }] }
+        """#.write(toFile: schema, atomically: true, encoding: .utf8)
+        let storePath = directory.path("server.sqlite")
+        let server = try Server(
+            ["--schema", schema, "--auth-secret-env", "AUTH_SECRET", "--auth-clock-skew", "0"],
+            store: "sqlite:\(storePath)")
+        var running = true
+        defer { if running { server.stop() } }
+        let source = try await TokenSource(subject: "alice")
+        let alice = try Device.make("alice", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth) {
+            $0.authentication = source.authentication
+        }
+        let bob = try Device.make("bob", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth) {
+            $0.authentication = .zumo(token: { try await Tokens.hs256("bob") })
+        }
+        let aliceCount = 150
+        let bobCount = 40
+        _ = try alice.todo.insert((0..<aliceCount).map { Device.todo(String(format: "alice-%03d", $0), "a\($0)") })
+        _ = try bob.todo.insert((0..<bobCount).map { Device.todo(String(format: "bob-%03d", $0), "b\($0)") })
+        // From the second token fetch on (after the first write, or first chunk of a pipelined
+        // push, was applied), Alice's hook hands out a token that expired an hour ago, until the
+        // client asks it to refresh after the server's 401.
+        source.expire(after: 2, with: try await Tokens.hs256(Tokens.claims("alice", lifetime: -3600)))
+        let pushed = try await alice.context.push()
+        #expect(pushed.succeeded, "\(pushed.errors)")
+        #expect(source.refreshes == 1)
+        #expect(try alice.context.pendingOperationCount() == 0)
+        #expect(try await bob.context.push().succeeded)
+
+        #expect(try await bob.pullAll().received == bobCount)
+        #expect(try bob.items().keys.allSatisfy { $0.hasPrefix("bob-") })
+        try bob.todo.delete(id: "bob-000")
+        var edited = try #require(try bob.todo.lookup(id: "bob-001"))
+        edited["complete"] = true
+        try bob.todo.update(edited)
+        #expect(try await bob.context.push().succeeded)
+        #expect(try await alice.pullAll().received == aliceCount)
+        #expect(try alice.items().count == aliceCount)
+        #expect(try alice.items().keys.allSatisfy { $0.hasPrefix("alice-") })
+        try await alice.close()
+        try await bob.close()
+        server.stop()
+        running = false
+
+        // The server's own rows: each stamped with its owner, each of Alice's written once.
+        let store = SQLiteStore(path: storePath)
+        try store.open(schema: StoreSchema([]))
+        defer { try? store.close() }
+        let rows = try store.read(Query(table: "todoitem", top: 1000)).items
+        #expect(rows.count == aliceCount + bobCount)
+        for row in rows {
+            let owner = row.id.hasPrefix("alice-") ? "alice" : "bob"
+            #expect(row["userId"] == .string(owner), "\(row.id)")
+            if owner == "alice" {
+                #expect(row.version == TableServiceVersion.first(of: row), "\(row.id) was written more than once")
+            }
+        }
+        #expect(try store.lookup(table: "todoitem", id: "bob-000")?.isDeleted == true)
+        #expect(try store.lookup(table: "todoitem", id: "bob-001")?["complete"] == true)
     }
 }

@@ -13,7 +13,7 @@ import Testing
         let schema = TableSchema("todoitem", columns: [Column("complete", .bool)], indexes: [index])
         let query = Query(table: schema.name, filter: filter)
         #expect(throws: Never.self) { try query.validate(against: schema) }
-        #expect(ODataPrinter.filter(filter) == "complete eq false")
+        #expect(try ODataParser.filter(ODataPrinter.filter(filter)) == filter)
         #expect(URL(string: "https://example.com/tables/\(schema.name)") != nil)
     }
 }

@@ -9,8 +9,8 @@ import Synchronization
 ///   service (milliseconds; a busy service runs ahead of the clock rather than repeat a value)
 ///   and a new opaque `version` (base64, like SQL Server's rowversion); inserts set `createdAt`;
 /// - that stamp is taken inside the store's write transaction, after the newest `updatedAt` the
-///   table holds: with a store that several processes serve at once (PostgreSQL, whose write
-///   transactions hold one lock across processes), stamps stay unique and strictly increasing per
+///   table holds: with a store that several processes serve at once (a database server whose
+///   write transactions hold one lock across processes), stamps stay unique and strictly increasing per
 ///   table, commit order equals stamp order, so an incremental pull never skips a committed write;
 /// - deletes are soft: the row stays with `deleted = true`, a new `updatedAt` and `version`;
 ///   lookups, updates and deletes treat a soft-deleted row as missing (404), and
@@ -267,10 +267,10 @@ public final class TableService: Sendable {
 
     /// Runs a write holding the process's writer lock. `stamp` gives the write's `updatedAt`; call
     /// it inside the store's write transaction, which holds the store's writer lock (across
-    /// processes for a store shared by several, such as PostgreSQL): it reads the newest `updatedAt`
+    /// processes for a store shared by several, such as a database server): it reads the newest `updatedAt`
     /// stored in the table through the pull index, so the stamp is later than every write committed
     /// before, whichever process made it, and the next writer cannot stamp before this one commits
-    /// (see docs/ARCHITECTURE.md, "Serving from several processes over one PostgreSQL database").
+    /// (see docs/ARCHITECTURE.md, "Serving from several processes over one database").
     /// A store confined to its instance (``LocalStore/isConfinedToInstance``) has no other writer:
     /// the process's clock is enough and the probe is skipped.
     private func serialized<Result>(
