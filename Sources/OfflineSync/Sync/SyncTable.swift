@@ -2,7 +2,9 @@
 /// the local store, and every write queues the operation that will push it.
 ///
 /// Each write reads the item's queued operation and writes the item and the operation in one
-/// store transaction. The queue keeps one operation per item, collapsing edits:
+/// store transaction (an insert reads nothing first: it inserts both with
+/// ``StoreTransaction/insertNew(_:into:origin:)``, since an existing item or any queued operation
+/// refuses it). The queue keeps one operation per item, collapsing edits:
 ///
 /// | queued \ new | insert | update | delete |
 /// |---|---|---|---|
