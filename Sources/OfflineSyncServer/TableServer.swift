@@ -86,6 +86,12 @@ public struct TableServer: Sendable {
         /// Serve HTTPS with this configuration (certificate and key); `nil` (the default) serves
         /// plain HTTP, for loopback or behind a TLS-terminating proxy.
         public var tls: TLSConfiguration?
+        /// Answer through Hummingbird's `Router` (a route per table endpoint, a task per request)
+        /// instead of `TableChannelHandler`. For measuring the two against each other only
+        /// (`offline-sync serve --router hummingbird`, see BENCHMARKS.md): this path has none of the
+        /// connection limits and timeouts of ``idleTimeout``, ``requestReadTimeout`` and
+        /// ``maximumConnections``.
+        package var answersThroughRouter = false
 
         /// Creates a configuration.
         public init(
@@ -152,6 +158,29 @@ public struct TableServer: Sendable {
             if let verifier { tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier) }
             return Self.response(tableProtocol.respond(to: tableRequest))
         }
+        if configuration.answersThroughRouter {
+            let router = Self.router(
+                tableProtocol: tableProtocol, threadPool: threadPool, maximumBodyBytes: limit, verifier: verifier,
+                logger: logger)
+            let app = Application(
+                router: router, server: .http1(),
+                configuration: .init(
+                    address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port ?? configuration.port
+                    logger.info("serving the table protocol through Hummingbird's router on port \(port)")
+                    await onRunning(port)
+                },
+                eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
+                logger: logger)
+            if untilSignal {
+                try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            } else {
+                try await app.run()
+            }
+            logger.info("server stopped")
+            return
+        }
         var server = HTTPServerBuilder.http1(
             configuration: .init(additionalChannelHandlers: [
                 TableChannelHandler(
@@ -178,6 +207,43 @@ public struct TableServer: Sendable {
             try await app.run()
         }
         logger.info("server stopped")
+    }
+
+    /// The same endpoints through Hummingbird's router, the way its users write a server: a
+    /// route per path and method, each request answered in its own task, the store work on the
+    /// thread pool. Used only to measure ``TableChannelHandler`` against it
+    /// (``Configuration/answersThroughRouter``).
+    static func router(
+        tableProtocol: TableProtocol, threadPool: NIOThreadPool, maximumBodyBytes: Int, verifier: TokenVerifier?,
+        logger: Logger
+    ) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            let start = ContinuousClock.now
+            var answer: TableProtocol.Answer
+            do {
+                var tableRequest = try await Self.tableRequest(request, maximumBodyBytes: maximumBodyBytes)
+                if let verifier {
+                    tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier)
+                }
+                let ready = tableRequest
+                answer = try await threadPool.runIfActive { tableProtocol.respond(to: ready) }
+            } catch is NIOTooManyBytesError {
+                answer = TableProtocol.error(413, "the request body is larger than \(maximumBodyBytes) bytes")
+            }
+            let elapsed = (ContinuousClock.now - start).components
+            let microseconds = elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000
+            logger.info(
+                "\(request.method.rawValue) \(TableProtocol.shown(request.head.path ?? "/")) \(answer.status) \(microseconds / 1000).\(microseconds % 1000 / 100) ms"
+            )
+            return Self.response(answer)
+        }
+        for path: RouterPath in ["/tables/:table", "/tables/:table/:id"] {
+            for method: HTTPRequest.Method in [.get, .post, .patch, .delete, .options] {
+                router.on(path, method: method, use: handler)
+            }
+        }
+        return router
     }
 
     /// The framework-independent form of a request; throws `NIOTooManyBytesError` for a body

@@ -114,11 +114,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "path"))
     var tlsKey: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "How requests are answered: 'channel' (the server's own channel handler) or 'hummingbird' (Hummingbird's router, for measuring the two; no connection limits or timeouts).",
+            visibility: .hidden))
+    var router = "channel"
+
     static let demoTable = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port \(port) is not a port number (0 to 65535)")
+        }
+        guard router == "channel" || router == "hummingbird" else {
+            throw ValidationError("--router must be 'channel' or 'hummingbird', not '\(router)'")
         }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
@@ -271,6 +280,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.authentication = verifier
         serverConfiguration.tableAccess = served.access
         serverConfiguration.tls = tls
+        serverConfiguration.answersThroughRouter = router == "hummingbird"
         let server = TableServer(service: service, configuration: serverConfiguration)
         let host = self.host
         let scheme = tls == nil ? "http" : "https"

@@ -39,7 +39,8 @@ import Testing
         let writer = Thread {
             do {
                 try store.write { transaction in
-                    try transaction.upsert([Item(id: "b", values: ["text": "uncommitted"])], into: "notes", origin: .local)
+                    try transaction.upsert(
+                        [Item(id: "b", values: ["text": "uncommitted"])], into: "notes", origin: .local)
                     inTransaction.signal()
                     if readFinished.wait(timeout: .now() + 20) == .success { readFinishedInsideTransaction.set() }
                 }
@@ -103,6 +104,94 @@ import Testing
         #expect(try store.count("notes") == 6 * 40 * 2)
     }
 
+    /// More readers than read connections (a pool of 1 and of 2), writers, and a thread that
+    /// closes and reopens the store and runs exclusive work on the writer, all at once: nothing
+    /// waits forever (the time limit), every read that succeeds sees whole transactions, and after
+    /// the storm the pool still serves reads and the table holds every committed write.
+    @Test(.timeLimit(.minutes(2)), arguments: [1, 2], SQLBackend.all)
+    func readersBeyondThePoolSizeWritersAndReopensNeverWedgeTheStore(poolSize: Int, _ backend: SQLBackend) throws {
+        defer { directory.remove() }
+        let path = directory.file("store.db")
+        let store: any LocalStore =
+            backend.name == "sqlite"
+            ? SQLiteStore(path: path, options: SQLStoreOptions(readConnections: poolSize))
+            : try SQLCipherStore(
+                path: path, key: .raw(Array(repeating: 0x42, count: 32)),
+                options: SQLStoreOptions(readConnections: poolSize))
+        try store.open(schema: Self.schema)
+        defer { try? store.close() }
+        let halfTransaction = LockedFlag()
+        let unexpected = LockedFlag()
+        let committed = Locked(0)
+        let stop = LockedFlag()
+        /// Failures a read or write may meet while the reopening thread has the store closed.
+        @Sendable func expected(_ error: any Error) -> Bool { (error as? OfflineSyncError)?.code == .notOpen }
+        let group = DispatchGroup()
+        for writer in 0..<2 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                for round in 0..<60 {
+                    do {
+                        try store.write { transaction in
+                            try transaction.upsert(
+                                [
+                                    Item(id: "w\(writer)-\(round)-1", values: ["text": "x"]),
+                                    Item(id: "w\(writer)-\(round)-2", values: ["text": "x"]),
+                                ], into: "notes", origin: .local)
+                        }
+                        committed.update { $0 += 2 }
+                    } catch {
+                        if !expected(error) { unexpected.set() }
+                    }
+                }
+            }.start()
+        }
+        for _ in 0..<6 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                while !stop.value {
+                    do {
+                        let count = try store.count("notes")
+                        let page = try store.read(Query(table: "notes", top: 500, includeTotalCount: true))
+                        _ = try store.lookup(table: "notes", id: "w0-0-1")
+                        if count % 2 != 0 || page.items.count % 2 != 0 || (page.totalCount ?? 0) % 2 != 0 {
+                            halfTransaction.set()
+                        }
+                    } catch {
+                        if !expected(error) { unexpected.set() }
+                    }
+                }
+            }.start()
+        }
+        let reopener = DispatchGroup()
+        reopener.enter()
+        Thread {
+            defer { reopener.leave() }
+            for _ in 0..<15 {
+                do {
+                    try store.close()
+                    try store.open(schema: Self.schema)
+                    if let engine = (store as? SQLiteStore)?.engine ?? (store as? SQLCipherStore)?.engine {
+                        try engine.withConnection { try $0.execute("PRAGMA wal_checkpoint(PASSIVE)") }
+                    }
+                } catch {
+                    unexpected.set()
+                }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }.start()
+        reopener.wait()
+        stop.set()
+        group.wait()
+        #expect(!halfTransaction.value, "a read saw half a transaction")
+        #expect(!unexpected.value, "a call failed with something other than 'not open' while the store was reopened")
+        #expect(try store.count("notes") == committed.value)
+        #expect(try store.read(Query(table: "notes", top: 1_000)).items.count == committed.value)
+        #expect(engine(store)?.readsUseThePool == true)
+    }
+
     @Test func anInMemoryDatabaseReadsOnItsOneConnection() throws {
         let store = SQLiteStore(path: ":memory:")
         try store.open(schema: Self.schema)
@@ -141,6 +230,18 @@ import Testing
         #expect(rows.items.map(\.id) == ["b"])
         #expect(engine(store)?.readsUseThePool == true)
     }
+}
+
+/// A value read and changed from any thread.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value { lock.withLock { stored } }
+
+    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
 }
 
 /// A flag set from any thread.
