@@ -172,6 +172,33 @@ extension StoreTierGroups {
                     store, "notes", rows.indices.filter { $0 % 3 != 0 }.map { rows[$0] },
                     "delete(ids:) of every third note")
             },
+            ConformanceCase("insertNew inserts absent ids, keeps present rows and their index entries") { context in
+                let store = try context.openStore(Fixtures.schema)
+                let old = Fixtures.note("kept", title: "old", priority: 1)
+                try store.upsert([old], into: "notes")
+                let new = [
+                    Fixtures.note("a", title: "first a", priority: 2), Fixtures.note("kept", title: "new", priority: 3),
+                    Fixtures.note("b", title: "b", priority: 3), Fixtures.note("a", title: "second a", priority: 4),
+                ]
+                let present = context.attempt("insertNew(notes) of ids a, kept, b, a") {
+                    try store.write { try $0.insertNew(new, into: "notes", origin: .local) }
+                }
+                context.expectEqual(present, ["kept", "a"], "insertNew(notes): the ids already there, in order")
+                context.expectRows(
+                    store, "notes", [new[0], old, new[2]], "insertNew keeps 'kept' and the first 'a' as they were")
+                // The index on priority must hold the inserted rows and still the kept one.
+                for (priority, ids) in [(Int64(1), ["kept"]), (2, ["a"]), (3, ["b"]), (4, [])] {
+                    let query = Query(
+                        table: "notes", filter: .comparison(.column("priority"), .eq, .literal(.int(priority))))
+                    context.expectEqual(
+                        context.attempt("read(notes) where priority eq \(priority)") {
+                            try store.read(query).items.map(\.id)
+                        }, ids, "read(notes) where priority eq \(priority) after insertNew")
+                }
+                context.expectThrows("insertNew(notes) of an empty id", code: .invalidValue) {
+                    try store.write { try $0.insertNew([Item(id: "")], into: "notes", origin: .local) }
+                }
+            },
         ])
 }
 

@@ -63,6 +63,36 @@ final class LMDBTransaction: StoreTransaction {
         }
     }
 
+    /// Each row is encoded (which validates it), then written with its index keys unless its id
+    /// is already stored: one `mdb_get` of the id and no decoding, where a lookup and an upsert
+    /// would decode the stored row and read it again for its old index keys.
+    func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
+        let layout = try layout(table)
+        let schema = layout.schema
+        let slots = layout.indexSlots
+        let indexed = !layout.indexes.isEmpty
+        var writer = RecordWriter()
+        var keys = IndexKeys(layout)
+        var present: [String] = []
+        for item in items {
+            writer.begin()
+            keys.clearNew()
+            try schema.forEachStoredValue(of: item, origin: origin) { ordinal, value in
+                writer.append(ordinal: ordinal, value)
+                if indexed, slots[ordinal] >= 0 { keys.new[slots[ordinal]] = value }
+            }
+            var key = item.id
+            let exists = try key.withUTF8 { try context.get(layout.items, UnsafeRawBufferPointer($0)) != nil }
+            if exists {
+                present.append(item.id)
+                continue
+            }
+            if indexed { try reindex(layout, id: item.id, &keys, removingOld: false, addingNew: true) }
+            try put(layout.items, id: item.id, writer)
+        }
+        return present
+    }
+
     /// Stores `record` under `id` in the items sub-database `rows`.
     private func put(_ rows: MDB_dbi, id: String, _ record: borrowing RecordWriter) throws {
         var id = id

@@ -207,9 +207,11 @@ final class ModelLayout<Model: SyncModel>: Sendable {
                 .invalidValue,
                 "cannot write \(Model.self) '\(model.id)' to table '\(table)': \(RowDecoder.describe(error))")
         }
-        for column in systemColumns { item.values[column] = nil }
-        for (column, _) in declaredTypes {
-            if let value = item.values[column] { item.values[column] = converted(value, column: column) }
+        // By column, not through `values`: reading or setting the dictionary view rebuilds it (a
+        // dictionary of every column per call) and was half the cost of a typed insert.
+        for column in systemColumns { item.removeValue(forColumn: column) }
+        for column in declaredTypes.keys where item.hasValue(forColumn: column) {
+            item[column] = converted(item[column], column: column)
         }
         return item
     }

@@ -61,13 +61,15 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func contains(_ key: Key) -> Bool {
-        key.stringValue == "id" || !(item.values[key.stringValue]?.isNull ?? true)
+        key.stringValue == "id" || !item[key.stringValue].isNull
     }
 
+    /// The column's value by position on the item's layout (``Item/values`` would build a
+    /// dictionary of the whole row for every property decoded).
     private func value(_ key: Key) -> Value {
         let name = key.stringValue
         if name == "id" { return .string(item.id) }
-        return item.values[name] ?? .null
+        return item[name]
     }
 
     private func mismatch(_ type: Any.Type, _ key: Key, _ value: Value, expected: String) -> DecodingError {
@@ -173,7 +175,7 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        NodeDecoder(node: try JSONNode(item.values["super"] ?? .null), codingPath: [])
+        NodeDecoder(node: try JSONNode(item["super"]), codingPath: [])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

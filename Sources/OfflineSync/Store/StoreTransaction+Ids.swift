@@ -1,4 +1,22 @@
 extension StoreTransaction {
+    /// A lookup per row, then one upsert of the rows that were not there (see the requirement).
+    public func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
+        var present: [String] = []
+        var absent: [Item] = []
+        var seen: Set<IdKey> = []
+        seen.reserveCapacity(items.count)
+        for item in items {
+            let isNew = seen.insert(IdKey(item.id)).inserted
+            if try !isNew || lookup(table: table, id: item.id) != nil {
+                present.append(item.id)
+            } else {
+                absent.append(item)
+            }
+        }
+        if !absent.isEmpty { try upsert(absent, into: table, origin: origin) }
+        return present
+    }
+
     /// The rows of `table` with these ids, keyed by id bytes (missing ids left out), read with one
     /// lookup by id each: a point read on every backend, which costs less than a query of
     /// `id in (…)` that a backend plans, evaluates and orders.

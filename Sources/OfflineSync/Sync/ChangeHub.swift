@@ -267,6 +267,29 @@ struct RecordingTransaction: StoreTransaction {
         if !items.isEmpty { record.add(items.map(\.id), table: table) }
     }
 
+    func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
+        let present = try base.insertNew(items, into: table, origin: origin)
+        guard items.count > present.count else { return present }
+        if present.isEmpty {
+            record.add(items.map(\.id), table: table)
+        } else {
+            // An id given twice was inserted once and reported once: count them off.
+            var reported: [IdKey: Int] = [:]
+            for id in present { reported[IdKey(id), default: 0] += 1 }
+            var inserted: [String] = []
+            for item in items {
+                let key = IdKey(item.id)
+                if let count = reported[key], count > 0 {
+                    reported[key] = count - 1
+                } else {
+                    inserted.append(item.id)
+                }
+            }
+            record.add(inserted, table: table)
+        }
+        return present
+    }
+
     func delete(ids: [String], from table: String) throws {
         try base.delete(ids: ids, from: table)
         if !ids.isEmpty { record.add(ids, table: table) }

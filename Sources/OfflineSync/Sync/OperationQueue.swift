@@ -221,6 +221,26 @@ final class OperationQueue: Sendable {
         }
     }
 
+    /// The row of a new operation in the item's primary slot, taking the next sequence number
+    /// (for a caller that inserts it with ``StoreTransaction/insertNew(_:into:origin:)``; call
+    /// ``changing()`` in the same transaction).
+    func newOperationRow(
+        _ kind: OperationKind, table: String, itemId: String, sequence: inout Int64, now: Timestamp
+    ) throws -> Item {
+        try create(kind, table: table, itemId: itemId, item: nil, slot: .primary, sequence: &sequence, now: now)
+    }
+
+    /// Throws the error an insert of `itemId` meets when its primary queue slot is taken: the
+    /// queued operation's kind refuses it (see ``validate(existing:new:table:itemId:)``), or the
+    /// slot belongs to another item whose long id hashes to the same key.
+    func rejectInsert(table: String, itemId: String, in transaction: any StoreTransaction) throws {
+        guard let primary = try operation(table: table, itemId: itemId, slot: .primary, in: transaction) else {
+            return
+        }
+        let followUp = try operation(table: table, itemId: itemId, slot: .followUp, in: transaction)
+        try OperationQueue.validate(existing: (followUp ?? primary).kind, new: .insert, table: table, itemId: itemId)
+    }
+
     /// The row of a new operation in `slot`, taking the next sequence number.
     private func create(
         _ kind: OperationKind, table: String, itemId: String, item: Item?, slot: Slot,

@@ -90,6 +90,7 @@ public struct SyncTable: Sendable {
         throws -> [Item]
     {
         guard !items.isEmpty else { return [] }
+        if kind == .insert { return try insertNew(items) }
         let queue = context.queue
         let table = name
         return try context.write(.localEdit) { transaction in
@@ -153,6 +154,53 @@ public struct SyncTable: Sendable {
                 try transaction.upsert(written, into: table, origin: .local)
             }
             return written
+        }
+    }
+}
+
+extension SyncTable {
+    /// Inserts new items and queues their inserts without reading anything first.
+    ///
+    /// An insert is refused when the item exists and when the item has any queued operation (by
+    /// the rules in the type's table, every queued kind rejects an insert), so nothing needs to be
+    /// read to decide: the items and their operation rows (each in the item's primary queue slot)
+    /// are inserted with ``StoreTransaction/insertNew(_:into:origin:)``, which reports the ids
+    /// already there, and only then is the refusal explained (the operation found is read to name
+    /// it). On the SQL backends this is one `INSERT` per item and per operation, where the general
+    /// edit path reads the item and its queue slot first.
+    fileprivate func insertNew(_ items: [Item]) throws -> [Item] {
+        let queue = context.queue
+        let table = name
+        return try context.write(.localEdit) { transaction in
+            var seen = Set<IdKey>()
+            seen.reserveCapacity(items.count)
+            for item in items where !seen.insert(IdKey(item.id)).inserted {
+                throw OfflineSyncError(
+                    .invalidOperation,
+                    "item '\(item.id)' appears twice in one insert of table '\(table)'; write it once")
+            }
+            var sequence = try queue.reserveSequences(items.count, in: transaction)
+            let now = Timestamp.now()
+            if let existing = try transaction.insertNew(items, into: table, origin: .local).first {
+                throw OfflineSyncError(
+                    .conflict, "table '\(table)' already has an item with id '\(existing)'; use update to change it")
+            }
+            queue.changing()
+            var operations: [Item] = []
+            operations.reserveCapacity(items.count)
+            for item in items {
+                operations.append(
+                    try queue.newOperationRow(.insert, table: table, itemId: item.id, sequence: &sequence, now: now))
+            }
+            let queued = try transaction.insertNew(operations, into: SystemTables.operations, origin: .local)
+            if let key = queued.first, let item = zip(items, operations).first(where: { $0.1.id == key })?.0 {
+                try queue.rejectInsert(table: table, itemId: item.id, in: transaction)
+            }
+            if !queued.isEmpty {
+                throw OfflineSyncError(
+                    .conflict, "an item of table '\(table)' already has a queued operation; push it before inserting the id again")
+            }
+            return items
         }
     }
 }

@@ -75,6 +75,22 @@ extension SQLTableStore {
             }
         }
 
+        /// One prepared `INSERT` per call, bound and stepped per row: a primary-key conflict
+        /// leaves the stored row as it is and reports its id, so nothing is read first.
+        func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
+            let layout = try layout(table)
+            let insert = try connection.statement(layout.insertSQL)
+            defer { insert.reset() }
+            var present: [String] = []
+            for item in items {
+                let row = try layout.schema.normalizedRow(item, origin: origin)
+                try insert.bindRow(id: item.id, values: row)
+                if try !insert.stepInsert(arguments: [.string(item.id)] + row) { present.append(item.id) }
+                insert.reset()
+            }
+            return present
+        }
+
         func delete(ids: [String], from table: String) throws {
             let statement = try connection.statement(layout(table).deleteSQL)
             for id in ids {

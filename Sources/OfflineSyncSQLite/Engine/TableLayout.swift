@@ -3,6 +3,9 @@ import OfflineSync
 /// How one declared table is laid out in SQL: its DDL, its insert statement and how rows decode.
 ///
 /// Built once per open from the stored schema, so the write path does no per-row schema lookup.
+/// A class, so that handing a layout to each statement of a transaction retains one reference
+/// instead of copying the schema and every SQL string (a struct copy cost a retain per field on
+/// every lookup and upsert call).
 ///
 /// Storage rules (they make SQLite's comparison and ordering agree with ``OfflineSync/ValueSemantics``):
 /// - `id` is `TEXT PRIMARY KEY` with the default BINARY collation (byte order), in a
@@ -12,7 +15,7 @@ import OfflineSync
 /// - `double` columns are declared **without a type** (BLOB affinity): a `REAL` column stores
 ///   integral values as integers to save space and reads them back as `+0.0`, losing the sign of
 ///   `-0.0`; without affinity a double is always stored as an 8-byte IEEE value.
-struct TableLayout {
+final class TableLayout: Sendable {
     let schema: TableSchema
     let quotedName: String
     /// `INSERT` of the id (`?1`) and every column (`?2`…), in ``TableSchema/columns`` order.
