@@ -24,9 +24,13 @@ import NIOPosix
 /// time through an async task, with a flush per answer; taking the decoded request parts here
 /// lets a batch of pipelined requests cost one thread-pool hop and one flush. That is the design
 /// the pipelined push figures in BENCHMARKS.md were measured with (32 pipelined inserts about
-/// 3 to 4 times the rate of one at a time); the same comparison through Hummingbird's responder
-/// has not been measured. Hummingbird still owns the listening socket, HTTP parsing, TLS and
-/// graceful shutdown.
+/// 3 to 4 times the rate of one at a time), and the timeouts, connection cap and keep-alive rules
+/// below live here too. Measured against the same endpoints through Hummingbird's `Router`
+/// (`serve --router hummingbird`, BENCHMARKS.md "Router or channel handler"), clients sending one
+/// request at a time get the same rates within the noise of the 2-core machine (8 clients: 792
+/// against 432 pages/s in one run, 53 against 80 in another); pipelined push through the router
+/// was not measured. Hummingbird still owns the listening socket, HTTP parsing, TLS and graceful
+/// shutdown.
 ///
 /// It also keeps the connection healthy:
 /// - **idle timeout**: a connection with no request in progress for ``TableServer/Configuration/idleTimeout``

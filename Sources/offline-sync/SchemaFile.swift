@@ -38,9 +38,13 @@ struct SchemaFile: Decodable {
         var perUser: Bool?
         var userIdColumn: String?
 
-        /// The column holding each row's owner, for a per-user table.
+        /// The column holding each row's owner, for a per-user table: as the table's columns spell
+        /// it when they declare it (names compare in any letter case, rows keep the declared
+        /// spelling), else `userIdColumn` or `userId`.
         var ownerColumn: String? {
-            perUser == true ? userIdColumn ?? "userId" : nil
+            guard perUser == true else { return nil }
+            let owner = userIdColumn ?? "userId"
+            return columns.first { Identifier.folded($0.name) == Identifier.folded(owner) }?.name ?? owner
         }
 
         var table: TableSchema {

@@ -151,8 +151,12 @@ struct AuthenticationTests {
         let otherRSA = await rsa.verify(try await Tokens.rs256(Tokens.claims("alice"), privateKey: otherPrivate))
         #expect(throws: AuthenticationFailure.self) { try otherRSA.get() }
         // An HS256 token "signed" with the public key's text (algorithm confusion) is refused.
+        // It is refused for its algorithm, before any signature check.
         let confused = await rsa.verify(try await Tokens.hs256(Tokens.claims("alice"), secret: Array(rsaPublic.utf8)))
         #expect((try? confused.get()) == nil)
+        if case .failure(let failure) = confused {
+            #expect(failure.message.contains("names 'HS256'"), "\(failure.message)")
+        }
 
         let key = ES256PrivateKey()
         let parameters = try #require(key.publicKey.parameters)

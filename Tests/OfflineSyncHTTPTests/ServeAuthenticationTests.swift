@@ -13,7 +13,8 @@ struct ServeAuthenticationTests {
     static let secret = String(decoding: Tokens.secret, as: UTF8.self)
 
     /// Runs `offline-sync` with `arguments` and `AUTH_SECRET` set; returns its status, standard
-    /// output and standard error.
+    /// output and standard error. A command still running after a minute (a `serve` that should
+    /// have refused to start) is terminated, so the test fails instead of hanging.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
         let process = Process()
         process.executableURL = executable
@@ -24,6 +25,9 @@ struct ServeAuthenticationTests {
         process.standardOutput = output
         process.standardError = error
         try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        defer { watchdog.cancel() }
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -122,6 +126,41 @@ struct ServeAuthenticationTests {
         let refused = try await AuthenticationTests.request("GET", "/tables/todoitem", port: port, token: noAudience)
         #expect(refused.status == 401)
         #expect(AuthenticationTests.error(refused).contains("audience"))
+    }
+
+    @Test(
+        "a per-user table whose schema file declares the owner column in another letter case keeps users apart",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func ownerColumnSpelling() async throws {
+        let directory = try TemporaryDirectory()
+        let schema = directory.path("schema.json")
+        try #"""
+        { "name": "todoitem", "perUser": true,
+          "columns": [{ "name": "text", "type": "string" }, { "name": "UserId", "type": "string" }] }
+        """#.write(toFile: schema, atomically: true, encoding: .utf8)
+        let server = try Server(["--schema", schema, "--auth-secret-env", "AUTH_SECRET"])
+        defer { server.stop() }
+        let alice = try await Tokens.hs256("alice")
+        let bob = try await Tokens.hs256("bob")
+        let port = server.port
+        let inserted = try await AuthenticationTests.request(
+            "POST", "/tables/todoitem", port: port, token: alice, body: #"{"id":"a1","text":"mine","userId":"bob"}"#)
+        #expect(inserted.status == 201, "\(AuthenticationTests.text(inserted))")
+        #expect(
+            try await AuthenticationTests.request("GET", "/tables/todoitem/a1", port: port, token: alice).status == 200)
+        #expect(
+            AuthenticationTests.ids(
+                try await AuthenticationTests.request("GET", "/tables/todoitem", port: port, token: alice)) == ["a1"])
+        #expect(
+            try await AuthenticationTests.request("GET", "/tables/todoitem/a1", port: port, token: bob).status == 404)
+        #expect(
+            AuthenticationTests.ids(
+                try await AuthenticationTests.request("GET", "/tables/todoitem", port: port, token: bob)) == [])
+        let owners = try await AuthenticationTests.request(
+            "GET", "/tables/todoitem?$select=id,UserId", port: port, token: alice)
+        #expect(
+            (owners.json as? [[String: Any]])?.first?["UserId"] as? String == "alice",
+            "\(AuthenticationTests.text(owners))")
     }
 
     @Test(

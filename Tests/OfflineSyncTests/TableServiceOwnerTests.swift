@@ -70,6 +70,13 @@ import Testing
             owner: Self.bob)
         #expect(updated["userId"] == "bob")
         #expect(updated["text"] == "moved?")
+        // A full update (not a merge) replaces the row; the owner column keeps its owner although
+        // the item names another one, in another letter case, or none.
+        for values: [String: Value] in [["text": "replaced"], ["text": "replaced", "USERID": "alice"]] {
+            let replaced = try service.update(Item(id: "b1", values: values), in: "todo", ifMatch: nil, owner: Self.bob)
+            #expect(replaced["userId"] == "bob", "\(values)")
+            #expect(try service.lookup(id: "b1", in: "todo", owner: Self.bob)?["text"] == "replaced")
+        }
         let own = try service.insert(Item(id: "a2", values: ["text": "x"]), into: "todo", owner: Self.alice)
         let duplicate = try #require(throws: RemoteError.self) {
             try service.insert(Item(id: "a2", values: ["text": "y"]), into: "todo", owner: Self.alice)
