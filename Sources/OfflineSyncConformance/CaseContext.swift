@@ -10,7 +10,7 @@ import Synchronization
 final class CaseContext: Sendable {
     let suite: ConformanceSuite
     let caseName: String
-    private let state = Mutex<(failures: [String], stores: [any LocalStore])>(([], []))
+    private let state = Locked<(failures: [String], stores: [any LocalStore])>(([], []))
 
     init(suite: ConformanceSuite, caseName: String) {
         self.suite = suite

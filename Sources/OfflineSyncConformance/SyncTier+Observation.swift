@@ -26,7 +26,7 @@ enum SyncTierObservation {
             CaseContext.syncCase("a change between registering and the first read is not missed") { f, c in
                 // The store commits an insert right after the observer's first read returned: a
                 // result without it was yielded, so the next one must follow without another write.
-                let once = Mutex(false)
+                let once = Locked(false)
                 let todo = f.todo
                 f.store.afterRead { query in
                     guard query.table == "todo",

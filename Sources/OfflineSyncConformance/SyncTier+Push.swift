@@ -114,7 +114,7 @@ enum SyncTierPush {
             },
             CaseContext.syncCase("cancelling the pushing task aborts and keeps the queue") { f, c in
                 try f.todo.insert([SyncFixture.todo("a", "one"), SyncFixture.todo("b", "two")])
-                let running = Mutex<Task<PushResult, any Error>?>(nil)
+                let running = Locked<Task<PushResult, any Error>?>(nil)
                 f.remote.setLatency(.milliseconds(1))
                 f.remote.observeCalls { call in
                     if call.itemId == "b" { running.withLock { $0?.cancel() } }
@@ -327,7 +327,7 @@ enum SyncTierPush {
 
 /// Collects progress reports from any task.
 final class Reports: Sendable {
-    private let reports = Mutex<[SyncProgress]>([])
+    private let reports = Locked<[SyncProgress]>([])
     func add(_ report: SyncProgress) { reports.withLock { $0.append(report) } }
     var all: [SyncProgress] { reports.withLock { $0 } }
 }

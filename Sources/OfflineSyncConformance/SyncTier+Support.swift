@@ -145,7 +145,7 @@ struct SyncFixture {
 
 /// A push handler that records the order of the operations it sees, then executes them.
 final class RecordingPushHandler: PushHandler {
-    private let seen = Mutex<[String]>([])
+    private let seen = Locked<[String]>([])
     let during: (@Sendable (PushOperation) throws -> Void)?
 
     init(during: (@Sendable (PushOperation) throws -> Void)? = nil) {

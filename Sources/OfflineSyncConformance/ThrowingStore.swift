@@ -9,8 +9,8 @@ import Synchronization
 public final class ThrowingStore: LocalStore {
     /// The wrapped store.
     public let base: any LocalStore
-    private let plan = Mutex<(wait: Int, failures: Int)>((0, 0))
-    private let readHook = Mutex<(@Sendable (Query) -> Void)?>(nil)
+    private let plan = Locked<(wait: Int, failures: Int)>((0, 0))
+    private let readHook = Locked<(@Sendable (Query) -> Void)?>(nil)
 
     /// Wraps `base`.
     public init(wrapping base: any LocalStore) {

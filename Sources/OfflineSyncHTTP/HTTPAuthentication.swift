@@ -62,7 +62,7 @@ final class TokenRenewal: Sendable {
         var renewal: Task<String?, any Error>?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The renewals whose token a request sent now may carry; a request notes it before it
     /// fetches its token. A renewal still under way does not count: the token fetched meanwhile

@@ -172,7 +172,7 @@ final class Catalog: Sendable {
 
     /// Schemas decoded from their stored JSON, by its bytes: reopening a store decodes its
     /// schema once per process, not at every open.
-    private static let decodedSchemas = Mutex<[Data: StoreSchema]>([:])
+    private static let decodedSchemas = Locked<[Data: StoreSchema]>([:])
 
     private static func storedSchema(meta: MDB_dbi, in context: TransactionContext) throws -> StoreSchema? {
         let version = try formatKey.withUnsafeBytes { try context.get(meta, $0).map { Array($0) } }

@@ -19,7 +19,7 @@ enum EnvironmentRegistry {
         let inode: UInt64
     }
 
-    private static let open = Mutex<Set<FileIdentity>>([])
+    private static let open = Locked<Set<FileIdentity>>([])
 
     /// The identity of the directory at `path`, or `nil` when it cannot be read.
     static func identity(of path: String) -> FileIdentity? {

@@ -38,7 +38,7 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// renews one (`mdb_txn_renew`) instead of allocating a transaction and claiming a reader
     /// slot under LMDB's reader-table mutex. At most ``maximumIdleReaders`` are kept; each
     /// keeps its reader slot, but a reset transaction pins no snapshot.
-    private let idleReaders = Mutex<[UInt]>([])
+    private let idleReaders = Locked<[UInt]>([])
     /// How many reset read transactions are kept for reuse.
     static let maximumIdleReaders = 4
 

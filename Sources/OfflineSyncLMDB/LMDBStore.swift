@@ -31,7 +31,7 @@ public final class LMDBStore: LocalStore {
         let catalog: Catalog
     }
 
-    private let state = Mutex<Opened?>(nil)
+    private let state = Locked<Opened?>(nil)
 
     /// Creates a store for the environment in directory `path`; nothing is touched until
     /// ``open(schema:)``. Throws when the options are inconsistent.

@@ -49,7 +49,7 @@ public final class PostgresStore: LocalStore {
 
     /// Where the store connects and its PostgreSQL schema.
     public let settings: PostgresConnectionSettings
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The advisory lock key of this store's schema (see ``PostgresStore``).
     let lockKey: Int64
 

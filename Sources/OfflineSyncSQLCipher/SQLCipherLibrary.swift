@@ -35,7 +35,7 @@ public final class SQLCipherLibrary: Sendable {
     let key: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
     let rekey: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
 
-    private static let loaded = Mutex<[String: SQLCipherLibrary]>([:])
+    private static let loaded = Locked<[String: SQLCipherLibrary]>([:])
 
     /// The sanitizer runtime linked into this process (`AddressSanitizer`, `ThreadSanitizer`), if
     /// any, found by its entry point in the global scope (`RTLD_DEFAULT`, a null handle).

@@ -264,14 +264,14 @@ final class KeySource: Sendable {
         case provider(@Sendable () throws -> SQLCipherKey)
     }
 
-    private let source: Mutex<Source>
+    private let source: Locked<Source>
 
     init(fixed key: SQLCipherKey) {
-        source = Mutex(.fixed(key))
+        source = Locked(.fixed(key))
     }
 
     init(provider: @escaping @Sendable () throws -> SQLCipherKey) {
-        source = Mutex(.provider(provider))
+        source = Locked(.provider(provider))
     }
 
     func current() throws -> SQLCipherKey {

@@ -40,7 +40,7 @@ struct DemoServer {
         var authentication: HTTPAuthentication {
             let secret = secret
             let mint = { @Sendable in try await TestToken.hs256(secret: secret, subject: Self.user, lifetime: 3600) }
-            let current = Mutex<String?>(nil)
+            let current = Locked<String?>(nil)
             return .bearer(
                 token: {
                     if let token = current.withLock({ $0 }) { return token }
@@ -136,7 +136,7 @@ struct DemoServer {
 /// `.network` ``RemoteError`` as a device without a connection would see it.
 final class OfflineSwitch: RemoteService {
     private let base: any RemoteService
-    private let offline = Mutex(false)
+    private let offline = Locked(false)
 
     init(_ base: any RemoteService) {
         self.base = base

@@ -25,5 +25,5 @@ struct GlobalOptions: ParsableArguments {
         return Logger(label: "offline-sync.\(command)")
     }
 
-    private static let bootstrap = Mutex(false)
+    private static let bootstrap = Locked(false)
 }

@@ -9,8 +9,8 @@ import Synchronization
 /// ``remove()``.
 final class ScratchDirectory: Sendable {
     let url: URL
-    private let counter = Mutex(0)
-    private let schemas = Mutex<[PostgresConnectionSettings]>([])
+    private let counter = Locked(0)
+    private let schemas = Locked<[PostgresConnectionSettings]>([])
 
     /// Creates `.offline-sync-PURPOSE-UUID` in the directory of `path`, or in the temporary
     /// directory when `path` is `nil`.

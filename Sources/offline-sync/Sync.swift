@@ -80,7 +80,7 @@ struct Sync: AsyncParsableCommand {
         let total = try await remote.readPage(
             Query(table: table, top: 0, includeTotalCount: true), includeDeleted: true
         ).totalCount ?? 0
-        let bar = Mutex(ProgressBar("pull \(table)", total: total))
+        let bar = Locked(ProgressBar("pull \(table)", total: total))
         let options = PullOptions(pageSize: pageSize) { progress in
             bar.withLock { $0.update(progress.completed) }
         }

@@ -6,7 +6,7 @@ import Testing
 /// A third-party backend as an app would write one: in-memory stores shared by name, so opening
 /// `shared-memory:inbox` twice in one process reaches the same data.
 final class SharedMemoryStores: Sendable {
-    private let stores = Mutex<[String: InMemoryStore]>([:])
+    private let stores = Locked<[String: InMemoryStore]>([:])
 
     static let scheme = StoreScheme(
         "shared-memory", summary: "in-memory stores shared by name within a process", path: .required,

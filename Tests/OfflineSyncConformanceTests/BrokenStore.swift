@@ -164,9 +164,9 @@ final class BrokenStore: LocalStore {
     }
 
     let fault: Fault
-    private let inner = Mutex(InMemoryStore())
-    private let side = Mutex(Side())
-    private let writerLock = Mutex(())
+    private let inner = Locked(InMemoryStore())
+    private let side = Locked(Side())
+    private let writerLock = Locked(())
 
     init(_ fault: Fault) {
         self.fault = fault

@@ -165,7 +165,7 @@ struct HTTPRemoteFailureTests {
 
     @Test("the authentication header is on every request and is refreshed once after a 401")
     func refreshOnce() async throws {
-        let refreshes = Mutex(0)
+        let refreshes = Locked(0)
         let log = RequestLog()
         try await withLoopbackServer({ request in
             log.append(request)

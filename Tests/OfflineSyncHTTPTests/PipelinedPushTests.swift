@@ -12,7 +12,7 @@ import Testing
 struct PipelinedPushTests {
     /// Counts the operations a push has handed to the handler and not yet seen answered.
     final class InFlightCounter: PushHandler {
-        private let counts = Mutex((current: 0, most: 0))
+        private let counts = Locked((current: 0, most: 0))
 
         var most: Int { counts.withLock { $0.most } }
 
@@ -88,8 +88,8 @@ struct PipelinedPushTests {
 
     @Test("writes in flight that all meet a 401 renew the credential once, then all go through")
     func oneRenewal() async throws {
-        let token = Mutex("stale")
-        let renewals = Mutex(0)
+        let token = Locked("stale")
+        let renewals = Locked(0)
         let log = RequestLog()
         try await withLoopbackServer({ request in
             log.append(request)

@@ -138,7 +138,7 @@ struct WireFixtureTests {
         let exchanges = try WireExchange.load(file)
         try #require(exchanges.count == operations.count)
         let log = RequestLog()
-        let next = Mutex(0)
+        let next = Locked(0)
         try await withLoopbackServer({ received in
             log.append(received)
             let index = next.withLock { value in

@@ -85,7 +85,7 @@ import Testing
         try store.upsert(ReferenceData.items(count: 100), into: "notes")
         let writerInside = DispatchSemaphore(value: 0)
         let readersDone = DispatchSemaphore(value: 0)
-        let counts = Mutex<[Int]>([])
+        let counts = Locked<[Int]>([])
         let writer = Thread {
             try? store.write { transaction in
                 try transaction.upsert([Item(id: "during", values: ["rank": 1])], into: "notes", origin: .local)

@@ -5,7 +5,7 @@ import Synchronization
 /// Like swift-log's `LoggingSystem`, there is one process-wide registry, ``shared``; unlike it,
 /// registering is not a one-shot bootstrap: each backend registers its own scheme, and a later
 /// registration of the same scheme replaces the earlier one. The registry is safe to use from any
-/// thread (a `Mutex` guards it).
+/// thread (a lock guards it).
 ///
 /// A registry starts out knowing only `memory:` (the core's ``InMemoryStore``). Every other scheme
 /// is declared by its backend module — a ``StoreScheme`` with its options, their checks and help
@@ -26,14 +26,14 @@ public final class StoreRegistry: Sendable {
         var factory: Factory
     }
 
-    private let entries: Mutex<[Entry]>
+    private let entries: Locked<[Entry]>
 
     /// The process-wide registry; it knows `memory:` until backends register their schemes.
     public static let shared = StoreRegistry()
 
     /// Creates a registry that knows only `memory:`.
     public init() {
-        entries = Mutex([Entry(scheme: .memory, factory: { _ in InMemoryStore() })])
+        entries = Locked([Entry(scheme: .memory, factory: { _ in InMemoryStore() })])
     }
 
     /// Registers (or replaces) a scheme with the factory that opens it. One call is all a

@@ -17,7 +17,7 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     let indexes: [TableIndex]
     private let probes: [Model]
     private let probeRows: [Item]
-    private let keyPathColumns = Mutex<[ModelKeyPath: String]>([:])
+    private let keyPathColumns = Locked<[ModelKeyPath: String]>([:])
 
     /// The layout of `Model`, built on first use.
     static func shared() throws -> ModelLayout<Model> {
@@ -229,4 +229,4 @@ final class ModelLayout<Model: SyncModel>: Sendable {
 }
 
 /// The layouts built so far, by model type.
-private let modelLayouts = Mutex<[ObjectIdentifier: any Sendable]>([:])
+private let modelLayouts = Locked<[ObjectIdentifier: any Sendable]>([:])

@@ -29,7 +29,7 @@ public final class InMemoryRemote: RemoteService {
 
     /// The server engine; read or write it directly to see or change the server's data.
     public let service: TableService
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a server holding `tables` (declared synced), empty.
     public init(tables: [TableSchema], options: TableService.Options = TableService.Options()) throws {

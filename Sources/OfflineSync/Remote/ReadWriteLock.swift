@@ -10,9 +10,8 @@
 /// Used by ``TableService``, held shared around every store call and exclusively while it changes
 /// the store's schema (which closes and reopens the store), so no call ever meets a closed store;
 /// and by a memory-mapped backend as the gate that keeps a map resize and the environment's close
-/// away from live transactions, and as the lock that serialises its writers. A pthread lock rather than
-/// `Mutex` because shared holders run at the same time and the values they return are not
-/// `Sendable` (`Mutex.withLock` demands a `sending` result).
+/// away from live transactions, and as the lock that serialises its writers. A pthread lock (as
+/// ``Locked`` is) so that ThreadSanitizer sees it.
 ///
 /// `@unchecked Sendable` is safe: the lock lives at a fixed heap address for the object's life
 /// (pthread locks must not move) and every access goes through the pthread functions, which are

@@ -82,7 +82,7 @@ public final class TableService: Sendable {
     /// The options.
     public let options: Options
     /// The newest `updatedAt` handed out, in milliseconds; its lock is the writers' lock.
-    private let lastStamp: Mutex<Int64>
+    private let lastStamp: Locked<Int64>
     /// Held shared by every store call, exclusively by a schema change.
     private let schemaLock = ReadWriteLock()
     private let failureLog: @Sendable (String) -> Void
@@ -127,7 +127,7 @@ public final class TableService: Sendable {
                     top: 1, selection: [SystemProperty.updatedAt.rawValue]))
             if let stamp = latest.items.first?.updatedAt?.millisecondsSince1970 { newest = max(newest, stamp) }
         }
-        self.lastStamp = Mutex(newest)
+        self.lastStamp = Locked(newest)
     }
 
     /// `POST /tables/{table}`: stores a new item (an empty id gets a UUID) and returns it.

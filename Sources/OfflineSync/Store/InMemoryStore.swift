@@ -66,7 +66,7 @@ public final class InMemoryStore: LocalStore {
     /// How many orderings of one table are kept sorted at once; a new one beyond it drops the others.
     private static let maximumOrderings = 4
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates an empty store; call ``open(schema:)`` before use.
     public init() {}

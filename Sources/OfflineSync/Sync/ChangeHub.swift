@@ -6,7 +6,7 @@ import Synchronization
 /// Threading model: every write of the context goes through ``SyncContext/write(_:deferringObservers:_:)``,
 /// which records the app rows its transaction touches and, once the store has committed it and
 /// before `write` returns, hands the change set to ``publish(_:changedIds:deferringObservers:)``.
-/// Publishing only appends to buffers and sets flags under one `Mutex`, then resumes waiting
+/// Publishing only appends to buffers and sets flags under one lock, then resumes waiting
 /// consumers: it never runs a consumer's code or a query on the writer's thread. Consumers do
 /// their work (reading the store again, for an observer) in their own task, when they ask for the
 /// next element.
@@ -37,7 +37,7 @@ final class ChangeHub: Sendable {
         var wakeCount = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     // MARK: Publishing
 

@@ -19,13 +19,13 @@ final class OperationQueue: Sendable {
     /// The row ids of the operations a push has begun and not yet settled (one chunk of up to
     /// 64). Edits read it inside their store transaction; push adds and removes ids inside its
     /// own, so both see one order.
-    let inFlight = Mutex<Set<String>>([])
+    let inFlight = Locked<Set<String>>([])
 
     /// The row ids of in-flight operations that an edit queued a follow-up behind (see
     /// ``Slot/followUp``). Edits add to it inside their store transaction, so when push commits
     /// an outcome, an operation missing from it has no follow-up and is settled without a
     /// lookup; one in it takes the path that reads and folds the follow-up.
-    let followedUp = Mutex<Set<String>>([])
+    let followedUp = Locked<Set<String>>([])
 
     /// The highest sequence number a push has begun sending (0 before the first push).
     ///
@@ -36,7 +36,7 @@ final class OperationQueue: Sendable {
     /// row spares a write per pushed operation; the mark can only err on the safe side (an
     /// operation of an aborted chunk counts as attempted, so a local delete of its insert is still
     /// sent). Kept in ``SystemTables/config`` under ``attemptedKey``.
-    let attemptedThrough: Mutex<Int64>
+    let attemptedThrough: Locked<Int64>
 
     /// Counts the write transactions that changed queue rows other than through push's own
     /// bulk path (edits, settling, completing with a follow-up, resolutions, purges), bumped
@@ -44,7 +44,7 @@ final class OperationQueue: Sendable {
     /// transaction; a later transaction that finds the count unchanged knows, because the store
     /// runs write transactions one at a time, that the batch still matches the queue and need not
     /// read it again. A bump by a transaction that then rolls back only costs a re-read.
-    let generation = Mutex<UInt64>(0)
+    let generation = Locked<UInt64>(0)
 
     /// Records, inside the caller's write transaction, that queue rows change (see ``generation``).
     func changing() {
@@ -56,7 +56,7 @@ final class OperationQueue: Sendable {
 
     init(schema: StoreSchema, attemptedThrough: Int64) {
         self.schema = schema
-        self.attemptedThrough = Mutex(attemptedThrough)
+        self.attemptedThrough = Locked(attemptedThrough)
     }
 
     /// The `__config` key of ``attemptedThrough``.

@@ -14,7 +14,7 @@ final class QueuedSignal: Sendable {
         case fired
     }
 
-    private let state = Mutex(State.pending)
+    private let state = Locked(State.pending)
 
     func fire() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

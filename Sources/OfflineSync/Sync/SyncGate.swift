@@ -9,7 +9,7 @@ final class SyncGate: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Runs `body` while holding the gate.
     func run<Result>(_ body: () async throws -> Result) async throws -> Result {

@@ -3,7 +3,7 @@ import OfflineSync
 
 /// One libpq connection (`PGconn`) and its cache of server-side prepared statements.
 ///
-/// Not thread-safe: ``PostgresStore`` confines it behind a `Mutex`. Every statement with values is
+/// Not thread-safe: ``PostgresStore`` confines it behind a lock. Every statement with values is
 /// prepared once (`PQprepare`, named `s1`, `s2`, … per connection) and executed with
 /// `PQexecPrepared`, values bound in binary format and results read in binary format, so no value
 /// is ever spliced into SQL and no text conversion can change a double or a date. `package`

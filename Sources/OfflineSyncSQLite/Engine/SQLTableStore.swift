@@ -11,7 +11,7 @@ import Synchronization
 /// `SQLCipherStore` with their own C API table and hooks.
 ///
 /// Connections (none of them is used by two threads at once):
-/// - **one writer**, confined behind a `Mutex`: every write transaction runs while holding it, so
+/// - **one writer**, confined behind a lock: every write transaction runs while holding it, so
 ///   writes are serialised (rule 6 of `LocalStore`);
 /// - **a small pool of read-only connections** (``SQLStoreOptions/readConnections``, opened on
 ///   first use): `read` and `lookup` borrow one, so reads run at the same time as each other and
@@ -76,8 +76,8 @@ package final class SQLTableStore: Sendable {
     package let options: SQLStoreOptions
     private let backend: Backend
     /// The writer connection and the schema it installed.
-    private let state = Mutex(State())
-    private let catalog = Mutex(Catalog())
+    private let state = Locked(State())
+    private let catalog = Locked(Catalog())
     private let readers: ReaderPool
     private let gate = ReadWriteLock()
 

@@ -24,7 +24,7 @@ struct ConnectionContext: RequestContext {
 /// back over the same store.
 final class CrashingServer: Sendable {
     private enum Mode { case serving, crashing(remaining: Int), down }
-    private let mode = Mutex(Mode.serving)
+    private let mode = Locked(Mode.serving)
     private let task: Task<Void, any Error>
     let port: Int
 
@@ -35,7 +35,7 @@ final class CrashingServer: Sendable {
 
     static func start(_ service: TableService) async throws -> CrashingServer {
         let tableProtocol = TableProtocol(service: service, createsTables: false)
-        let box = Mutex<CrashingServer?>(nil)
+        let box = Locked<CrashingServer?>(nil)
         let responder = CallbackResponder<ConnectionContext> { request, context in
             let table = try await TableServer.tableRequest(request, maximumBodyBytes: 1 << 20)
             let (apply, answer) = box.withLock { $0?.decide() } ?? (true, true)

@@ -3,7 +3,7 @@ import Synchronization
 
 /// A logger whose messages (every level) are kept for the test to read.
 final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     /// A logger writing into this capture, at `trace` level.
     var logger: Logger {

@@ -74,7 +74,7 @@ func withLoopbackServer<Result: Sendable>(
 
 /// Records what a test server received, in order.
 final class RequestLog: Sendable {
-    private let entries = Mutex<[ReceivedRequest]>([])
+    private let entries = Locked<[ReceivedRequest]>([])
 
     func append(_ request: ReceivedRequest) {
         entries.withLock { $0.append(request) }

@@ -122,12 +122,12 @@ final class TokenSource: Sendable {
         var expired: String?
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     let subject: String
 
     init(subject: String) async throws {
         self.subject = subject
-        state = Mutex(State(token: try await Tokens.hs256(subject)))
+        state = Locked(State(token: try await Tokens.hs256(subject)))
     }
 
     /// From the `count`-th request on, the token is `expired` until a refresh.

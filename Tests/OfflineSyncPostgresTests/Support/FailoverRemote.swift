@@ -11,7 +11,7 @@ import Synchronization
 /// server's copy.
 final class FailoverRemote: RemoteService {
     let remotes: [HTTPRemote]
-    private let state: Mutex<(down: Set<Int>, random: SplitMix64, failures: Int)>
+    private let state: Locked<(down: Set<Int>, random: SplitMix64, failures: Int)>
 
     /// How many requests failed on a process and were taken elsewhere (or stopped a push).
     var failures: Int { state.withLock { $0.failures } }
@@ -26,7 +26,7 @@ final class FailoverRemote: RemoteService {
             configuration.clientVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=\(name))"
             return try HTTPRemote(configuration: configuration)
         }
-        state = Mutex((down: [], random: SplitMix64(seed: seed), failures: 0))
+        state = Locked((down: [], random: SplitMix64(seed: seed), failures: 0))
     }
 
     func shutdown() async {
@@ -110,9 +110,9 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
 
 /// A value shared between tasks or threads behind a lock (a class, so escaping closures can hold it).
 final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let mutex: Locked<Value>
 
-    init(_ value: Value) { mutex = Mutex(value) }
+    init(_ value: Value) { mutex = Locked(value) }
 
     var value: Value { mutex.withLock { $0 } }
 
