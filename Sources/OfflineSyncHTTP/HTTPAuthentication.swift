@@ -1,3 +1,4 @@
+import OfflineSync
 import Synchronization
 
 /// Adds a credential header to every request of an ``HTTPRemote`` and renews it once after a 401.

@@ -1,3 +1,4 @@
+import OfflineSync
 import Synchronization
 
 #if canImport(Glibc)

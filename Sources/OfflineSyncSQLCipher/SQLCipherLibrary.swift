@@ -1,3 +1,4 @@
+import OfflineSync
 package import OfflineSyncSQLite
 import Synchronization
 

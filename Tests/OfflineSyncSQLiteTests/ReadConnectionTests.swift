@@ -232,16 +232,16 @@ import Testing
     }
 }
 
-/// A value read and changed from any thread.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
+/// Shorthands the tests use on the package's ``Locked``.
+extension Locked {
+    /// The current value.
+    var value: Value { withLock { $0 } }
 
-    init(_ value: Value) { stored = value }
-
-    var value: Value { lock.withLock { stored } }
-
-    func update(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+    /// Changes the value while holding the lock.
+    @discardableResult
+    func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try withLock { try body(&$0) }
+    }
 }
 
 /// A flag set from any thread.

@@ -1,3 +1,4 @@
+import OfflineSync
 import Logging
 import Synchronization
 

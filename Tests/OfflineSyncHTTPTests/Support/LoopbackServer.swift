@@ -1,3 +1,4 @@
+import OfflineSync
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore

@@ -108,16 +108,14 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 }
 
-/// A value shared between tasks or threads behind a lock (a class, so escaping closures can hold it).
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Locked<Value>
+/// Shorthands the tests use on the package's ``Locked``.
+extension Locked {
+    /// The current value.
+    var value: Value { withLock { $0 } }
 
-    init(_ value: Value) { mutex = Locked(value) }
-
-    var value: Value { mutex.withLock { $0 } }
-
+    /// Changes the value while holding the lock.
     @discardableResult
-    func update<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try mutex.withLock { try body(&$0) }
+    func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try withLock { try body(&$0) }
     }
 }
