@@ -29,7 +29,8 @@ struct QueryCorpus {
         "corpus_indexed", columns: table.columns,
         indexes: [
             TableIndex("corpus_i", on: ["i"]), TableIndex("corpus_d", on: ["d"]), TableIndex("corpus_s", on: ["s"]),
-            TableIndex("corpus_t", on: ["t"]), TableIndex("corpus_b_i", on: ["b", "i"]), TableIndex("corpus_u_s", on: ["u", "s"]),
+            TableIndex("corpus_t", on: ["t"]), TableIndex("corpus_b_i", on: ["b", "i"]),
+            TableIndex("corpus_u_s", on: ["u", "s"]),
             TableIndex("corpus_j", on: ["j"]), TableIndex("corpus_n_id", on: ["n", "id"]),
         ], synced: false)
 

@@ -208,12 +208,17 @@ extension StoreTierGroups {
                     let tables = [
                         ("table", TableSchema(name, columns: [Column("n", .integer)])),
                         ("column", TableSchema("good", columns: [Column(name, .integer)])),
-                        ("index", TableSchema("good", columns: [Column("n", .integer)], indexes: [TableIndex(name, on: ["n"])])),
+                        (
+                            "index",
+                            TableSchema(
+                                "good", columns: [Column("n", .integer)], indexes: [TableIndex(name, on: ["n"])])
+                        ),
                     ]
                     for (kind, table) in tables {
                         let store = try context.makeStore()
                         context.expectThrows(
-                            "open(schema:) with \(kind) name '\(name)' (reserved prefix '\(prefix)')", code: .invalidName,
+                            "open(schema:) with \(kind) name '\(name)' (reserved prefix '\(prefix)')",
+                            code: .invalidName,
                             mentioning: [kind, name]
                         ) { try store.open(schema: StoreSchema([table])) }
                     }

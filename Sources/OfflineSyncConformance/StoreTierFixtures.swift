@@ -8,7 +8,10 @@ enum Fixtures {
         columns: [
             Column("title", .string), Column("priority", .integer), Column("score", .double),
             Column("done", .bool), Column("due", .date), Column("tags", .json),
-        ], indexes: [TableIndex("notes_priority", on: ["priority"]), TableIndex("notes_title_score", on: ["title", "score"])])
+        ],
+        indexes: [
+            TableIndex("notes_priority", on: ["priority"]), TableIndex("notes_title_score", on: ["title", "score"]),
+        ])
 
     /// A plain (unsynced) table of one column per type, used for value round trips.
     static let values = TableSchema(

@@ -42,7 +42,8 @@ public struct QueryLimits: Sendable, Hashable {
         var values = 0
         let depth = Self.measure(filter, values: &values, limit: maximumFilterDepth)
         if depth > maximumFilterDepth {
-            throw exceeded("$filter is nested more than \(maximumFilterDepth) levels deep", maximumFilterDepth, "levels")
+            throw exceeded(
+                "$filter is nested more than \(maximumFilterDepth) levels deep", maximumFilterDepth, "levels")
         }
         if values > maximumFilterValues {
             throw exceeded("$filter has \(values) values", maximumFilterValues, "values")

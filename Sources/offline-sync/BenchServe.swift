@@ -68,7 +68,9 @@ struct BenchServe: AsyncParsableCommand {
         }.filter { !$0.isEmpty }
     }
 
-    var clientCounts: [Int] { clients.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+    var clientCounts: [Int] {
+        clients.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
 
     func run() async throws {
         var configuration = HTTPClient.Configuration()
@@ -100,7 +102,8 @@ struct BenchServe: AsyncParsableCommand {
         if chosen.contains("pages") {
             for count in clientCounts {
                 let rate = try await load.pages(clients: count, rows: pageRows, seconds: seconds, tableRows: rows)
-                output.write("pages/s    \(String(count).leftPadded(3)) clients  \(Int(rate))  (\(pageRows) rows a page)\n")
+                output.write(
+                    "pages/s    \(String(count).leftPadded(3)) clients  \(Int(rate))  (\(pageRows) rows a page)\n")
                 output.flush()
             }
         }
@@ -108,7 +111,8 @@ struct BenchServe: AsyncParsableCommand {
             let alone = try await load.smallReadLatencies(seconds: seconds, alongsideLargePages: false)
             let loaded = try await load.smallReadLatencies(seconds: seconds, alongsideLargePages: true)
             output.write("50-row read, alone:                      \(alone.summary)\n")
-            output.write("50-row read, 1,000-row pages alongside:  \(loaded.summary)  (\(loaded.largePages) large pages read)\n")
+            output.write(
+                "50-row read, 1,000-row pages alongside:  \(loaded.summary)  (\(loaded.largePages) large pages read)\n")
             output.flush()
         }
     }
@@ -140,7 +144,8 @@ struct ServerLoad: Sendable {
             func quantile(_ q: Double) -> String {
                 String(format: "%.2f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))])
             }
-            return "median \(quantile(0.5)) ms, p99 \(quantile(0.99)) ms, max \(quantile(1.0)) ms over \(sorted.count) reads"
+            return
+                "median \(quantile(0.5)) ms, p99 \(quantile(0.99)) ms, max \(quantile(1.0)) ms over \(sorted.count) reads"
         }
     }
 
@@ -158,7 +163,9 @@ struct ServerLoad: Sendable {
     }
 
     /// Runs `clients` loops of `body` for `seconds`; answers the completed requests per second.
-    func rate(clients: Int, seconds: Int, _ body: @escaping @Sendable (Int, Int) async throws -> Void) async throws -> Double {
+    func rate(clients: Int, seconds: Int, _ body: @escaping @Sendable (Int, Int) async throws -> Void) async throws
+        -> Double
+    {
         let deadline = ContinuousClock.now + .seconds(seconds)
         let start = ContinuousClock.now
         let total = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -182,7 +189,8 @@ struct ServerLoad: Sendable {
         let run = UUID().uuidString.prefix(8)
         return try await rate(clients: clients, seconds: seconds) { client, index in
             let answer = try await request(
-                .POST, tableURL(for: client), body: #"{"id": "l\#(run)-\#(client)-\#(index)", "text": "load \#(index)", "complete": false}"#)
+                .POST, tableURL(for: client),
+                body: #"{"id": "l\#(run)-\#(client)-\#(index)", "text": "load \#(index)", "complete": false}"#)
             guard answer.status == 201 else { throw LoadError(message: "an insert answered \(answer.status)") }
         }
     }
@@ -198,7 +206,8 @@ struct ServerLoad: Sendable {
                 group.addTask {
                     for index in stride(from: client, to: rows, by: 16) {
                         _ = try await request(
-                            .POST, tableURL(for: client), body: #"{"id": "f\#(run)-\#(index)", "text": "fill \#(index)", "complete": false}"#)
+                            .POST, tableURL(for: client),
+                            body: #"{"id": "f\#(run)-\#(index)", "text": "fill \#(index)", "complete": false}"#)
                     }
                 }
             }
@@ -222,7 +231,9 @@ struct ServerLoad: Sendable {
                     var pages = 0
                     while ContinuousClock.now < deadline {
                         let answer = try await request(.GET, tableURL + "?$top=1000&$orderby=text")
-                        guard answer.status == 200 else { throw LoadError(message: "a large page answered \(answer.status)") }
+                        guard answer.status == 200 else {
+                            throw LoadError(message: "a large page answered \(answer.status)")
+                        }
                         pages += 1
                     }
                     return Latencies(milliseconds: [], largePages: pages)
@@ -233,7 +244,9 @@ struct ServerLoad: Sendable {
                 while ContinuousClock.now < deadline {
                     let start = ContinuousClock.now
                     let answer = try await request(.GET, tableURL + "?$top=50&$orderby=text&$skip=100")
-                    guard answer.status == 200 else { throw LoadError(message: "a small read answered \(answer.status)") }
+                    guard answer.status == 200 else {
+                        throw LoadError(message: "a small read answered \(answer.status)")
+                    }
                     let elapsed = (ContinuousClock.now - start).components
                     times.append(Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15)
                     try await Task.sleep(for: .milliseconds(5))

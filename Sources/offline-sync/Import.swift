@@ -53,7 +53,7 @@ struct Import: AsyncParsableCommand {
                 let opened = try StoreAccess.openExisting(configuration, logger: logger)
                 store = opened.store
                 stored = opened.schema
-            } catch where declared != nil {
+            } catch  where declared != nil {
                 // Another process may be creating the store right now (its file exists but holds
                 // no store yet): the open with the schema file below creates or widens it, and
                 // reports any other fault again.

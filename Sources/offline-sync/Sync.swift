@@ -40,7 +40,9 @@ struct Sync: AsyncParsableCommand {
     @Flag(help: "Push the store's queued edits before pulling.")
     var push = false
 
-    @Option(help: ArgumentHelp("A JSON schema file declaring the table (the format of 'import --schema').", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A JSON schema file declaring the table (the format of 'import --schema').", valueName: "file"))
     var schema: String?
 
     @Option(help: "Records asked for per request (the server may cap it).")
@@ -75,11 +77,14 @@ struct Sync: AsyncParsableCommand {
         var output = StandardOutput()
         if push {
             let pushed = try await context.push()
-            output.write("pushed \(pushed.completedCount) operations" + (pushed.errors.isEmpty ? "" : ", \(pushed.errors.count) failed (see 'inspect')") + "\n")
+            output.write(
+                "pushed \(pushed.completedCount) operations"
+                    + (pushed.errors.isEmpty ? "" : ", \(pushed.errors.count) failed (see 'inspect')") + "\n")
         }
-        let total = try await remote.readPage(
-            Query(table: table, top: 0, includeTotalCount: true), includeDeleted: true
-        ).totalCount ?? 0
+        let total =
+            try await remote.readPage(
+                Query(table: table, top: 0, includeTotalCount: true), includeDeleted: true
+            ).totalCount ?? 0
         let bar = Locked(ProgressBar("pull \(table)", total: total))
         let options = PullOptions(pageSize: pageSize) { progress in
             bar.withLock { $0.update(progress.completed) }

@@ -33,7 +33,8 @@ struct CrashSuiteTests {
         let result = try Self.run(
             CLI.executable,
             [
-                "crash-client", "verify", "--store", "sqlite:\(directory.path("device.sqlite"))", "--remote", "http://127.0.0.1:9",
+                "crash-client", "verify", "--store", "sqlite:\(directory.path("device.sqlite"))", "--remote",
+                "http://127.0.0.1:9",
                 "--journal", journal,
             ])
         #expect(result.status != 0, "\(result)")

@@ -1,7 +1,8 @@
 import Foundation
 import OfflineSync
-@testable import offline_sync
 import Testing
+
+@testable import offline_sync
 
 @Suite("The benchmark runner")
 struct ScenarioRunnerTests {

@@ -620,7 +620,9 @@ final class BrokenStore: LocalStore {
     }
 
     /// `expression` rebuilt bottom-up, each node replaced by what `replace` answers (or kept on `nil`).
-    private func transform(_ expression: FilterExpression, _ replace: (FilterExpression) -> FilterExpression?) -> FilterExpression {
+    private func transform(_ expression: FilterExpression, _ replace: (FilterExpression) -> FilterExpression?)
+        -> FilterExpression
+    {
         if let replaced = replace(expression) { return replaced }
         func again(_ node: FilterExpression) -> FilterExpression { transform(node, replace) }
         switch expression {

@@ -56,23 +56,35 @@ struct MalformedWriteTests {
         Write(what: "a table differing from one only in case", target: "/tables/TODOITEM", body: #"{"id": "x"}"#),
         Write(what: "a malformed percent escape in the table", target: "/tables/a%zz", body: #"{"id": "x"}"#),
         Write(what: "a table name of 200 characters", target: "/tables/\(longName)", body: #"{"id": "x"}"#),
-        Write(what: "a PATCH with a bad column", method: "PATCH", target: "/tables/todoitem/seed", body: #"{"bad name": 1}"#),
-        Write(what: "a PATCH with a wrong type", method: "PATCH", target: "/tables/todoitem/seed", body: #"{"complete": 3}"#),
-        Write(what: "a PATCH of a missing id", method: "PATCH", target: "/tables/todoitem/missing", body: #"{"text": "a"}"#),
-        Write(what: "a PATCH whose body names another id", method: "PATCH", target: "/tables/todoitem/seed", body: #"{"id": "other"}"#),
+        Write(
+            what: "a PATCH with a bad column", method: "PATCH", target: "/tables/todoitem/seed",
+            body: #"{"bad name": 1}"#),
+        Write(
+            what: "a PATCH with a wrong type", method: "PATCH", target: "/tables/todoitem/seed",
+            body: #"{"complete": 3}"#),
+        Write(
+            what: "a PATCH of a missing id", method: "PATCH", target: "/tables/todoitem/missing",
+            body: #"{"text": "a"}"#),
+        Write(
+            what: "a PATCH whose body names another id", method: "PATCH", target: "/tables/todoitem/seed",
+            body: #"{"id": "other"}"#),
         Write(
             what: "a PATCH with a stale If-Match", method: "PATCH", target: "/tables/todoitem/seed",
             headers: json + [("If-Match", "\"AAAAAAAAAAA=\"")], body: #"{"text": "a"}"#),
         Write(
             what: "a PATCH with a malformed If-Match", method: "PATCH", target: "/tables/todoitem/seed",
             headers: json + [("If-Match", "\"a\", \"b\"")], body: #"{"text": "a"}"#),
-        Write(what: "a PATCH of an unknown table", method: "PATCH", target: "/tables/nothere/seed", body: #"{"text": "a"}"#),
+        Write(
+            what: "a PATCH of an unknown table", method: "PATCH", target: "/tables/nothere/seed",
+            body: #"{"text": "a"}"#),
         Write(what: "a DELETE of a missing id", method: "DELETE", target: "/tables/todoitem/missing", body: ""),
         Write(
             what: "a DELETE with a stale If-Match", method: "DELETE", target: "/tables/todoitem/seed",
             headers: api + [("If-Match", "\"AAAAAAAAAAA=\"")], body: ""),
         Write(what: "an undelete of a missing id", target: "/tables/todoitem/missing", body: ""),
-        Write(what: "a write without ZUMO-API-VERSION", headers: [("Content-Type", "application/json")], body: #"{"id": "x"}"#),
+        Write(
+            what: "a write without ZUMO-API-VERSION", headers: [("Content-Type", "application/json")],
+            body: #"{"id": "x"}"#),
         Write(what: "an unsupported method", method: "PUT", target: "/tables/todoitem/seed", body: #"{"text": "a"}"#),
     ]
 
@@ -81,12 +93,16 @@ struct MalformedWriteTests {
         prefixes.flatMap { prefix in
             [
                 Write(what: "a column name starting with '\(prefix)'", body: #"{"id": "x", "\#(prefix)x": 1}"#),
-                Write(what: "a table name starting with '\(prefix)'", target: "/tables/\(prefix)master", body: #"{"id": "x"}"#),
+                Write(
+                    what: "a table name starting with '\(prefix)'", target: "/tables/\(prefix)master",
+                    body: #"{"id": "x"}"#),
             ]
         }
     }
 
-    @Test("every malformed write is a 4xx, changes nothing, and good requests still work", arguments: ServerBackend.allCases)
+    @Test(
+        "every malformed write is a 4xx, changes nothing, and good requests still work",
+        arguments: ServerBackend.allCases)
     func malformedWritesChangeNothing(backend: ServerBackend) async throws {
         let directory = try TemporaryDirectory()
         let store = try backend.makeStore(in: directory)
@@ -115,13 +131,15 @@ struct MalformedWriteTests {
                 body: Array(#"{"id": "good", "text": "new", "rank": 2}"#.utf8))
             #expect(widened.status == 201, "\(backend): a good write that widens the table still works")
             let created = try await send(
-                "POST", "/tables/notes", port: port, headers: Self.json, body: Array(#"{"id": "n", "title": "t"}"#.utf8))
+                "POST", "/tables/notes", port: port, headers: Self.json, body: Array(#"{"id": "n", "title": "t"}"#.utf8)
+            )
             #expect(created.status == 201, "\(backend): a good write that creates a table still works")
             let page = try await send(
                 "GET", "/tables/todoitem?$filter=rank%20eq%202", port: port, headers: Self.api)
             #expect((page.json as? [[String: Any]])?.map { $0["id"] as? String } == ["good"])
             let patched = try await send(
-                "PATCH", "/tables/todoitem/seed", port: port, headers: Self.json, body: Array(#"{"text": "edited"}"#.utf8))
+                "PATCH", "/tables/todoitem/seed", port: port, headers: Self.json,
+                body: Array(#"{"text": "edited"}"#.utf8))
             #expect(patched.status == 200)
             #expect(try store.lookup(table: "todoitem", id: "seed")?["text"] == "edited")
         }

@@ -85,18 +85,35 @@ struct FuzzRequests {
     mutating func next() -> Request {
         switch number(0...9) {
         case 0: return request("malformed JSON", "POST", "/tables/todoitem", body: malformedJSON())
-        case 1: return request("wrong types", pick(["POST", "PATCH"]), pick(["/tables/todoitem", "/tables/todoitem/a"]), body: wrongTypes())
+        case 1:
+            return request(
+                "wrong types", pick(["POST", "PATCH"]), pick(["/tables/todoitem", "/tables/todoitem/a"]),
+                body: wrongTypes())
         case 2: return request("deep nesting", "POST", "/tables/todoitem", body: deepNesting())
         case 3: return request("huge values", "POST", "/tables/todoitem", body: hugeValues())
-        case 4: return request("odd path", pick(["GET", "POST", "PATCH", "DELETE"]), oddPath(), body: #"{"text": "x"}"#)
+        case 4:
+            return request("odd path", pick(["GET", "POST", "PATCH", "DELETE"]), oddPath(), body: #"{"text": "x"}"#)
         case 5: return request("bad $filter", "GET", "/tables/todoitem?$filter=" + percentEncoded(filter(depth: 0)))
-        case 6: return request("bad $orderby", "GET", "/tables/todoitem?$orderby=" + percentEncoded(orderBy()) + "&$top=" + pick(["-1", "x", "99999999999999999999", "5"]))
+        case 6:
+            return request(
+                "bad $orderby", "GET",
+                "/tables/todoitem?$orderby=" + percentEncoded(orderBy()) + "&$top="
+                    + pick(["-1", "x", "99999999999999999999", "5"]))
         case 7:
             return request(
                 "bad If-Match", pick(["PATCH", "DELETE"]), "/tables/todoitem/" + pick(["a", "b", "zz"]),
-                body: #"{"text": "y"}"#, headers: ["If-Match: " + pick(["\"", "W/", "\"a\",\"b\"", "*x", String(repeating: "\"", count: 50), "\"AAAAAAAAAAA=\""])])
+                body: #"{"text": "y"}"#,
+                headers: [
+                    "If-Match: "
+                        + pick([
+                            "\"", "W/", "\"a\",\"b\"", "*x", String(repeating: "\"", count: 50), "\"AAAAAAAAAAA=\"",
+                        ])
+                ])
         case 8: return partial()
-        default: return request("random bytes", "POST", "/tables/todoitem", body: String(decoding: bytes(number(1...300)), as: UTF8.self))
+        default:
+            return request(
+                "random bytes", "POST", "/tables/todoitem",
+                body: String(decoding: bytes(number(1...300)), as: UTF8.self))
         }
     }
 
@@ -120,7 +137,9 @@ struct FuzzRequests {
         case 0: return String(valid.prefix(number(0...valid.count - 1)))
         case 1:
             var characters = Array(valid)
-            for _ in 0..<number(1...5) { characters[number(0...characters.count - 1)] = pick(["{", "}", "\"", ",", ":", "\\", "]"]) }
+            for _ in 0..<number(1...5) {
+                characters[number(0...characters.count - 1)] = pick(["{", "}", "\"", ",", ":", "\\", "]"])
+            }
             return String(characters)
         case 2: return pick(["", "null", "[]", "\"x\"", "1", "{}}", "{\"id\":}", "{,}", "{\"a\" 1}", "\u{FEFF}{}"])
         case 3: return #"{"id": "x", "text": "\#(pick(["\\u12", "\\x", "\\ud800", "\u{1}"]))"}"#
@@ -179,12 +198,16 @@ struct FuzzRequests {
     }
 
     private mutating func orderBy() -> String {
-        (0..<pick([1, 3, 20, 5000])).map { _ in pick(["text", "text desc", "x", "text asc desc", "", "id", "length(text)"]) }
-            .joined(separator: ",")
+        (0..<pick([1, 3, 20, 5000])).map { _ in
+            pick(["text", "text desc", "x", "text asc desc", "", "id", "length(text)"])
+        }
+        .joined(separator: ",")
     }
 
     private mutating func partial() -> Request {
-        let full = Array("POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nZUMO-API-VERSION: 2.0.0\r\nContent-Length: 40\r\n\r\n{\"id\": \"p\", \"text\": \"partial\"}".utf8)
+        let full = Array(
+            "POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nZUMO-API-VERSION: 2.0.0\r\nContent-Length: 40\r\n\r\n{\"id\": \"p\", \"text\": \"partial\"}"
+                .utf8)
         return Request(kind: "partial request", bytes: Array(full.prefix(number(1...full.count - 1))), isPartial: true)
     }
 

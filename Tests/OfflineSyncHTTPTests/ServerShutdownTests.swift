@@ -18,7 +18,9 @@ struct ServerShutdownTests {
             "GET", "/tables/todoitem", port: server.port, headers: [("ZUMO-API-VERSION", "2.0.0")])
         #expect(answer.status == 200)
         await server.stop()
-        let complaints = capture.messages.filter { $0.contains("Waiting on child channel") || $0.contains("CancellationError") }
+        let complaints = capture.messages.filter {
+            $0.contains("Waiting on child channel") || $0.contains("CancellationError")
+        }
         #expect(complaints.isEmpty, "stopping logged \(complaints)")
         await #expect(throws: (any Error).self) {
             _ = try await send("GET", "/tables/todoitem", port: server.port, headers: [("ZUMO-API-VERSION", "2.0.0")])

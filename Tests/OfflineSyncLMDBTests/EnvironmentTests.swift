@@ -12,7 +12,8 @@ import Testing
         try store.upsert(ReferenceData.items(count: 120), into: "notes")
         try store.close()
         let widened = TableSchema(
-            "notes", columns: notes.columns + [Column("extra", .integer)], indexes: [TableIndex("byRank", on: ["rank"])])
+            "notes", columns: notes.columns + [Column("extra", .integer)], indexes: [TableIndex("byRank", on: ["rank"])]
+        )
         try store.open(schema: StoreSchema([widened]))
         defer { try? store.close() }
         #expect(try store.schema.table(named: "notes")?.column(named: "extra")?.type == .integer)

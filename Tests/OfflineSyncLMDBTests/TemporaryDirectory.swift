@@ -38,7 +38,8 @@ let notes = TableSchema(
 let indexedNotes = TableSchema(
     "notes", columns: notes.columns,
     indexes: [
-        TableIndex("byRank", on: ["rank"]), TableIndex("byTitle", on: ["title"]), TableIndex("byDueRank", on: ["due", "rank"]),
+        TableIndex("byRank", on: ["rank"]), TableIndex("byTitle", on: ["title"]),
+        TableIndex("byDueRank", on: ["due", "rank"]),
         TableIndex("byScore", on: ["score"]), TableIndex("byDone", on: ["done"]),
         TableIndex("byDoneTitle", on: ["done", "title", "rank"]),
     ], synced: true)

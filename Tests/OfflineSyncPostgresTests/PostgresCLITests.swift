@@ -53,7 +53,9 @@ struct PostgresCLITests {
         let result = try OfflineSyncTool.run(["conformance", "--store", url, "--tier", "store", "--filter", "paging"])
         #expect(result.status == 0, "\(result)")
         let last = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(last.range(of: #"^[1-9]\d* passed, 0 failed, \d+ skipped$"#, options: .regularExpression) != nil, "\(result)")
+        #expect(
+            last.range(of: #"^[1-9]\d* passed, 0 failed, \d+ skipped$"#, options: .regularExpression) != nil,
+            "\(result)")
     }
 
     @Test func migrateToPostgresAndBackKeepsEveryItem() throws {
@@ -69,7 +71,9 @@ struct PostgresCLITests {
         #expect(try OfflineSyncTool.run(["export", "--store", url, "--table", "todoitem"]).stdout == Self.exported)
 
         let again = try OfflineSyncTool.run(["migrate", "--from", source, "--to", url])
-        #expect(again.status == 1 && again.stderr.contains("already holds a store"), "an existing schema is refused: \(again)")
+        #expect(
+            again.status == 1 && again.stderr.contains("already holds a store"),
+            "an existing schema is refused: \(again)")
 
         let back = "lmdb:" + directory.path("back.lmdb") + "?map-size=64MiB"
         let returned = try OfflineSyncTool.run(["migrate", "--from", url, "--to", back])

@@ -40,7 +40,8 @@ struct ScaleOutTests {
             self.name = name
             remote = try FailoverRemote(urls: urls, seed: seed, name: name)
             context = try SyncContext(
-                store: SQLiteStore(path: directory.path(name + ".sqlite")), remote: remote, tables: [ScaleOutTests.table])
+                store: SQLiteStore(path: directory.path(name + ".sqlite")), remote: remote,
+                tables: [ScaleOutTests.table])
             items = try context.table("item")
         }
 
@@ -99,7 +100,9 @@ struct ScaleOutTests {
         let directory = try ScratchDirectory()
         let url = "postgres://postgres@127.0.0.1:\(server.port)/postgres?schema=\(settings.schema)"
         let processes = try (0..<3).map {
-            try ServeProcess(store: url, arguments: ["--page-size", "50"], log: directory.url.appendingPathComponent("serve\($0).log"))
+            try ServeProcess(
+                store: url, arguments: ["--page-size", "50"],
+                log: directory.url.appendingPathComponent("serve\($0).log"))
         }
         defer { processes.forEach { $0.kill() } }
         let urls = processes.map(\.baseURL)
@@ -112,7 +115,9 @@ struct ScaleOutTests {
             try Client("p\($0)", urls: urls, directory: directory, seed: random.next())
         }
         do {
-            try await run(seed: seed, random: &random, settings: settings, processes: processes, writers: writers, pullers: pullers)
+            try await run(
+                seed: seed, random: &random, settings: settings, processes: processes, writers: writers,
+                pullers: pullers)
         } catch {
             for client in writers + pullers { await client.close() }
             throw error
@@ -125,7 +130,8 @@ struct ScaleOutTests {
         writers: [Client], pullers: [Client]
     ) async throws {
         // The shared rows, created by the first writer; every writer pulls them.
-        _ = try writers[0].items.insert(Self.sharedRows.map { Item(id: $0, values: ["text": .string($0), "ops": .string("")]) })
+        _ = try writers[0].items.insert(
+            Self.sharedRows.map { Item(id: $0, values: ["text": .string($0), "ops": .string("")]) })
         try await Self.pushAll(writers[0])
         for writer in writers { try await writer.pull(pageSize: 50) }
 
@@ -173,7 +179,8 @@ struct ScaleOutTests {
         defer { try? check.close() }
         let all = try check.read(Query(table: "item", top: 100_000)).items
         let stamps = all.compactMap { $0.updatedAt?.millisecondsSince1970 }
-        #expect(stamps.count == all.count && Set(stamps).count == stamps.count, "seed \(seed): updatedAt unique per row")
+        #expect(
+            stamps.count == all.count && Set(stamps).count == stamps.count, "seed \(seed): updatedAt unique per row")
         #expect(Set(all.compactMap(\.version)).count == all.count, "seed \(seed): versions unique")
         var live: [String: [String]] = [:]
         for item in all where !item.isDeleted { live[item.id] = Self.fields(item) }
@@ -204,7 +211,8 @@ struct ScaleOutTests {
             let confirmed = logs.reduce(into: Set<String>()) { $0.formUnion($1.confirmedShared[row] ?? []) }
             let issued = logs.reduce(into: Set<String>()) { $0.formUnion($1.issuedShared) }
             #expect(Set(chain).count == chain.count, "seed \(seed): \(row) has an edit applied twice: \(chain)")
-            #expect(Set(chain) == confirmed, "seed \(seed): \(row) chain \(chain) vs acknowledged \(confirmed.sorted())")
+            #expect(
+                Set(chain) == confirmed, "seed \(seed): \(row) chain \(chain) vs acknowledged \(confirmed.sorted())")
             #expect(Set(chain).isSubset(of: issued), "seed \(seed): \(row) holds edits no writer made")
         }
         let failovers = (writers + pullers).reduce(0) { $0 + $1.remote.failures }
@@ -228,7 +236,9 @@ struct ScaleOutTests {
                 log.own[id] = (text, false)
             } else if roll < 55 {
                 let id = liveOwn[Int(random.next() % UInt64(liveOwn.count))]
-                guard var item = try writer.items.lookup(id: id) else { throw TestServerError("\(id) vanished locally") }
+                guard var item = try writer.items.lookup(id: id) else {
+                    throw TestServerError("\(id) vanished locally")
+                }
                 let text = "w\(index) update \(step)"
                 item["text"] = .string(text)
                 try writer.items.update(item)
@@ -239,7 +249,9 @@ struct ScaleOutTests {
                 log.own[id]?.deleted = true
             } else {
                 let row = sharedRows[Int(random.next() % UInt64(sharedRows.count))]
-                guard var item = try writer.items.lookup(id: row) else { throw TestServerError("\(row) missing locally") }
+                guard var item = try writer.items.lookup(id: row) else {
+                    throw TestServerError("\(row) missing locally")
+                }
                 let op = "w\(index).\(step)"
                 item["ops"] = .string((ops(item) + [op]).joined(separator: ","))
                 try writer.items.update(item)

@@ -82,7 +82,8 @@ import Testing
                 for step in 0..<120 {
                     let id = "w\(index)-\(step % 40)"
                     if step < 40 {
-                        try service.insert(Item(id: id, values: ["text": .string("new"), "writer": .int(Int64(index))]), into: "item")
+                        try service.insert(
+                            Item(id: id, values: ["text": .string("new"), "writer": .int(Int64(index))]), into: "item")
                     } else {
                         try service.update(
                             Item(id: id, values: ["text": .string("step \(step)"), "writer": .int(Int64(index))]),

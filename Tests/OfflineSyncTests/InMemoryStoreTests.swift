@@ -43,7 +43,9 @@ import Testing
             schema: StoreSchema([
                 TableSchema(
                     "t", columns: columns,
-                    indexes: [TableIndex("byN", on: ["n"]), TableIndex("byS", on: ["s"]), TableIndex("byBN", on: ["b", "n"])],
+                    indexes: [
+                        TableIndex("byN", on: ["n"]), TableIndex("byS", on: ["s"]), TableIndex("byBN", on: ["b", "n"]),
+                    ],
                     synced: false)
             ]))
         let plain = InMemoryStore()

@@ -237,7 +237,8 @@ public final class TableService: Sendable {
                 query.filter = query.filter.map { .and(mine, $0) } ?? mine
             }
             if !includeDeleted {
-                let live = FilterExpression.comparison(.column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true)))
+                let live = FilterExpression.comparison(
+                    .column(SystemProperty.deleted.rawValue), .ne, .literal(.bool(true)))
                 query.filter = query.filter.map { .and($0, live) } ?? live
             }
             return try mapped { try store.read(query) }
@@ -314,7 +315,8 @@ public final class TableService: Sendable {
             }
             try check(version, against: current, table: table)
             try apply(
-                try currentSchemaChange(table, for: merging ? Self.merged(item, into: current) : item, creatingTable: false))
+                try currentSchemaChange(
+                    table, for: merging ? Self.merged(item, into: current) : item, creatingTable: false))
             return try write { transaction in
                 let existing = try live(item.id, in: table, owner: owner, transaction)
                 try check(version, against: existing, table: table)

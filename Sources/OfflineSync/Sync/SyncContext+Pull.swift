@@ -153,7 +153,8 @@ extension SyncContext {
     private func commit(
         _ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, into result: inout PullResult
     ) throws {
-        let counts = try write(.pull, deferringObservers: true) { transaction -> (stored: Int, deleted: Int, skipped: Int) in
+        let counts = try write(.pull, deferringObservers: true) {
+            transaction -> (stored: Int, deleted: Int, skipped: Int) in
             let pendingIds = try queuedItemIds(table: table, among: page.map(\.id), in: transaction)
             var upserts: [Item] = []
             var deletions: [String] = []

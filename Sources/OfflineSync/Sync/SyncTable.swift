@@ -128,7 +128,9 @@ public struct SyncTable: Sendable {
                     }
                     var merged = item
                     for property in [SystemProperty.version, .createdAt, .updatedAt]
-                    where !merged.hasValue(forColumn: property.rawValue) && stored.hasValue(forColumn: property.rawValue) {
+                    where !merged.hasValue(forColumn: property.rawValue)
+                        && stored.hasValue(forColumn: property.rawValue)
+                    {
                         merged[property.rawValue] = stored[property.rawValue]
                     }
                     if let known {
@@ -200,7 +202,8 @@ extension SyncTable {
             }
             if !queued.isEmpty {
                 throw OfflineSyncError(
-                    .conflict, "an item of table '\(table)' already has a queued operation; push it before inserting the id again")
+                    .conflict,
+                    "an item of table '\(table)' already has a queued operation; push it before inserting the id again")
             }
             return items
         }

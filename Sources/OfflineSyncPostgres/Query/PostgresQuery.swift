@@ -398,7 +398,9 @@ struct PostgresQuery {
     }
 
     /// A comparison; `bare` allows a NULL result where false is meant (a positive `WHERE` context).
-    private mutating func comparison(_ lhs: FilterExpression, _ op: ComparisonOperator, _ rhs: FilterExpression, bare: Bool)
+    private mutating func comparison(
+        _ lhs: FilterExpression, _ op: ComparisonOperator, _ rhs: FilterExpression, bare: Bool
+    )
         -> String
     {
         if lhs == .literal(.null) || rhs == .literal(.null) {

@@ -135,7 +135,8 @@ package final class SQLTableStore: Sendable {
                 }
                 do {
                     try open(schema: schema, into: &state, exclusive: false)
-                    return Catalog(isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: readers.capacity > 0)
+                    return Catalog(
+                        isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: readers.capacity > 0)
                 } catch let error as SQLiteError
                     where SQLTableStore.sharedMemoryFailures.contains(error.extendedCode)
                 {

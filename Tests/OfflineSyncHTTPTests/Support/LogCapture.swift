@@ -1,5 +1,5 @@
-import OfflineSync
 import Logging
+import OfflineSync
 import Synchronization
 
 /// A logger whose messages (every level) are kept for the test to read.

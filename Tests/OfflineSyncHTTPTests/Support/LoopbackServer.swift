@@ -1,9 +1,9 @@
-import OfflineSync
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import OfflineSync
 import Synchronization
 
 /// A request as the server received it, for comparison with recorded traffic.

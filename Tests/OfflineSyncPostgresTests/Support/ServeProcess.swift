@@ -72,7 +72,8 @@ final class ServeProcess: @unchecked Sendable {
             line.append(chunk)
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: "http://127.0.0.1:"), let bound = Int(text[range.upperBound...].prefix { $0.isNumber })
+        guard let range = text.range(of: "http://127.0.0.1:"),
+            let bound = Int(text[range.upperBound...].prefix { $0.isNumber })
         else {
             Foundation.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

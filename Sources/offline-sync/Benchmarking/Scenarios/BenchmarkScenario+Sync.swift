@@ -22,7 +22,8 @@ extension BenchmarkScenario {
                 })
         },
         prepareBaseline: { baseline, size in
-            try insertTrial(baseline, records: size.batchInserts, rowsPerTransaction: size.batchInserts, queueRows: true)
+            try insertTrial(
+                baseline, records: size.batchInserts, rowsPerTransaction: size.batchInserts, queueRows: true)
         })
 
     /// Local inserts, each in its own transaction with full durability (flushed to disk).
