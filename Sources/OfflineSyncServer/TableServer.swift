@@ -141,14 +141,30 @@ public struct TableServer: Sendable {
         async throws
     {
         try TableAccess.validate(configuration.tableAccess, checksTokens: configuration.authentication != nil)
+        let threadPool = NIOThreadPool(numberOfThreads: max(1, configuration.storeThreads))
+        threadPool.start()
+        // The pool is shut down and awaited before `run` returns: work still running for a
+        // connection that closed completes its promise on that connection's event loop, which the
+        // caller may shut down as soon as `run` returns (SwiftNIO then logs "Cannot schedule
+        // tasks on an EventLoop that has already shut down").
+        do {
+            try await serve(untilSignal: untilSignal, threadPool: threadPool, onRunning: onRunning)
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw error
+        }
+        try? await threadPool.shutdownGracefully()
+    }
+
+    /// ``run(untilSignal:onRunning:)`` with the store's thread pool started.
+    private func serve(
+        untilSignal: Bool, threadPool: NIOThreadPool, onRunning: @escaping @Sendable (Int) async -> Void
+    ) async throws {
         let tableProtocol = self.tableProtocol
         let limit = configuration.maximumBodyBytes
         let logger = configuration.logger
         let configuration = self.configuration
         let serverName = "offline-sync"
-        let threadPool = NIOThreadPool(numberOfThreads: max(1, configuration.storeThreads))
-        threadPool.start()
-        defer { threadPool.shutdownGracefully { _ in } }
         let gauge = ConnectionGauge()
         // Every request is answered by `TableChannelHandler` on its connection's event loop;
         // Hummingbird's responder path (an async task per connection) is not reached.
