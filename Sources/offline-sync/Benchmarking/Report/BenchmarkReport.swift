@@ -86,7 +86,7 @@ struct BenchmarkReport: Sendable, Codable {
         hand-written C calls; a cell without brackets \
         has no raw C equivalent (the row title says what else it involves). The second table gives \
         wall clock and peak resident memory above the start of the measured part (backend / raw). \
-        "—" = not applicable; "failed" = the trial threw (the JSON report carries the error).
+        "—" = not applicable; "failed" = the trial threw (the JSON report says why).
         """
     }
 
