@@ -166,7 +166,7 @@ final class BrokenStore: LocalStore {
     let fault: Fault
     private let inner = Locked(InMemoryStore())
     private let side = Locked(Side())
-    private let writerLock = Locked(())
+    private let writerLock = Locked(0)  // not Locked(()): ThreadSanitizer misreads the exclusive access of a zero-sized value
 
     init(_ fault: Fault) {
         self.fault = fault
