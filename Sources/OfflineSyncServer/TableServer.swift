@@ -189,12 +189,7 @@ public struct TableServer: Sendable {
                 },
                 eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
                 logger: logger)
-            if untilSignal {
-                try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-            } else {
-                try await app.run()
-            }
-            logger.info("server stopped")
+            try await Self.runUntilStopped(app, untilSignal: untilSignal, logger: logger)
             return
         }
         var server = HTTPServerBuilder.http1(
@@ -217,6 +212,14 @@ public struct TableServer: Sendable {
             },
             eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
             logger: logger)
+        try await Self.runUntilStopped(app, untilSignal: untilSignal, logger: logger)
+    }
+
+    /// Runs `app` until it is shut down gracefully (by SIGTERM or SIGINT with `untilSignal`, else
+    /// by its service group), then logs that the server stopped.
+    private static func runUntilStopped(
+        _ app: some ApplicationProtocol, untilSignal: Bool, logger: Logger
+    ) async throws {
         if untilSignal {
             try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
         } else {
