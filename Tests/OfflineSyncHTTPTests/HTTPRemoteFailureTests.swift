@@ -223,10 +223,12 @@ struct HTTPRemoteFailureTests {
         #expect(requests.count == 1)
     }
 
-    /// A port nothing listens on: bound by a server that has stopped again.
-    func closedPort() async throws -> Int {
-        try await withLoopbackServer({ _ in ScriptedResponse(status: 200) }) { $0 }
-    }
+    /// A port nothing listens on, held for the test's life (see ``RefusingPort``).
+    let refusing: RefusingPort
+
+    init() throws { refusing = try RefusingPort() }
+
+    func closedPort() async throws -> Int { refusing.port }
 
     @Test("a refused connection is a network failure naming the URL")
     func connectionRefused() async throws {

@@ -121,7 +121,9 @@ struct PipelinedPushTests {
         "a refused connection is tried again with the writes waiting, then aborts the push with the queue intact",
         .timeLimit(.minutes(1)))
     func refused() async throws {
-        let port = try await withLoopbackServer({ _ in ScriptedResponse(status: 200) }) { $0 }
+        let refusing = try RefusingPort()
+        let port = refusing.port
+        defer { withExtendedLifetime(refusing) {} }
         let warnings = LogCapture()
         let device = try Device.make("device", store: InMemoryStore(), port: port, pipelineDepth: 16) {
             $0.readRetries = 2
