@@ -204,14 +204,14 @@ enum SyncTierObservation {
         c.expectEqual(await changes.next()?.tables, ["tag"], "change set of the tag edit")
     }
 
-    /// The iterator's next result; a failure (not a hang) when none comes within a minute, the
-    /// guard against a missed wake-up.
-    static func next(_ iterator: inout QueryObservation.Iterator, _ c: CaseContext, _ what: String) async throws
-        -> QueryResult?
-    {
+    /// The iterator's next result (of an untyped or a typed observation); a failure (not a hang)
+    /// when none comes within a minute, the guard against a missed wake-up.
+    static func next<Iterator: AsyncIteratorProtocol & Sendable>(
+        _ iterator: inout Iterator, _ c: CaseContext, _ what: String
+    ) async throws -> Iterator.Element? where Iterator.Element: Sendable {
         let current = iterator
         let (advanced, result) = try await withThrowingTaskGroup(
-            of: (QueryObservation.Iterator, QueryResult?)?.self
+            of: (Iterator, Iterator.Element?)?.self
         ) { group in
             group.addTask {
                 var iterator = current

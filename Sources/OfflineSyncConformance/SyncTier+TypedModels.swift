@@ -95,36 +95,6 @@ enum SyncTierTypedModels {
         }
     }
 
-    /// The iterator's next models; a failure (not a hang) when none come within a minute.
-    static func next(_ iterator: inout ModelObservation<Gadget>.Iterator, _ c: CaseContext, _ what: String) async throws
-        -> [Gadget]?
-    {
-        let current = iterator
-        let (advanced, result) = try await withThrowingTaskGroup(
-            of: (ModelObservation<Gadget>.Iterator, [Gadget]?)?.self
-        ) { group in
-            group.addTask {
-                var iterator = current
-                let result = try await iterator.next()
-                return (iterator, result)
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(60))
-                return nil
-            }
-            defer { group.cancelAll() }
-            while let first = try await group.next() {
-                if let first { return first }
-                c.fail("\(what): no models within 60 s (a missed wake-up?)")
-                group.cancelAll()
-            }
-            return (current, nil)
-        }
-        iterator = advanced
-        if result == nil { c.fail("\(what): the observation ended") }
-        return result
-    }
-
     static let group = ConformanceGroup(
         "typedModels", tier: .sync,
         cases: [
@@ -288,15 +258,17 @@ enum SyncTierTypedModels {
                 let table = try f.context.table(Gadget.self)
                 try table.insert(gadgets[0])
                 var results = try table.observe(.filter(\.active == true).order(by: \.id)).makeAsyncIterator()
-                c.expectEqual(try await next(&results, c, "first models"), [gadgets[0]], "first models")
+                c.expectEqual(
+                    try await SyncTierObservation.next(&results, c, "first models"), [gadgets[0]], "first models")
                 try table.insert(gadgets[1])  // inactive: the result is unchanged, nothing is yielded
                 try table.insert(gadgets[2])
                 c.expectEqual(
-                    try await next(&results, c, "models after a local insert"), [gadgets[0], gadgets[2]],
+                    try await SyncTierObservation.next(&results, c, "models after a local insert"),
+                    [gadgets[0], gadgets[2]],
                     "models after a local insert (the inactive one left out)")
                 let pushed = try await f.context.push()
                 c.expect(pushed.succeeded, "push: \(pushed.errors)")
-                let afterPush = try await next(&results, c, "models after the push")
+                let afterPush = try await SyncTierObservation.next(&results, c, "models after the push")
                 c.expectEqual(afterPush?.map(\.id), ["g1", "g3"], "ids after the push")
                 c.expect(
                     afterPush?.allSatisfy { $0.version != nil && $0.updatedAt != nil } ?? false,
@@ -305,12 +277,13 @@ enum SyncTierTypedModels {
                 fourth.id = "g4"
                 _ = try f.remote.service.insert(try table.item(from: fourth), into: "gadget")
                 _ = try await table.pull(queryId: "allGadgets")
-                let afterPull = try await next(&results, c, "models after the pull")
+                let afterPull = try await SyncTierObservation.next(&results, c, "models after the pull")
                 c.expectEqual(afterPull?.map(\.id), ["g1", "g3", "g4"], "ids after the pull")
                 c.expectEqual(afterPull?.last?.unsynced, fourth, "the pulled model")
                 try table.delete(gadgets[0])
                 c.expectEqual(
-                    try await next(&results, c, "models after a delete")?.map(\.id), ["g3", "g4"], "ids after a delete")
+                    try await SyncTierObservation.next(&results, c, "models after a delete")?.map(\.id), ["g3", "g4"],
+                    "ids after a delete")
             },
             typedCase("cancelling the task consuming a typed observation ends it and unregisters it") { f, c in
                 let (started, signal) = AsyncStream<Void>.makeStream()
