@@ -1,5 +1,5 @@
 public import Foundation
-import JWTKit
+package import JWTKit
 import OfflineSync
 
 /// Checks the JSON Web Tokens (JWT) that clients send, with jwt-kit: the signature (HS256 with a
@@ -263,14 +263,27 @@ public struct AuthenticationFailure: Error, Sendable, Hashable {
     }
 }
 
-/// The registered claims the server reads.
-struct TokenClaims: JWTPayload {
-    var sub: SubjectClaim?
-    var exp: ExpirationClaim?
-    var nbf: NotBeforeClaim?
-    var iss: IssuerClaim?
-    var aud: AudienceClaim?
+/// The registered claims the server reads (the tests sign tokens with them too, any of them
+/// missing or wrong).
+package struct TokenClaims: JWTPayload {
+    package var sub: SubjectClaim?
+    package var exp: ExpirationClaim?
+    package var nbf: NotBeforeClaim?
+    package var iss: IssuerClaim?
+    package var aud: AudienceClaim?
+
+    /// Claims with these values; `nil` leaves a claim out.
+    package init(
+        sub: SubjectClaim?, exp: ExpirationClaim?, nbf: NotBeforeClaim? = nil, iss: IssuerClaim? = nil,
+        aud: AudienceClaim? = nil
+    ) {
+        self.sub = sub
+        self.exp = exp
+        self.nbf = nbf
+        self.iss = iss
+        self.aud = aud
+    }
 
     /// Claims are checked by ``TokenVerifier`` (with the skew allowance and clear messages).
-    func verify(using algorithm: some JWTAlgorithm) async throws {}
+    package func verify(using algorithm: some JWTAlgorithm) async throws {}
 }

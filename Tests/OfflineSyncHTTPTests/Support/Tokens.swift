@@ -12,15 +12,8 @@ enum Tokens {
     /// Another secret: tokens signed with it must be refused.
     static let otherSecret = Array("other-secret-0123456789-abcdefghijklmnopqrstuvwx".utf8)
 
-    struct Claims: JWTPayload {
-        var sub: SubjectClaim?
-        var exp: ExpirationClaim?
-        var nbf: NotBeforeClaim?
-        var iss: IssuerClaim?
-        var aud: AudienceClaim?
-
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
-    }
+    /// The claims the server reads.
+    typealias Claims = TokenClaims
 
     /// Claims for `subject`, expiring `lifetime` seconds from now (negative: already expired).
     static func claims(
