@@ -93,8 +93,23 @@ final class PostgresTestServer: Sendable {
 
     private static var isRoot: Bool { getuid() == 0 }
 
+    /// The directory to make the cluster in: the temporary directory, or `/tmp` when this
+    /// process is root and the `postgres` user could not reach the temporary directory (a
+    /// `mktemp -d` directory is mode 0700, as `scripts/test` makes TMPDIR).
+    private static func baseDirectory() -> String {
+        let temporary = NSTemporaryDirectory()
+        guard isRoot else { return temporary }
+        var path = URL(fileURLWithPath: temporary).standardizedFileURL.path
+        while path != "/" && !path.isEmpty {
+            var status = stat()
+            guard stat(path, &status) == 0, status.st_mode & S_IXOTH != 0 else { return "/tmp/" }
+            path = (path as NSString).deletingLastPathComponent
+        }
+        return temporary
+    }
+
     private static func makeDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "offline-sync-postgres-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let path = baseDirectory() + "offline-sync-postgres-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         if isRoot {
             try run("/bin/chown", ["postgres:postgres", path], asServerUser: false)
