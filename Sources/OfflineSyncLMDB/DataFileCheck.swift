@@ -241,6 +241,10 @@ private struct PageWalk {
     private var reached: [UInt64]
     /// The pages the free-page tree lists.
     private var freePages: [UInt64] = []
+    /// How many pages the walk is inside of (the index of the next page's buffer).
+    private var depth = 0
+    /// The page buffers, one per depth.
+    private let pages = PageBuffers()
 
     init(descriptor: Int32, pageSize: Int, fileSize: Int, lastPage: UInt64, file: String, directory: String) {
         self.descriptor = descriptor
@@ -256,21 +260,22 @@ private struct PageWalk {
         DataFileCheck.damaged(directory, "'\(file)' is damaged: \(reason)")
     }
 
-    /// Marks `count` pages from `page` as reached after checking they lie inside the file.
-    private mutating func claim(_ page: UInt64, count: UInt64 = 1, from what: String) throws {
+    /// Marks `count` pages from `page` as reached after checking they lie inside the file. `what`
+    /// names the pointer in an error; it is only made when the check fails.
+    private mutating func claim(_ page: UInt64, count: UInt64 = 1, from what: @autoclosure () -> String) throws {
         let span = count > 1 ? " (+\(count - 1))" : ""
         guard page >= 2, count >= 1, page <= lastPage, count - 1 <= lastPage - page else {
-            throw damaged("\(what) points to page \(page)\(span), outside pages 2…\(lastPage)")
+            throw damaged("\(what()) points to page \(page)\(span), outside pages 2…\(lastPage)")
         }
         guard page + count <= pagesInFile else {
             throw damaged(
-                "\(what) points to page \(page)\(span) beyond the end of the file (\(pagesInFile) pages): the file was truncated"
+                "\(what()) points to page \(page)\(span) beyond the end of the file (\(pagesInFile) pages): the file was truncated"
             )
         }
         for number in page..<(page + count) {
             let word = Int(number / 64)
             let bit: UInt64 = 1 << (number % 64)
-            guard reached[word] & bit == 0 else { throw damaged("page \(number) is reached twice (\(what))") }
+            guard reached[word] & bit == 0 else { throw damaged("page \(number) is reached twice (\(what()))") }
             reached[word] |= bit
         }
     }
@@ -295,10 +300,16 @@ private struct PageWalk {
     }
 
     private mutating func node(page number: UInt64, level: Int, name: String, isMain: Bool, isFree: Bool) throws {
-        let page = try read(page: number, count: pageSize)
-        try page.withUnsafeBytes { bytes in
-            try node(bytes, page: number, level: level, name: name, isMain: isMain, isFree: isFree)
-        }
+        // One buffer per depth of the walk (a sub-database's tree continues below a leaf of the
+        // main tree), reused from page to page instead of a zeroed array per page.
+        let depth = self.depth
+        let buffer = pages.buffer(depth: depth, pageSize: pageSize)
+        let read = pread(descriptor, buffer.baseAddress, pageSize, off_t(Int(number) * pageSize))
+        guard read >= 0 else { throw LMDBError(code: errno, operation: "pread('\(file)')", path: directory) }
+        guard read == pageSize else { throw damaged("page \(number) ends early: the file was truncated") }
+        self.depth += 1
+        defer { self.depth -= 1 }
+        try node(UnsafeRawBufferPointer(buffer), page: number, level: level, name: name, isMain: isMain, isFree: isFree)
     }
 
     private mutating func node(
@@ -324,19 +335,20 @@ private struct PageWalk {
         for index in 0..<count {
             let offset = Int(
                 bytes.loadUnaligned(fromByteOffset: DataFileCheck.pageHeaderSize + 2 * index, as: UInt16.self))
-            let entry = "entry \(index) of \(level > 1 ? "branch" : "leaf") page \(number) of \(name)"
+            // Named only for an error: making this text for every entry cost more than the check.
+            func entry() -> String { "entry \(index) of \(level > 1 ? "branch" : "leaf") page \(number) of \(name)" }
             guard offset >= upper, offset + DataFileCheck.nodeHeaderSize <= pageSize else {
-                throw damaged("\(entry) lies outside the page (offset \(offset))")
+                throw damaged("\(entry()) lies outside the page (offset \(offset))")
             }
             let low = UInt64(bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
             let high = UInt64(bytes.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self))
             let nodeFlags = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt16.self)
             let keySize = Int(bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self))
             let dataStart = offset + DataFileCheck.nodeHeaderSize + keySize
-            guard dataStart <= pageSize else { throw damaged("the key of \(entry) runs past the page") }
+            guard dataStart <= pageSize else { throw damaged("the key of \(entry()) runs past the page") }
             if level > 1 {
                 let child = low | high << 16 | UInt64(nodeFlags) << 32
-                try claim(child, from: entry)
+                try claim(child, from: entry())
                 try node(page: child, level: level - 1, name: name, isMain: isMain, isFree: isFree)
                 continue
             }
@@ -344,16 +356,16 @@ private struct PageWalk {
             switch nodeFlags {
             case 0:
                 guard dataSize <= pageSize - dataStart else {
-                    throw damaged("the value of \(entry) runs past the page")
+                    throw damaged("the value of \(entry()) runs past the page")
                 }
                 if isFree {
-                    try listFree(UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + dataSize]), entry)
+                    try listFree(UnsafeRawBufferPointer(rebasing: bytes[dataStart..<dataStart + dataSize]), entry())
                 }
             case DataFileCheck.nodeBigData:
-                guard 8 <= pageSize - dataStart else { throw damaged("the value of \(entry) runs past the page") }
+                guard 8 <= pageSize - dataStart else { throw damaged("the value of \(entry()) runs past the page") }
                 let first = bytes.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
                 let pages = UInt64((DataFileCheck.pageHeaderSize + dataSize + pageSize - 1) / pageSize)
-                try claim(first, count: pages, from: entry)
+                try claim(first, count: pages, from: entry())
                 let header = try read(page: first, count: DataFileCheck.pageHeaderSize)
                 let valid = header.withUnsafeBytes { header in
                     header.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == first
@@ -362,15 +374,15 @@ private struct PageWalk {
                         && UInt64(header.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) == pages
                 }
                 guard valid else {
-                    throw damaged("the overflow pages of \(entry) (from page \(first)) are not a valid overflow run")
+                    throw damaged("the overflow pages of \(entry()) (from page \(first)) are not a valid overflow run")
                 }
                 if isFree {
                     let value = try read(page: first, offset: DataFileCheck.pageHeaderSize, count: dataSize)
-                    try value.withUnsafeBytes { try listFree($0, entry) }
+                    try value.withUnsafeBytes { try listFree($0, entry()) }
                 }
             case DataFileCheck.nodeSubDatabase where isMain:
                 guard dataSize == DataFileCheck.databaseRecordSize, dataSize <= pageSize - dataStart else {
-                    throw damaged("the sub-database record of \(entry) has \(dataSize) bytes")
+                    throw damaged("the sub-database record of \(entry()) has \(dataSize) bytes")
                 }
                 let database = DataFileCheck.Database(bytes, at: dataStart)
                 let subName = "sub-database '\(String(decoding: bytes[offset + 8..<dataStart], as: UTF8.self))'"
@@ -381,24 +393,24 @@ private struct PageWalk {
                 }
                 try tree(database, name: subName)
             default:
-                throw damaged("\(entry) has unexpected flags \(nodeFlags)")
+                throw damaged("\(entry()) has unexpected flags \(nodeFlags)")
             }
         }
     }
 
     /// Records the page numbers of one free-page list (a count, then that many page numbers).
-    private mutating func listFree(_ value: UnsafeRawBufferPointer, _ entry: String) throws {
+    private mutating func listFree(_ value: UnsafeRawBufferPointer, _ entry: @autoclosure () -> String) throws {
         guard value.count >= 8, value.count % 8 == 0 else {
-            throw damaged("the free-page list of \(entry) has \(value.count) bytes")
+            throw damaged("the free-page list of \(entry()) has \(value.count) bytes")
         }
         let count = value.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
         guard count == UInt64(value.count / 8 - 1) else {
-            throw damaged("the free-page list of \(entry) claims \(count) pages in \(value.count) bytes")
+            throw damaged("the free-page list of \(entry()) claims \(count) pages in \(value.count) bytes")
         }
         for index in 0..<Int(count) {
             let number = value.loadUnaligned(fromByteOffset: 8 * (index + 1), as: UInt64.self)
             guard number >= 2, number <= lastPage else {
-                throw damaged("the free-page list of \(entry) names page \(number), outside pages 2…\(lastPage)")
+                throw damaged("the free-page list of \(entry()) names page \(number), outside pages 2…\(lastPage)")
             }
             freePages.append(number)
         }
@@ -412,5 +424,22 @@ private struct PageWalk {
                 throw damaged("page \(number) is listed as free but is still in use")
             }
         }
+    }
+}
+
+/// Page-sized buffers for ``PageWalk``, one per depth of the walk, kept until the walk ends.
+private final class PageBuffers {
+    private var buffers: [UnsafeMutableRawBufferPointer] = []
+
+    /// The buffer of `depth`, allocated on first use.
+    func buffer(depth: Int, pageSize: Int) -> UnsafeMutableRawBufferPointer {
+        while buffers.count <= depth {
+            buffers.append(.allocate(byteCount: pageSize, alignment: 16))
+        }
+        return buffers[depth]
+    }
+
+    deinit {
+        for buffer in buffers { buffer.deallocate() }
     }
 }

@@ -23,6 +23,8 @@ enum EnvironmentDirectory {
                 advice:
                     "give the path of a directory (new or empty); the store keeps 'data.mdb' and 'lock.mdb' inside it")
         }
+        // An existing environment (the usual case) is recognised without listing the directory.
+        if access(path + "/data.mdb", F_OK) == 0 { return }
         let entries = try names(in: path)
         guard entries.isEmpty || entries.contains("data.mdb") || entries.contains("lock.mdb") else {
             throw LMDBError(

@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// `@unchecked Sendable` is safe: the `MDB_env` handle is thread-safe for beginning
 /// transactions; ``isClosed`` is written only while holding ``gate`` exclusively and read only
-/// while holding it (shared or exclusively), and everything else is immutable.
+/// while holding it (shared or exclusively); ``hasWritten`` is read and written only while
+/// holding ``writer``; everything else is immutable.
 final class LMDBEnvironment: @unchecked Sendable {
     /// Sub-databases per environment: `meta` plus one per table and one per index.
     static let maximumSubDatabases: UInt32 = 1024
@@ -34,6 +35,11 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let gate = ReadWriteLock()
     private let writer = ReadWriteLock()
     private var isClosed = false
+    /// Set when a write transaction began since the environment was opened; guarded by
+    /// ``writer``. Without it, closing a store opened with relaxed durability has no commit of
+    /// its own to flush and skips the `fdatasync` (which costs more than the rest of a cold
+    /// open and close).
+    private var hasWritten = false
     /// Read transactions reset after use (`mdb_txn_reset`), as pointer bit patterns: the next read
     /// renews one (`mdb_txn_renew`) instead of allocating a transaction and claiming a reader
     /// slot under LMDB's reader-table mutex. At most ``maximumIdleReaders`` are kept; each
@@ -250,6 +256,7 @@ final class LMDBEnvironment: @unchecked Sendable {
                     guard code == 0, let txn else {
                         return .failed(LMDBError(code: code, operation: "mdb_txn_begin (write)", path: path))
                     }
+                    hasWritten = true
                     let context = TransactionContext(txn: txn, path: path, isWritable: true)
                     let result: Result
                     do {
@@ -323,13 +330,14 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
-    /// Waits for running transactions, flushes relaxed commits, and closes the environment.
+    /// Waits for running transactions, flushes relaxed commits (when there were any), and closes
+    /// the environment.
     func close() {
         writer.exclusive {
             gate.exclusive {
                 guard !isClosed else { return }
                 abortIdleReaders()
-                if options.durability != .full { mdb_env_sync(handle, 1) }
+                if options.durability != .full, hasWritten { mdb_env_sync(handle, 1) }
                 mdb_env_close(handle)
                 isClosed = true
                 EnvironmentRegistry.release(identity)

@@ -215,7 +215,9 @@ extension RecordCodec {
     /// Each test computes what ``OfflineSync/QueryEvaluator/compare(_:_:_:)`` computes for a
     /// value of that type and a non-null literal: an absent field is null, which only `ne`
     /// admits; numbers, booleans and dates compare as ``OfflineSync/ValueSemantics`` compares them.
-    struct FieldTests {
+    ///
+    /// A class, so that testing a record does not copy (and retain) its arrays.
+    final class FieldTests {
         enum Literal {
             case integer(Int64)
             case double(Double)

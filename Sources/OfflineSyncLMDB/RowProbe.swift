@@ -12,7 +12,10 @@ import OfflineSync
 /// ``OfflineSync/ValueSemantics/compare(_:_:)``, then the ids' bytes, as
 /// ``OfflineSync/QueryEvaluator/precedes(_:_:)`` does. Only the rows a query returns are decoded
 /// whole.
-struct RowProbe {
+///
+/// A class, not a struct: the scan's closure uses the probe once per candidate row, and a struct
+/// of this many arrays was copied (and each array retained and released) at every use.
+final class RowProbe {
     /// For each column ordinal of the table, its slot in ``Row/values``, or `-1` when the query
     /// does not read the column.
     let slots: [Int]
