@@ -63,9 +63,10 @@ final class LMDBTransaction: StoreTransaction {
         }
     }
 
-    /// Each row is encoded (which validates it), then written with its index keys unless its id
-    /// is already stored: one `mdb_get` of the id and no decoding, where a lookup and an upsert
-    /// would decode the stored row and read it again for its old index keys.
+    /// Each row is encoded (which validates it), then stored with `MDB_NOOVERWRITE` and, when
+    /// that finds its id free, given its index keys: one descent of the B-tree per row and no
+    /// decoding, where a lookup and an upsert would decode the stored row and read it again for
+    /// its old index keys.
     func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
         let layout = try layout(table)
         let schema = layout.schema
@@ -82,13 +83,14 @@ final class LMDBTransaction: StoreTransaction {
                 if indexed, slots[ordinal] >= 0 { keys.new[slots[ordinal]] = value }
             }
             var key = item.id
-            let exists = try key.withUTF8 { try context.get(layout.items, UnsafeRawBufferPointer($0)) != nil }
-            if exists {
+            let stored = try key.withUTF8 { key in
+                try writer.withBytes { try context.putIfAbsent(layout.items, UnsafeRawBufferPointer(key), $0) }
+            }
+            guard stored else {
                 present.append(item.id)
                 continue
             }
             if indexed { try reindex(layout, id: item.id, &keys, removingOld: false, addingNew: true) }
-            try put(layout.items, id: item.id, writer)
         }
         return present
     }

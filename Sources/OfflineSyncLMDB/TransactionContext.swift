@@ -43,6 +43,17 @@ final class TransactionContext {
         try check(mdb_put(txn, dbi, &keyValue, &data, 0), "mdb_put")
     }
 
+    /// Stores `value` under `key` unless the key is already there (`MDB_NOOVERWRITE`: one
+    /// descent of the B-tree, where a get and a put take two); `false` when it was there.
+    func putIfAbsent(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let code = mdb_put(txn, dbi, &keyValue, &data, UInt32(MDB_NOOVERWRITE))
+        if code == MDB_KEYEXIST { return false }
+        try check(code, "mdb_put")
+        return true
+    }
+
     /// Deletes `key`; `false` when it was not there.
     @discardableResult
     func delete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) throws -> Bool {

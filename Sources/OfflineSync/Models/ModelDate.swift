@@ -20,6 +20,15 @@ enum DateBridge {
         return Timestamp(millisecondsSince1970: exact)
     }
 
+    /// The timestamp of a value whose static type `T` is `Date` (checked by comparing types, which
+    /// costs less than casting the value); `nil` for another type or an unrepresentable date.
+    static func timestamp<T>(ofDate value: T) -> Timestamp? {
+        guard T.self == Date.self else { return nil }
+        let milliseconds = (unsafeBitCast(value, to: Date.self).timeIntervalSince1970 * 1000).rounded()
+        guard let exact = Int64(exactly: milliseconds) else { return nil }
+        return Timestamp(millisecondsSince1970: exact)
+    }
+
     /// `true` when `value` is a `Date`, representable or not.
     static func isDate(_ value: Any) -> Bool { value is Date }
 

@@ -64,7 +64,8 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         }
         let rows: [Item]
         do {
-            rows = try probes.map { try RowEncoder.item(of: $0, capacity: keys.count) }
+            let probeLayout = RowLayout(keys.filter { $0 != "id" })
+            rows = try probes.map { try RowEncoder.item(of: $0, layout: probeLayout) }
         } catch {
             throw ModelLayout.schemaError(
                 "cannot derive the columns of \(Model.self): encoding a probe failed at \(RowDecoder.describe(error))")
@@ -197,11 +198,12 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         }
     }
 
-    /// The row of a model, without its system properties.
-    func item(from model: Model, table: String) throws -> Item {
+    /// The row of a model, without its system properties, laid out on `rowLayout` (the table's
+    /// ``TableSchema/rowLayout``, so the store writes it by position).
+    func item(from model: Model, table: String, layout rowLayout: RowLayout) throws -> Item {
         var item: Item
         do {
-            item = try RowEncoder.item(of: model, capacity: columns.count)
+            item = try RowEncoder.item(of: model, layout: rowLayout, skipping: systemColumns)
         } catch {
             throw OfflineSyncError(
                 .invalidValue,

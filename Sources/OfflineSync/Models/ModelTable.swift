@@ -20,13 +20,16 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     /// The same table, untyped.
     public let untyped: SyncTable
     let layout: ModelLayout<Model>
+    /// The table's declared row layout, which models are encoded onto.
+    let rowLayout: RowLayout
 
     /// The table name.
     public var name: String { untyped.name }
 
-    init(untyped: SyncTable, layout: ModelLayout<Model>) {
+    init(untyped: SyncTable, layout: ModelLayout<Model>, rowLayout: RowLayout) {
         self.untyped = untyped
         self.layout = layout
+        self.rowLayout = rowLayout
     }
 
     /// Inserts a model and queues its insert; an empty `id` is replaced by a new UUID. Returns the
@@ -40,11 +43,12 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     /// Inserts models in one transaction (all or none) and queues their inserts.
     @discardableResult
     public func insert(_ models: [Model]) throws -> [Model] {
-        let items = try models.map { try layout.item(from: $0, table: name) }
-        let written = try untyped.insert(items)
-        return try zip(models, written).map { model, item in
-            model.id.isEmpty ? try layout.model(from: item, table: name) : model
+        let written = try untyped.insert(try rows(of: models))
+        var stored = models
+        for index in models.indices where models[index].id.isEmpty {
+            stored[index] = try layout.model(from: written[index], table: name)
         }
+        return stored
     }
 
     /// Replaces an existing model and queues its update. Stored system properties and columns the
@@ -56,7 +60,7 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     /// Replaces existing models in one transaction (all or none) and queues their updates.
     public func update(_ models: [Model]) throws {
         try untyped.update(
-            models.map { try layout.item(from: $0, table: name) }, keepingColumnsOutside: layout.columnNames)
+            try rows(of: models), keepingColumnsOutside: layout.columnNames)
     }
 
     /// Deletes an existing model and queues its delete. A missing id throws
@@ -107,9 +111,19 @@ public struct ModelTable<Model: SyncModel>: Sendable {
         try query.query(table: name, layout: layout)
     }
 
+    /// The rows of models, as an insert or update writes them. Plain loops here and in the
+    /// callers: this generic code usually runs unspecialized (called from another module), where
+    /// `map` and `zip` look up tuple and closure metadata per element.
+    private func rows(of models: [Model]) throws -> [Item] {
+        var items: [Item] = []
+        items.reserveCapacity(models.count)
+        for model in models { items.append(try layout.item(from: model, table: name, layout: rowLayout)) }
+        return items
+    }
+
     /// The row of a model, as an insert or update would write it (system properties left out).
     public func item(from model: Model) throws -> Item {
-        try layout.item(from: model, table: name)
+        try layout.item(from: model, table: name, layout: rowLayout)
     }
 
     /// The models of rows of this table, e.g. of a ``QueryResult``.
@@ -128,7 +142,8 @@ extension SyncContext {
     public func table<Model: SyncModel>(_ model: Model.Type, name: String? = nil) throws -> ModelTable<Model> {
         let untyped = try table(name ?? Model.tableName)
         let layout = try ModelLayout<Model>.shared()
-        try layout.check(against: try queue.schema.requireTable(untyped.name))
-        return ModelTable(untyped: untyped, layout: layout)
+        let schema = try queue.schema.requireTable(untyped.name)
+        try layout.check(against: schema)
+        return ModelTable(untyped: untyped, layout: layout, rowLayout: schema.rowLayout)
     }
 }

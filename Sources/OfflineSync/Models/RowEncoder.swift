@@ -8,7 +8,14 @@
 /// that encodes as an array or object is stored as its compact JSON text.
 final class RowEncoder: Encoder {
     var id: String?
-    var values: [String: Value]
+    /// The row's columns: those of the target layout by position, then any other key the model
+    /// encodes (appended to the layout at the end).
+    let layout: RowLayout
+    var slots: [Value?]
+    var extra: [(String, Value)] = []
+    /// Keys whose generic values are not converted (the model's system properties, which an
+    /// insert or update never writes).
+    let skipped: [String]
     /// Containers handed out for nested values written through `nestedContainer`, resolved at the end.
     var nested: [(String, NodeBox)] = []
     /// Set when the model does not encode as a keyed container.
@@ -16,13 +23,31 @@ final class RowEncoder: Encoder {
     let codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(capacity: Int) {
-        values = Dictionary(minimumCapacity: capacity)
+    init(layout: RowLayout, skipping skipped: [String]) {
+        self.layout = layout
+        self.skipped = skipped
+        slots = Array(repeating: nil, count: layout.names.count)
     }
 
-    /// Encodes `model` and returns its row; `what` names the model in errors.
-    static func item<Model: Encodable>(of model: Model, capacity: Int) throws -> Item {
-        let encoder = RowEncoder(capacity: capacity)
+    /// Stores the value of column `name`: in its slot when the layout has it (found by a
+    /// length-then-bytes search of a few names, no hashing), otherwise among the extra columns.
+    func set(_ value: Value, column name: String) {
+        if let position = layout.position(of: name) {
+            slots[position] = value
+        } else if let index = extra.firstIndex(where: { $0.0 == name }) {
+            extra[index].1 = value
+        } else {
+            extra.append((name, value))
+        }
+    }
+
+    /// Encodes `model` and returns its row, laid out on `layout` (the table's own layout, so the
+    /// store writes it by position; keys outside it are appended). Generic values of the
+    /// `skipped` keys are left out.
+    static func item<Model: Encodable>(of model: Model, layout: RowLayout, skipping skipped: [String] = []) throws
+        -> Item
+    {
+        let encoder = RowEncoder(layout: layout, skipping: skipped)
         try model.encode(to: encoder)
         if let problem = encoder.shapeProblem {
             throw OfflineSyncError(
@@ -31,26 +56,40 @@ final class RowEncoder: Encoder {
             )
         }
         for (key, box) in encoder.nested {
-            encoder.values[key] = try box.node().columnValue()
+            encoder.set(try box.node().columnValue(), column: key)
         }
         guard let id = encoder.id else {
             throw OfflineSyncError(
                 .invalidValue, "\(Model.self) encoded no string 'id'; a model must encode its id under the key 'id'")
         }
-        return Item(id: id, values: encoder.values)
+        var item = Item(id: id, layout: layout, values: encoder.slots)
+        for (name, value) in encoder.extra { item[name] = value }
+        return item
     }
 
     /// The column value of one encodable value.
-    static func columnValue<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> Value {
+    static func columnValue<T: Encodable>(_ value: T, codingPath: @autoclosure () -> [any CodingKey]) throws -> Value {
+        // The two date types are told by comparing static types, which costs less than casting
+        // the value (a dynamic cast, and a box for `Any`, per encoded property).
+        if T.self == Timestamp.self { return .date(unsafeBitCast(value, to: Timestamp.self)) }
+        if DateBridge.isDateType(T.self) {
+            guard let timestamp = DateBridge.timestamp(ofDate: value) else {
+                throw EncodingError.invalidValue(
+                    value, EncodingError.Context(codingPath: codingPath(), debugDescription: "the date is out of range")
+                )
+            }
+            return .date(timestamp)
+        }
         if let timestamp = value as? Timestamp { return .date(timestamp) }
         if DateBridge.isDate(value) {
             guard let timestamp = DateBridge.timestamp(of: value) else {
                 throw EncodingError.invalidValue(
-                    value, EncodingError.Context(codingPath: codingPath, debugDescription: "the date is out of range"))
+                    value, EncodingError.Context(codingPath: codingPath(), debugDescription: "the date is out of range")
+                )
             }
             return .date(timestamp)
         }
-        return try NodeEncoder.node(value, codingPath: codingPath).columnValue()
+        return try NodeEncoder.node(value, codingPath: codingPath()).columnValue()
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -81,17 +120,18 @@ private struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             }
             encoder.id = text
         } else {
-            encoder.values[name] = value
+            encoder.set(value, column: name)
         }
     }
 
     mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
     mutating func encode(_ value: String, forKey key: Key) throws {
-        if key.stringValue == "id" {
+        let name = key.stringValue
+        if name == "id" {
             encoder.id = value
         } else {
-            encoder.values[key.stringValue] = .string(value)
+            encoder.set(.string(value), column: name)
         }
     }
     mutating func encode(_ value: Double, forKey key: Key) throws { set(.double(value), key) }
@@ -111,6 +151,10 @@ private struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         set(.int(try NodeEncoder.integer(value, codingPath: [key])), key)
     }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        let name = key.stringValue
+        // A system property is never written (see `ModelLayout.item(from:table:layout:)`): skip
+        // converting it.
+        if encoder.skipped.contains(name) { return }
         set(try RowEncoder.columnValue(value, codingPath: [key]), key)
     }
 

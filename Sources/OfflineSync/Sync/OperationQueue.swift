@@ -89,9 +89,25 @@ final class OperationQueue: Sendable {
     }
 
     static func key(table: String, itemId: String, slot: Slot) -> String {
-        let plain = slot.rawValue + table + "|" + itemId
-        if plain.utf8.count <= TableSchema.maximumIdLength { return plain }
-        return slot.rawValue + "#" + table + "|" + hash128(itemId)
+        // Built in one allocation (a chain of `+` allocates once per step), since every queued
+        // edit and every pushed operation computes its key.
+        let length = 2 + table.utf8.count + itemId.utf8.count
+        var key = String()
+        guard length <= TableSchema.maximumIdLength else {
+            key.reserveCapacity(36 + table.utf8.count)
+            key.append(slot.rawValue)
+            key.append("#")
+            key.append(table)
+            key.append("|")
+            key.append(hash128(itemId))
+            return key
+        }
+        key.reserveCapacity(length)
+        key.append(slot.rawValue)
+        key.append(table)
+        key.append("|")
+        key.append(itemId)
+        return key
     }
 
     /// Two FNV-1a 64-bit hashes with different offset bases, as 32 hex digits.
@@ -246,12 +262,12 @@ final class OperationQueue: Sendable {
         _ kind: OperationKind, table: String, itemId: String, item: Item?, slot: Slot,
         sequence: inout Int64, now: Timestamp
     ) throws -> Item {
-        let operation = QueuedOperation(
+        let row = try QueuedOperation.row(
             id: OperationQueue.key(table: table, itemId: itemId, slot: slot), sequence: sequence,
             kind: kind, state: .pending, table: table, itemId: itemId,
             item: kind == .delete ? item : nil, version: 1, createdAt: now)
         sequence += 1
-        return try operation.row()
+        return row
     }
 
     /// Throws for the combinations that have no meaning: anything after a delete, an insert after

@@ -87,11 +87,26 @@ public struct QueuedOperation: Sendable, Hashable {
     /// The operation as a row of ``SystemTables/operationsSchema``, built by position on its
     /// layout (the values in the order its columns are declared).
     func row() throws -> Item {
+        try QueuedOperation.row(
+            id: id, sequence: sequence, kind: kind, state: state, table: table, itemId: itemId, item: item,
+            version: version, createdAt: createdAt)
+    }
+
+    /// The row of an operation with these fields (what ``row()`` stores, without building the
+    /// operation first).
+    static func row(
+        id: String, sequence: Int64, kind: OperationKind, state: OperationState, table: String, itemId: String,
+        item: Item?, version: Int64, createdAt: Timestamp
+    ) throws -> Item {
         Item(
-            id: id, layout: SystemTables.operationsSchema.rowLayout,
+            id: id, layout: operationsLayout,
             values: [
                 .int(sequence), .string(kind.rawValue), .string(state.rawValue), .string(table), .string(itemId),
                 try item.map(ItemJSON.encode), .int(version), .date(createdAt),
             ])
     }
+
+    /// The layout of ``SystemTables/operationsSchema``, read once (the schema is a value, so
+    /// reading its layout through it copies the schema).
+    private static let operationsLayout = SystemTables.operationsSchema.rowLayout
 }

@@ -180,25 +180,20 @@ extension SyncContext {
     }
 
     /// Which of `ids` have a queued operation in `table` (compared by bytes): none when the
-    /// table has no queued operation at all (the usual case, since a pull pushes first; one
-    /// indexed read says so), otherwise one query per 500 ids (a bound that keeps every SQL
-    /// backend under its parameter limit).
+    /// queue is empty (the usual case, since a pull pushes first; reading its first row says
+    /// so), otherwise a lookup by id of each item's two queue slots (the queue is keyed by table
+    /// and item id, see ``OperationQueue``, so this needs no index on the queue).
     func queuedItemIds(table: String, among ids: [String], in transaction: any StoreTransaction) throws -> Set<IdKey> {
-        typealias C = SystemTables.OperationColumn
         var queued = Set<IdKey>()
         let any = try transaction.read(
-            Query(table: SystemTables.operations, filter: SyncContext.tableFilter(table), top: 1, selection: [C.itemId])
-        )
+            Query(table: SystemTables.operations, top: 1, selection: [SystemTables.OperationColumn.itemId]))
         guard !any.items.isEmpty else { return queued }
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let chunk = ids[start..<min(ids.count, start + 500)]
-            let rows = try transaction.read(
-                Query(
-                    table: SystemTables.operations,
-                    filter: .and(SyncContext.tableFilter(table), .isIn(.column(C.itemId), chunk.map { .string($0) })),
-                    selection: [C.itemId])
-            ).items
-            for row in rows { if let id = row[C.itemId].stringValue { queued.insert(IdKey(id)) } }
+        for id in ids {
+            if try queue.operation(table: table, itemId: id, slot: .primary, in: transaction) != nil
+                || queue.operation(table: table, itemId: id, slot: .followUp, in: transaction) != nil
+            {
+                queued.insert(IdKey(id))
+            }
         }
         return queued
     }

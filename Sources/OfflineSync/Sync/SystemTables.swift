@@ -60,7 +60,14 @@ public enum SystemTables {
         static let itemId = "itemId"
     }
 
-    /// The declaration of the operation queue, with indexes on the sequence and on (table, item id).
+    /// The declaration of the operation queue, with an index on the sequence (push reads in
+    /// that order).
+    ///
+    /// No index on (table, item id): an item's operations are found by their row ids (see
+    /// ``OperationQueue``), and the reads by table alone (counting, listing and purging one
+    /// table's operations) are rare and read a queue that a push keeps short. An index there
+    /// cost a B-tree entry (an LMDB put) on every local edit. Stores created before keep the
+    /// index they have (a reopen never drops one).
     public static let operationsSchema = TableSchema(
         operations,
         columns: [
@@ -74,8 +81,7 @@ public enum SystemTables {
             Column(OperationColumn.createdAt, .date),
         ],
         indexes: [
-            TableIndex("operations_sequence", on: [OperationColumn.sequence]),
-            TableIndex("operations_item", on: [OperationColumn.table, OperationColumn.itemId]),
+            TableIndex("operations_sequence", on: [OperationColumn.sequence])
         ], synced: false)
 
     /// The declaration of the operation errors.
