@@ -45,6 +45,24 @@ struct Measurement: Sendable, Hashable, Codable {
             startResidentBytes: startResident, cpuSeconds: cpu)
     }
 
+    /// Runs `body` (`operationsPerRun` operations each time) again and again until the runs add
+    /// up to `minimumSeconds` of wall clock (at least once, at most 100,000 times), and measures
+    /// them together.
+    static func measure(
+        operationsPerRun: Int, minimumSeconds: Double, _ body: () async throws -> Void
+    ) async rethrows -> Measurement {
+        var runs = 0
+        var measurement = try await measure(operations: 0) {
+            let start = clockSeconds(of: CLOCK_MONOTONIC)
+            repeat {
+                try await body()
+                runs += 1
+            } while clockSeconds(of: CLOCK_MONOTONIC) - start < minimumSeconds && runs < 100_000
+        }
+        measurement.operations = operationsPerRun * runs
+        return measurement
+    }
+
     private static func clockSeconds(of clock: clockid_t) -> Double {
         var spec = timespec()
         clock_gettime(clock, &spec)

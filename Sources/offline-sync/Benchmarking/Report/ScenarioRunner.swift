@@ -7,7 +7,8 @@ import OfflineSync
 /// A cell's store and raw trials are interleaved, one pair per repetition (store then raw, then
 /// raw then store, alternately), so that both sides of a ratio are measured under the same load;
 /// the cell's ratio is the median of the pairs' ratios in CPU time (see
-/// ``BenchmarkReport/Cell/ratio``).
+/// ``BenchmarkReport/Cell/ratio``). A trial that only reads (``Trial/repeatable``) runs its body
+/// again until it has run ``minimumRepeatableSeconds``.
 struct ScenarioRunner: Sendable {
     /// The backends to measure, in column order.
     var backends: [BenchmarkBackend]
@@ -148,9 +149,20 @@ struct ScenarioRunner: Sendable {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
+    /// The least wall clock a repeatable trial is measured over: its body runs again until the
+    /// runs add up to this. Short read trials (an indexed query batch takes about a millisecond)
+    /// otherwise swing with every timer tick and cache miss; repeated, their median ratios
+    /// reproduce from run to run (BENCHMARKS.md, "Stability").
+    static let minimumRepeatableSeconds = 0.1
+
     private func measure(_ trial: Trial) async throws -> Measurement {
         do {
-            let measurement = try await Measurement.measure(operations: trial.operations) { try await trial.run() }
+            let measurement =
+                trial.repeatable
+                ? try await Measurement.measure(
+                    operationsPerRun: trial.operations, minimumSeconds: ScenarioRunner.minimumRepeatableSeconds
+                ) { try await trial.run() }
+                : try await Measurement.measure(operations: trial.operations) { try await trial.run() }
             try await trial.finish()
             return measurement
         } catch {

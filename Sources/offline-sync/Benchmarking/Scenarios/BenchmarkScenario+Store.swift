@@ -28,7 +28,7 @@ extension BenchmarkScenario {
                 try filledStore(store, records: size.records, indexed: indexed)
                 let query = BenchmarkData.query
                 return Trial(
-                    operations: size.queries,
+                    operations: size.queries, repeatable: true,
                     body: {
                         for _ in 0..<size.queries {
                             let result = try store.read(query)
@@ -40,7 +40,7 @@ extension BenchmarkScenario {
             prepareBaseline: { baseline, size in
                 try filledBaseline(baseline, records: size.records, indexed: indexed)
                 return Trial(
-                    operations: size.queries,
+                    operations: size.queries, repeatable: true,
                     body: {
                         for _ in 0..<size.queries {
                             let rows = try baseline.queryTop()
@@ -57,7 +57,7 @@ extension BenchmarkScenario {
             try filledStore(store, records: size.records, indexed: false)
             let ids = randomIds(size)
             return Trial(
-                operations: ids.count,
+                operations: ids.count, repeatable: true,
                 body: {
                     for id in ids where try store.lookup(table: BenchmarkData.tableName, id: id) == nil {
                         throw BenchmarkError("lookup of '\(id)' found nothing")
@@ -68,7 +68,7 @@ extension BenchmarkScenario {
             try filledBaseline(baseline, records: size.records, indexed: false)
             let ids = randomIds(size)
             return Trial(
-                operations: ids.count,
+                operations: ids.count, repeatable: true,
                 body: {
                     for id in ids where try baseline.lookup(id: id) == nil {
                         throw BenchmarkError("raw lookup of '\(id)' found nothing")
@@ -89,7 +89,7 @@ extension BenchmarkScenario {
                 try filledStore(store, records: 1_000, indexed: false)
                 try store.close()
                 return Trial(
-                    operations: size.opens,
+                    operations: size.opens, repeatable: true,
                     body: {
                         for _ in 0..<size.opens {
                             try store.open(schema: schema)
@@ -102,7 +102,7 @@ extension BenchmarkScenario {
                 try filledBaseline(baseline, records: 1_000, indexed: false)
                 baseline.close()
                 return Trial(
-                    operations: size.opens,
+                    operations: size.opens, repeatable: true,
                     body: {
                         for _ in 0..<size.opens {
                             try baseline.open()

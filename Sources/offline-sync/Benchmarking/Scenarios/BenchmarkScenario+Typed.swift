@@ -64,7 +64,7 @@ extension BenchmarkScenario {
                 try upsertPages(
                     BenchmarkData.records(count: size.records).map(\.item), into: store, pageSize: 10_000)
                 return Trial(
-                    operations: size.records,
+                    operations: size.records, repeatable: true,
                     body: {
                         let count = typed ? try table.read().count : try table.untyped.read().items.count
                         try expectCount(count, size.records, records: size.records, what: "read")
@@ -86,7 +86,7 @@ extension BenchmarkScenario {
                 throw BenchmarkError("the typed query prints \(try table.query(query)), not \(BenchmarkData.query)")
             }
             return Trial(
-                operations: size.queries,
+                operations: size.queries, repeatable: true,
                 body: {
                     for _ in 0..<size.queries {
                         let models = try table.read(query)

@@ -42,12 +42,14 @@ struct BenchmarkSize: Sendable, Hashable, Codable {
         pushOperations: 10_000, changedRecords: 1_000, lookups: 10_000,
         queries: 20, opens: 10)
 
-    /// Every scenario scaled to `records` rows (the others keep their proportion to 100,000).
+    /// Every scenario scaled to `records` rows (the others keep their proportion to 100,000,
+    /// except durable inserts: 1,000 from 20,000 records up, since each one waits for a flush to
+    /// disk, whose time varies too much for a few hundred to give a ratio that reproduces).
     static func scaled(records: Int) -> BenchmarkSize {
         let records = max(records, 1_000)
         func part(_ fraction: Int) -> Int { max(records / fraction, 10) }
         return BenchmarkSize(
-            records: records, batchInserts: part(10), durableInserts: min(part(100), 1_000),
+            records: records, batchInserts: part(10), durableInserts: min(part(20), 1_000),
             pushOperations: part(10), changedRecords: part(100), lookups: part(10),
             queries: 20, opens: 10)
     }
@@ -57,13 +59,21 @@ struct BenchmarkSize: Sendable, Hashable, Codable {
 final class Trial {
     /// How many operations ``run()`` performs.
     let operations: Int
+    /// `true` when ``run()`` only reads, so it can run again on the same set-up and do the same
+    /// work: the runner then repeats it until the measured time is long enough to be stable
+    /// (see ``ScenarioRunner``).
+    let repeatable: Bool
     private let body: () async throws -> Void
     private var teardown: () async throws -> Void
 
     /// A trial whose measured part is `body` and whose clean-up is `teardown` (which may stop
-    /// servers or tasks the set-up started).
-    init(operations: Int, body: @escaping () async throws -> Void, teardown: @escaping () async throws -> Void) {
+    /// servers or tasks the set-up started); `repeatable` when `body` only reads.
+    init(
+        operations: Int, repeatable: Bool = false, body: @escaping () async throws -> Void,
+        teardown: @escaping () async throws -> Void
+    ) {
         self.operations = operations
+        self.repeatable = repeatable
         self.body = body
         self.teardown = teardown
     }
