@@ -216,7 +216,13 @@ extension RecordCodec {
     /// value of that type and a non-null literal: an absent field is null, which only `ne`
     /// admits; numbers, booleans and dates compare as ``OfflineSync/ValueSemantics`` compares them.
     ///
-    /// A class, so that testing a record does not copy (and retain) its arrays.
+    /// A bounded top-N scan can also set a ``cutoff`` on the first ordering key (an integer or
+    /// date column): once the scan keeps its N rows, a record whose key sorts strictly after the
+    /// last kept row's cannot enter them and is rejected here, before anything is decoded (what
+    /// a hand-written scan does with the raw field).
+    ///
+    /// A class holding its tests in memory it owns, so that testing a record neither copies nor
+    /// retains anything.
     final class FieldTests {
         enum Literal {
             case integer(Int64)
@@ -233,7 +239,7 @@ extension RecordCodec {
 
         /// The outcome for one record.
         enum Verdict {
-            /// A test failed: the row does not match.
+            /// A test failed (or the record sorts after the ``cutoff``): the row is not wanted.
             case rejected
             /// Every test passed.
             case passed
@@ -242,17 +248,49 @@ extension RecordCodec {
         }
 
         let tests: [Test]
-        /// For each column ordinal, `true` when some test reads it.
-        private let tested: [Bool]
-        /// The number of distinct ordinals tested.
-        private let testedCount: Int
         /// The filter is exactly the conjunction of the tests.
         let coversFilter: Bool
+        /// What ``verdict(_:)`` reads, in memory this object owns: a scan passes the pointer
+        /// and tests each record without retaining anything.
+        let screen: UnsafeMutablePointer<Screen>
+        /// The ordering key a cutoff applies to: its ordinal, the record tag of its values
+        /// (3 integer, 6 date), and its direction; `nil` when the query's first key is not such a
+        /// column.
+        let cutoffKey: (ordinal: Int, tag: UInt8, descending: Bool)?
 
-        /// The tests of `filter` over a table whose columns are `columns` (by ordinal), or `nil`
-        /// when it has none.
-        init?(_ filter: FilterExpression?, columns: [Column]) {
-            guard let filter else { return nil }
+        /// The plain data of the tests and the cutoff.
+        struct Screen {
+            var tests: UnsafeMutablePointer<Test>
+            var testCount: Int
+            /// Bit `n` set: ordinal `n` is tested (ordinals below 64 only; see `isUsable`).
+            var testedMask: UInt64
+            /// `false` when a test reads an ordinal of 64 or more: every verdict is then `undecided`.
+            var isUsable: Bool
+            /// The cutoff key's ordinal (-1: none), record tag and direction.
+            var cutoffOrdinal: Int
+            var cutoffTag: UInt8
+            var cutoffDescending: Bool
+            /// Whether ``cutoff`` is set.
+            var hasCutoff: Bool
+            /// The first ordering value of the last row a bounded scan keeps, once it keeps as
+            /// many as it wants: a record whose value is strictly after it (in the key's
+            /// direction) is rejected. Integers and dates as their `Int64` (milliseconds).
+            var cutoff: Int64
+        }
+
+        /// Sets (or, with `nil`, clears) the cutoff.
+        var cutoff: Int64? {
+            get { screen.pointee.hasCutoff ? screen.pointee.cutoff : nil }
+            set {
+                screen.pointee.hasCutoff = newValue != nil
+                screen.pointee.cutoff = newValue ?? 0
+            }
+        }
+
+        /// The tests of `filter` over a table whose columns are `columns` (by ordinal), and the
+        /// cutoff key when the first of `orderBy` is an integer or date column; `nil` when there
+        /// is neither.
+        init?(_ filter: FilterExpression?, orderBy: [SortKey] = [], columns: [Column]) {
             var conjuncts: [FilterExpression] = []
             func collect(_ expression: FilterExpression) {
                 if case .and(let lhs, let rhs) = expression {
@@ -262,7 +300,7 @@ extension RecordCodec {
                     conjuncts.append(expression)
                 }
             }
-            collect(filter)
+            if let filter { collect(filter) }
             var tests: [Test] = []
             var covered = true
             for conjunct in conjuncts {
@@ -272,13 +310,38 @@ extension RecordCodec {
                     covered = false
                 }
             }
-            guard !tests.isEmpty else { return nil }
-            var tested = Array(repeating: false, count: columns.count)
-            for test in tests { tested[test.ordinal] = true }
+            var cutoffKey: (ordinal: Int, tag: UInt8, descending: Bool)?
+            if let first = orderBy.first, let ordinal = columns.firstIndex(where: { $0.name == first.column }),
+                ordinal < 64
+            {
+                switch columns[ordinal].type {
+                case .integer: cutoffKey = (ordinal, 3, first.descending)
+                case .date: cutoffKey = (ordinal, 6, first.descending)
+                default: break
+                }
+            }
+            guard !tests.isEmpty || cutoffKey != nil else { return nil }
+            var mask: UInt64 = 0
+            var usable = true
+            for test in tests {
+                if test.ordinal < 64 { mask |= 1 << UInt64(test.ordinal) } else { usable = false }
+            }
+            let stored = UnsafeMutablePointer<Test>.allocate(capacity: max(tests.count, 1))
+            stored.initialize(from: tests, count: tests.count)
             self.tests = tests
-            self.tested = tested
-            self.testedCount = tested.count(where: { $0 })
             self.coversFilter = covered
+            self.cutoffKey = cutoffKey
+            self.screen = .allocate(capacity: 1)
+            screen.initialize(
+                to: Screen(
+                    tests: stored, testCount: tests.count, testedMask: mask, isUsable: usable,
+                    cutoffOrdinal: cutoffKey?.ordinal ?? -1, cutoffTag: cutoffKey?.tag ?? 0,
+                    cutoffDescending: cutoffKey?.descending ?? false, hasCutoff: false, cutoff: 0))
+        }
+
+        deinit {
+            screen.pointee.tests.deallocate()
+            screen.deallocate()
         }
 
         private static func test(_ expression: FilterExpression, columns: [Column]) -> Test? {
@@ -335,36 +398,88 @@ extension RecordCodec {
             }
         }
 
-        /// Runs the tests on `bytes`, a record (malformed ones are `undecided`).
+        /// Runs the tests (and the cutoff) on `bytes`, a record (malformed ones are `undecided`).
         func verdict(_ bytes: UnsafeRawBufferPointer) -> Verdict {
-            guard tested.count <= 64 else { return .undecided }
-            var reader = Reader(bytes: bytes)
-            guard reader.byte() == formatVersion else { return .undecided }
+            FieldTests.verdict(screen, bytes)
+        }
+
+        /// ``verdict(_:)`` on the plain data of a `FieldTests`, which the caller keeps alive.
+        /// Reads the record with raw loads; every read is checked against its end.
+        @inline(__always)
+        static func verdict(_ screen: UnsafeMutablePointer<Screen>, _ bytes: UnsafeRawBufferPointer) -> Verdict {
+            let tests = screen.pointee.tests
+            let testCount = screen.pointee.testCount
+            let testedMask = screen.pointee.testedMask
+            guard screen.pointee.isUsable, let start = bytes.baseAddress, bytes.count > 0,
+                start.load(as: UInt8.self) == formatVersion
+            else { return .undecided }
+            let cutoffOrdinal = screen.pointee.hasCutoff ? screen.pointee.cutoffOrdinal : -1
+            let wanted = testedMask | (cutoffOrdinal >= 0 ? 1 << UInt64(cutoffOrdinal) : 0)
+            let end = start + bytes.count
+            var cursor = start + 1
             var seen: UInt64 = 0
-            var found = 0
-            while !reader.isAtEnd && found < testedCount {
-                guard let ordinal = reader.varint(), ordinal < UInt64(tested.count), let tag = reader.byte() else {
-                    return .undecided
+
+            /// A LEB128 varint at `cursor`, or `nil` when it runs past the end or 64 bits.
+            @inline(__always)
+            func varint() -> UInt64? {
+                guard cursor < end else { return nil }
+                let first = cursor.load(as: UInt8.self)
+                cursor += 1
+                if first < 0x80 { return UInt64(first) }
+                var result = UInt64(first & 0x7F)
+                var shift: UInt64 = 7
+                while cursor < end {
+                    let next = cursor.load(as: UInt8.self)
+                    cursor += 1
+                    guard shift < 64 else { return nil }
+                    result |= UInt64(next & 0x7F) << shift
+                    if next < 0x80 { return result }
+                    shift += 7
                 }
-                guard tested[Int(ordinal)] else {
-                    guard reader.skip(tag: tag) else { return .undecided }
+                return nil
+            }
+
+            while cursor < end && seen != wanted {
+                guard let ordinal = varint(), cursor < end else { return .undecided }
+                let tag = cursor.load(as: UInt8.self)
+                cursor += 1
+                guard ordinal < 64, wanted & (1 << ordinal) != 0 else {
+                    // Skip the payload.
+                    switch tag {
+                    case 1, 2: break
+                    case 3, 6: guard varint() != nil else { return .undecided }
+                    case 4:
+                        guard end - cursor >= 8 else { return .undecided }
+                        cursor += 8
+                    case 5, 7:
+                        guard let length = varint(), length <= UInt64(end - cursor) else { return .undecided }
+                        cursor += Int(length)
+                    default: return .undecided
+                    }
                     continue
                 }
-                found += 1
                 seen |= 1 << ordinal
                 let field: Field
                 switch tag {
                 case 1, 2: field = .bool(tag == 2)
                 case 3, 6:
-                    guard let raw = reader.varint() else { return .undecided }
-                    field = tag == 3 ? .integer(RecordCodec.unzigzag(raw)) : .date(RecordCodec.unzigzag(raw))
+                    guard let raw = varint() else { return .undecided }
+                    let number = RecordCodec.unzigzag(raw)
+                    field = tag == 3 ? .integer(number) : .date(number)
+                    if Int(ordinal) == cutoffOrdinal, tag == screen.pointee.cutoffTag {
+                        let cutoff = screen.pointee.cutoff
+                        if screen.pointee.cutoffDescending ? number < cutoff : number > cutoff { return .rejected }
+                    }
                 case 4:
-                    guard let raw = reader.fixed64() else { return .undecided }
-                    field = .double(Double(bitPattern: raw))
+                    guard end - cursor >= 8 else { return .undecided }
+                    field = .double(Double(bitPattern: UInt64(littleEndian: cursor.loadUnaligned(as: UInt64.self))))
+                    cursor += 8
                 default:
                     return .undecided
                 }
-                for test in tests where test.ordinal == Int(ordinal) {
+                guard testedMask & (1 << ordinal) != 0 else { continue }
+                for index in 0..<testCount where tests[index].ordinal == Int(ordinal) {
+                    let test = tests[index]
                     guard let comparison = FieldTests.order(field, test.literal) else { return .undecided }
                     let passes: Bool
                     switch test.op {
@@ -378,9 +493,11 @@ extension RecordCodec {
                     if !passes { return .rejected }
                 }
             }
-            if found < testedCount {
+            if seen & testedMask != testedMask {
                 // Tested columns absent from the record are null there: only `ne` admits a null.
-                for test in tests where seen & (1 << UInt64(test.ordinal)) == 0 && test.op != .ne { return .rejected }
+                for index in 0..<testCount where seen & (1 << UInt64(tests[index].ordinal)) == 0 {
+                    if tests[index].op != .ne { return .rejected }
+                }
             }
             return .passed
         }

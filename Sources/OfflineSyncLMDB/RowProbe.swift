@@ -105,7 +105,7 @@ final class RowProbe {
             }
         }
         filter = query.filter.map(compile)
-        fieldTests = RecordCodec.FieldTests(query.filter, columns: layout.schema.columns)
+        fieldTests = RecordCodec.FieldTests(query.filter, orderBy: query.orderBy, columns: layout.schema.columns)
         filterReadsId = readsId
         order = query.orderBy.map { key in
             // -1: the id; below -1: a column no record stores (always null).
@@ -130,15 +130,23 @@ final class RowProbe {
         return RecordCodec.decode(record, slots: slots, into: &row.values, wanted: slotCount)
     }
 
-    /// What the ``fieldTests`` say of a record before it is loaded: `.rejected` rows fail the
-    /// filter; `.passed` rows pass it when the tests cover the whole filter.
-    @inline(__always)
-    func screen(_ record: UnsafeRawBufferPointer) -> RecordCodec.FieldTests.Verdict {
-        fieldTests?.verdict(record) ?? .undecided
+    /// Tells the ``fieldTests`` (which screen each record before it is loaded: `.rejected` rows
+    /// are not wanted; `.passed` rows pass the filter when the tests cover all of it) that the
+    /// scan keeps enough rows and `last` is the last of them, so that records whose first
+    /// ordering value sorts strictly after its are rejected unread (when that key is an integer
+    /// or date column). Call only when no row beyond the kept ones matters (not while counting
+    /// every match).
+    func cutOff(after last: Candidate) {
+        guard let fieldTests, fieldTests.cutoffKey != nil, let first = last.keys.first else { return }
+        switch (first, fieldTests.cutoffKey?.tag) {
+        case (.int(let number), 3): fieldTests.cutoff = number
+        case (.date(let date), 6): fieldTests.cutoff = date.millisecondsSince1970
+        default: fieldTests.cutoff = nil
+        }
     }
 
     /// `true` when the loaded row satisfies the filter (always without one), given the
-    /// ``screen(_:)`` verdict of its record.
+    /// ``fieldTests`` verdict of its record.
     @inline(__always)
     func matches(_ row: Row, screened verdict: RecordCodec.FieldTests.Verdict) -> Bool {
         guard let filter else { return true }

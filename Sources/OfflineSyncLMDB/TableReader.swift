@@ -37,6 +37,11 @@ struct TableReader {
         let stopsEarly = plan.isOrdered && wanted != nil && !needsEveryMatch
         let bound = stopsEarly ? nil : wanted.flatMap { $0 <= TableReader.boundedSelectionLimit ? $0 : nil }
         let probe = RowProbe(query, layout: layout)
+        // The screen's plain data, read per candidate without retaining the probe's objects
+        // (`probe` keeps them alive until the end of this method). Unless the walk stops early
+        // (it must see the rows past the page to stop), `candidates` screens each record before
+        // calling the closure below: calling it costs retains of what it captures.
+        let screen = probe.fieldTests?.screen
         var row = probe.makeRow()
         var kept: [RowProbe.Candidate] = []
         var matchCount = 0
@@ -45,14 +50,17 @@ struct TableReader {
         let exact = stopsEarly && plan.isExactlyOrdered
         let ids = IdBytes(plan)
         defer { withExtendedLifetime(ids) {} }
-        try candidates(plan, ids: ids, ties: stopsEarly ? (exact ? .valuePart : .firstComponent) : .none) {
-            id, record, tie in
+        try candidates(
+            plan, ids: ids, ties: stopsEarly ? (exact ? .valuePart : .firstComponent) : .none,
+            screen: stopsEarly ? nil : screen
+        ) {
+            id, record, tie, screened in
             if stopsEarly, let wanted, kept.count >= wanted {
                 // Past the page: stop, unless this row ties with the last one kept in the part
                 // of the key that orders them (then it may still sort before it).
                 if !TableReader.same(tie, lastTie) || (exact && lastTieIsExact) { return false }
             }
-            let verdict = probe.screen(record)
+            let verdict = screened ?? screen.map { RecordCodec.FieldTests.verdict($0, record) } ?? .undecided
             if verdict == .rejected { return true }
             guard probe.load(record, id: id, into: &row) else { throw corrupt(String(decoding: id, as: UTF8.self)) }
             guard probe.matches(row, screened: verdict) else { return true }
@@ -75,11 +83,13 @@ struct TableReader {
                     if probe.precedes(kept[middle], candidate) { low = middle + 1 } else { high = middle }
                 }
                 kept.insert(candidate, at: low)
+                if !needsEveryMatch, kept.count == bound, let last = kept.last { probe.cutOff(after: last) }
             } else {
                 kept.append(RowProbe.Candidate(keys: probe.sortKeys(of: row, id: id), id: id, record: record))
             }
             return true
         }
+        withExtendedLifetime(probe) {}
         if bound == nil { kept.sort(by: probe.precedes) }
         let start = min(query.skip, kept.count)
         let end = wanted.map { min($0, kept.count) } ?? kept.count
@@ -114,21 +124,29 @@ struct TableReader {
 
     /// Calls `body` with the id and record of each candidate row of `plan` (and, for an index
     /// walk, the part of the key that `ties` asks for) until it returns `false`. The buffers
-    /// point into the map.
+    /// point into the map. With a `screen`, records it rejects are skipped without calling
+    /// `body`, which gets the verdict of the others (`nil` without a screen).
     private func candidates(
         _ plan: QueryPlan, ids: IdBytes, ties: Ties,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Bool
+        screen: UnsafeMutablePointer<RecordCodec.FieldTests.Screen>?,
+        _ body: (
+            UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer?, RecordCodec.FieldTests.Verdict?
+        ) throws -> Bool
     ) throws {
         switch plan.access {
         case .ids:
             for id in ids.buffers {
                 guard (1...QueryPlan.maximumIdBytes).contains(id.count), let record = try context.get(layout.items, id)
                 else { continue }
-                guard try body(id, record, nil) else { return }
+                let verdict = screen.map { RecordCodec.FieldTests.verdict($0, record) }
+                if verdict == .rejected { continue }
+                guard try body(id, record, nil, verdict) else { return }
             }
         case .primary(let range):
-            try context.walk(layout.items, range, descending: plan.descending) { key, record in
-                try body(key, record, nil)
+            try context.walk(layout.items, range, descending: plan.descending, screen: screen) { key, record in
+                // The walk passed over the records the screen rejects; this verdict is `passed`
+                // or `undecided`.
+                try body(key, record, nil, screen.map { RecordCodec.FieldTests.verdict($0, record) })
             }
         case .index(let index, let ranges):
             var seen: Set<[UInt8]> = []
@@ -153,7 +171,9 @@ struct TableReader {
                                 IndexKey.firstComponentLength(
                                     key, valueLength: valueLength, type: index.firstColumn.type)))
                     }
-                    more = try body(value, record, tie)
+                    let verdict = screen.map { RecordCodec.FieldTests.verdict($0, record) }
+                    if verdict == .rejected { return true }
+                    more = try body(value, record, tie, verdict)
                     return more
                 }
                 if !more { return }

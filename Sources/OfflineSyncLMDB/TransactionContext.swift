@@ -93,9 +93,12 @@ final class TransactionContext {
     }
 
     /// Walks the keys of `dbi` from `range`'s start towards its end (see ``KeyRange``), calling
-    /// `body` with each key and value until it returns `false` or the range ends.
+    /// `body` with each key and value until it returns `false` or the range ends. With a
+    /// `screen` (for a walk over records), the values it rejects are passed over here, without
+    /// calling `body` (whose every call costs retains of what it captures).
     func walk(
         _ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
+        screen: UnsafeMutablePointer<RecordCodec.FieldTests.Screen>? = nil,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         var cursor: OpaquePointer?
@@ -108,7 +111,12 @@ final class TransactionContext {
         while code == 0 {
             let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
             guard range.contains(keyBytes, comingFromStart: !descending) else { return }
-            guard try body(keyBytes, UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)) else { return }
+            let value = UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)
+            if let screen, RecordCodec.FieldTests.verdict(screen, value) == .rejected {
+                code = mdb_cursor_get(cursor, &key, &data, step)
+                continue
+            }
+            guard try body(keyBytes, value) else { return }
             code = mdb_cursor_get(cursor, &key, &data, step)
         }
         if code != MDB_NOTFOUND { try check(code, "mdb_cursor_get") }
