@@ -12,7 +12,9 @@ struct Import: AsyncParsableCommand {
             read and checked against the table's schema before anything is written; a malformed line, \
             a value that does not fit its column, an unknown column or a repeated id stops the import \
             with the line number, and the store is left as it was. Items are written as they are \
-            (upserted by id) without queueing sync operations.
+            (upserted by id) without queueing sync operations. Rows of a synced table without an \
+            updatedAt are given one, with a version, when `offline-sync serve` next starts on the \
+            store, so clients' incremental pulls receive them.
 
             The table must be declared in the store, or in the schema file given with --schema:
               {"tables": [{"name": "todoitem",

@@ -24,7 +24,8 @@ struct CLISyncTests {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
-    @Test("sync pulls a served table into each backend; export and query read it; a second sync pulls only changes",
+    @Test(
+        "sync pulls a served table into each backend; export and query read it; a second sync pulls only changes",
         arguments: Backend.available)
     func syncPullsAServedTable(backend: Backend) async throws {
         let directory = try TemporaryDirectory()
@@ -33,14 +34,18 @@ struct CLISyncTests {
         for index in 0..<Self.itemCount {
             let status = try await Self.request(
                 "POST", "/tables/todoitem", port: server.port,
-                body: #"{"id": "i\#(String(format: "%04d", index))", "text": "item \#(index)", "complete": \#(index % 2 == 0)}"#)
+                body:
+                    #"{"id": "i\#(String(format: "%04d", index))", "text": "item \#(index)", "complete": \#(index % 2 == 0)}"#
+            )
             #expect(status == 201)
         }
         #expect(try await Self.request("DELETE", "/tables/todoitem/i0007", port: server.port) == 200)
 
         let store = backend.url("device", in: directory)
         let remote = "http://127.0.0.1:\(server.port)"
-        let pulled = try CLI.run(["sync", "--store", store, "--remote", remote, "--table", "todoitem", "--query-id", "all"])
+        let pulled = try CLI.run([
+            "sync", "--store", store, "--remote", remote, "--table", "todoitem", "--query-id", "all",
+        ])
         #expect(pulled.status == 0, "\(pulled)")
         #expect(pulled.stdout.contains("pulled \(Self.itemCount) records of todoitem"), "\(pulled)")
 
@@ -49,15 +54,61 @@ struct CLISyncTests {
         let lines = exported.stdout.split(separator: "\n")
         #expect(lines.count == Self.itemCount - 1, "the item deleted on the server is not kept")
         #expect(!exported.stdout.contains("i0007"))
-        let query = try CLI.run(["query", "--store", store, "--table", "todoitem", "--filter", "id eq 'i0042'", "--format", "jsonl"])
+        let query = try CLI.run([
+            "query", "--store", store, "--table", "todoitem", "--filter", "id eq 'i0042'", "--format", "jsonl",
+        ])
         #expect(query.stdout.contains("item 42"), "\(query)")
 
-        #expect(try await Self.request("PATCH", "/tables/todoitem/i0001", port: server.port, body: #"{"text": "changed"}"#) == 200)
-        let again = try CLI.run(["sync", "--store", store, "--remote", remote, "--table", "todoitem", "--query-id", "all"])
+        #expect(
+            try await Self.request("PATCH", "/tables/todoitem/i0001", port: server.port, body: #"{"text": "changed"}"#)
+                == 200)
+        let again = try CLI.run([
+            "sync", "--store", store, "--remote", remote, "--table", "todoitem", "--query-id", "all",
+        ])
         #expect(again.status == 0, "\(again)")
         #expect(again.stdout.contains("pulled 1 records") || again.stdout.contains("pulled 2 records"), "\(again)")
-        let changed = try CLI.run(["query", "--store", store, "--table", "todoitem", "--filter", "id eq 'i0001'", "--format", "jsonl"])
+        let changed = try CLI.run([
+            "query", "--store", store, "--table", "todoitem", "--filter", "id eq 'i0001'", "--format", "jsonl",
+        ])
         #expect(changed.stdout.contains("changed"))
+    }
+
+    @Test("rows imported without updatedAt are stamped when serve starts, so an incremental sync pulls them")
+    func importedRowsReachAnIncrementalSync() async throws {
+        let directory = try TemporaryDirectory()
+        let schema = directory.path("schema.json")
+        try Data(
+            #"{"tables": [{"name": "todoitem", "columns": [{"name": "text", "type": "string"}], "synced": true}]}"#.utf8
+        ).write(to: URL(fileURLWithPath: schema))
+        let lines = (0..<3).map { #"{"id": "imported-\#($0)", "text": "line \#($0)"}"# }
+        let file = directory.path("items.jsonl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let serverStore = "sqlite:" + directory.path("server.sqlite")
+        let imported = try CLI.run([
+            "import", "--store", serverStore, "--table", "todoitem", "--file", file, "--schema", schema,
+        ])
+        #expect(imported.status == 0, "\(imported)")
+
+        let server = try CLIDemoRemoteTests.ServeProcess(store: serverStore)
+        defer { server.stop() }
+        let device = "sqlite:" + directory.path("device.sqlite")
+        let remote = "http://127.0.0.1:\(server.port)"
+        let pulled = try CLI.run([
+            "sync", "--store", device, "--remote", remote, "--table", "todoitem", "--query-id", "all",
+        ])
+        #expect(pulled.status == 0, "\(pulled)")
+        #expect(pulled.stdout.contains("pulled 3 records of todoitem"), "\(pulled)")
+        let query = try CLI.run([
+            "query", "--store", device, "--table", "todoitem", "--filter", "id eq 'imported-2'", "--format", "jsonl",
+        ])
+        #expect(query.stdout.contains("line 2") && query.stdout.contains("version"), "\(query)")
+
+        #expect(try await Self.request("POST", "/tables/todoitem", port: server.port, body: #"{"id": "new"}"#) == 201)
+        let again = try CLI.run([
+            "sync", "--store", device, "--remote", remote, "--table", "todoitem", "--query-id", "all",
+        ])
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stdout.contains("pulled 1 records"), "\(again)")
     }
 
     @Test("sync from a server that is not running fails with an error naming it")

@@ -104,7 +104,9 @@ public final class TableService: Sendable {
 
     /// Serves the tables of an open store. Tables must be declared synced (with the system
     /// properties); the clock starts after the newest `updatedAt` already stored. A synced table
-    /// without ``pullIndex`` gets it (the store is closed and reopened to declare it).
+    /// without ``pullIndex`` gets it (the store is closed and reopened to declare it). Rows with
+    /// no `updatedAt` (loaded by other means than the service) are stamped first, so incremental
+    /// pulls return them.
     /// - Parameter failureLog: receives the full text of every store failure the service
     ///   answers with 500 (whose message itself names no internals); a server logs it.
     public init(
@@ -128,6 +130,38 @@ public final class TableService: Sendable {
             if let stamp = latest.items.first?.updatedAt?.millisecondsSince1970 { newest = max(newest, stamp) }
         }
         self.lastStamp = Locked(newest)
+        try stampRowsWithoutUpdatedAt(in: tables)
+    }
+
+    /// Gives every row of a served table that has no `updatedAt` (a row the service did not
+    /// write: loaded with `offline-sync import`, or by another program) a stamp and a version, as
+    /// an insert would (`createdAt` and `deleted` kept when set): an incremental pull pages by
+    /// `updatedAt`, so a row without one would never reach a client. Runs when the service starts,
+    /// in write transactions of 1,000 rows found through ``pullIndex`` (nulls sort first); a row
+    /// another process stamped meanwhile is not found again.
+    private func stampRowsWithoutUpdatedAt(in tables: [TableSchema]) throws {
+        let updatedAt = SystemProperty.updatedAt.rawValue
+        let batch = 1_000
+        for table in tables where !table.isSystem && table.synced {
+            let unstamped = Query(
+                table: table.name, filter: .comparison(.column(updatedAt), .eq, .literal(.null)),
+                orderBy: [SortKey(updatedAt), SortKey("id")], top: batch)
+            var full = true
+            while full {
+                full = try serialized { stamp in
+                    try store.write { transaction in
+                        let rows = try transaction.read(unstamped).items
+                        for row in rows {
+                            let now = try stamp(transaction, table.name)
+                            _ = try store(
+                                row, createdAt: row.createdAt ?? now, updatedAt: now, deleted: row.isDeleted,
+                                in: table.name, transaction)
+                        }
+                        return rows.count == batch
+                    }
+                }
+            }
+        }
     }
 
     /// `POST /tables/{table}`: stores a new item (an empty id gets a UUID) and returns it.
