@@ -193,6 +193,13 @@ struct InMemoryIndexScan {
                 }
             }
         }
+        if stopsEarly {
+            // The candidates are the first matches in the query's whole order (the index's):
+            // the page is their tail past `skip`, without filtering and sorting them again.
+            let end = min(wanted ?? candidates.count, candidates.count)
+            let start = min(query.skip, end)
+            return QueryResult(items: candidates[start..<end].map(evaluator.select), totalCount: nil)
+        }
         return evaluator.run(over: candidates)
     }
 
@@ -204,8 +211,12 @@ struct InMemoryIndexScan {
             guard !keys[idKey].descending else { return false }
             keys.removeSubrange(idKey...)
         }
-        return keys.count == index.columns.count
-            && zip(keys, index.columns).allSatisfy { !$0.descending && $0.column == $1 }
+        // An index that names `id` (as the pull's `updatedAt, id` does) is ordered by it there;
+        // the columns after it never decide.
+        var columns = index.columns
+        if let idColumn = columns.firstIndex(of: "id") { columns.removeSubrange(idColumn...) }
+        return keys.count == columns.count
+            && zip(keys, columns).allSatisfy { !$0.descending && $0.column == $1 }
     }
 
     private static func conjuncts(of filter: FilterExpression?) -> [FilterExpression] {
