@@ -254,6 +254,12 @@ private struct PageWalk {
         self.file = file
         self.directory = directory
         self.reached = Array(repeating: 0, count: Int(min(pagesInFile, lastPage + 1) / 64 + 1))
+        // A small file is read in one `pread` (a few hundred page-sized reads cost more than
+        // the copy); a larger one page by page, as the walk reaches them.
+        let pagesToRead = min(pagesInFile, lastPage + 1)
+        if pagesToRead <= UInt64(PageBuffers.wholeFileLimit / pageSize) {
+            pages.readWholeFile(descriptor: descriptor, pages: Int(pagesToRead), pageSize: pageSize)
+        }
     }
 
     private func damaged(_ reason: String) -> LMDBError {
@@ -302,11 +308,15 @@ private struct PageWalk {
     private mutating func node(page number: UInt64, level: Int, name: String, isMain: Bool, isFree: Bool) throws {
         // One buffer per depth of the walk (a sub-database's tree continues below a leaf of the
         // main tree), reused from page to page instead of a zeroed array per page.
-        let depth = self.depth
-        let buffer = pages.buffer(depth: depth, pageSize: pageSize)
-        let read = pread(descriptor, buffer.baseAddress, pageSize, off_t(Int(number) * pageSize))
-        guard read >= 0 else { throw LMDBError(code: errno, operation: "pread('\(file)')", path: directory) }
-        guard read == pageSize else { throw damaged("page \(number) ends early: the file was truncated") }
+        let buffer: UnsafeMutableRawBufferPointer
+        if let page = pages.wholeFilePage(number, pageSize: pageSize) {
+            buffer = page
+        } else {
+            buffer = pages.buffer(depth: depth, pageSize: pageSize)
+            let read = pread(descriptor, buffer.baseAddress, pageSize, off_t(Int(number) * pageSize))
+            guard read >= 0 else { throw LMDBError(code: errno, operation: "pread('\(file)')", path: directory) }
+            guard read == pageSize else { throw damaged("page \(number) ends early: the file was truncated") }
+        }
         self.depth += 1
         defer { self.depth -= 1 }
         try node(UnsafeRawBufferPointer(buffer), page: number, level: level, name: name, isMain: isMain, isFree: isFree)
@@ -427,9 +437,42 @@ private struct PageWalk {
     }
 }
 
-/// Page-sized buffers for ``PageWalk``, one per depth of the walk, kept until the walk ends.
+/// Page-sized buffers for ``PageWalk``, one per depth of the walk, and the whole file when it is
+/// small, kept until the walk ends.
 private final class PageBuffers {
+    /// Files up to this size are read whole.
+    static let wholeFileLimit = 4 << 20
     private var buffers: [UnsafeMutableRawBufferPointer] = []
+    /// The first ``wholePages`` pages of the file, read at once.
+    private var whole: UnsafeMutableRawBufferPointer?
+    private var wholePages = 0
+
+    /// Reads the first `pages` pages of the file; on a short read (the file shrank) or an error
+    /// the walk reads page by page instead, and reports what it finds.
+    func readWholeFile(descriptor: Int32, pages: Int, pageSize: Int) {
+        guard pages > 0 else { return }
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pages * pageSize, alignment: 16)
+        var done = 0
+        while done < bytes.count {
+            let read = pread(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(done))
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { break }
+            done += read
+        }
+        guard done == bytes.count else {
+            bytes.deallocate()
+            return
+        }
+        whole = bytes
+        wholePages = pages
+    }
+
+    /// Page `number` of the whole-file read, or `nil` when it was not read that way.
+    func wholeFilePage(_ number: UInt64, pageSize: Int) -> UnsafeMutableRawBufferPointer? {
+        guard let whole, number < UInt64(wholePages) else { return nil }
+        let start = Int(number) * pageSize
+        return UnsafeMutableRawBufferPointer(rebasing: whole[start..<start + pageSize])
+    }
 
     /// The buffer of `depth`, allocated on first use.
     func buffer(depth: Int, pageSize: Int) -> UnsafeMutableRawBufferPointer {
@@ -441,5 +484,6 @@ private final class PageBuffers {
 
     deinit {
         for buffer in buffers { buffer.deallocate() }
+        whole?.deallocate()
     }
 }
