@@ -136,7 +136,7 @@ struct DemoScript {
         show(DemoScript.ordered(try todo.read()))
         try await printObserved(todo, after: "the pull")
 
-        begin("Go offline: every request to the server now fails with a network error")
+        begin("Go offline: the server cannot be reached; every request to it now fails")
         remote.setOffline(true)
 
         begin("Add two items and complete one, while offline")
@@ -195,7 +195,7 @@ struct DemoScript {
                 .invalidOperation, "the demo expected a conflict on \"Buy milk\", but the push succeeded")
         }
         say(
-            "push → conflict: \(conflict.kind.rawValue) of \(conflict.itemId.prefix(8))… failed with HTTP \(conflict.status.map(String.init) ?? "?"); recorded as an operation error"
+            "push → conflict: \(conflict.kind.rawValue) of \(conflict.itemId.prefix(8))… answered HTTP \(conflict.status.map(String.init) ?? "?"); kept with the server's copy for the app to resolve"
         )
         say(
             "server copy: \(describe(try todo.models(from: conflict.serverItem.map { [$0] } ?? []).first)); local copy: \(describe(try todo.lookup(id: milkId)))"
@@ -210,7 +210,7 @@ struct DemoScript {
         try context.resolve(conflict, .keepAndRetry(merged))
         let retried = try await context.push()
         say(
-            "push → \(retried.completedCount) operation sent, \(retried.errors.count) errors; \(try context.operationErrors().count) errors left"
+            "push → \(retried.completedCount) operation sent, \(retried.errors.count) refused; \(try context.operationErrors().count) conflicts left"
         )
         try await printObserved(todo, after: "the resolution and the push")
 

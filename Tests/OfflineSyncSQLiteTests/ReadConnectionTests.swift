@@ -62,9 +62,26 @@ import Testing
         #expect(page.totalCount == 1)
         #expect(uncommitted == nil)
         #expect(engine(store)?.readsUseThePool == true)
+        #expect(engine(store)?.hasReadConnections == true, "the read that met the write opened a read connection")
         // Committed now: a new read (on a read connection) sees it.
         #expect(try store.read(Query(table: "notes")).items.map(\.id) == ["a", "b"])
         #expect(try store.lookup(table: "notes", id: "b")?["text"] == "uncommitted")
+    }
+
+    /// Reads that meet no write transaction run on the idle writer: opening a store and reading
+    /// from it opens no second connection (for SQLCipher with a passphrase, no second key
+    /// derivation).
+    @Test(arguments: SQLBackend.all)
+    func readsThatMeetNoWriteOpenNoReadConnection(_ backend: SQLBackend) throws {
+        defer { directory.remove() }
+        let store = try backend.make(directory.file("store.db"))
+        try store.open(schema: Self.schema)
+        defer { try? store.close() }
+        try store.upsert([Item(id: "a", values: ["text": "one"])], into: "notes")
+        #expect(try store.lookup(table: "notes", id: "a")?["text"] == "one")
+        #expect(try store.read(Query(table: "notes", includeTotalCount: true)).totalCount == 1)
+        #expect(engine(store)?.readsUseThePool == true)
+        #expect(engine(store)?.hasReadConnections == false)
     }
 
     /// Many threads reading and writing at once: every read sees a whole number of committed

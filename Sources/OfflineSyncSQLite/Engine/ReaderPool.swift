@@ -49,6 +49,13 @@ final class ReaderPool: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    /// `true` while the pool holds or lends a connection, or one is being opened for it.
+    var hasConnections: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return count > 0
+    }
+
     /// An idle connection, or the right to open one; waits while every connection is lent out.
     func checkOut() -> Lease {
         pthread_mutex_lock(mutex)

@@ -220,16 +220,15 @@ package final class SQLTableStore: Sendable {
                 guard catalog.isOpen else { throw notOpenError }
                 return (try SQLTableStore.layout(query.table, in: catalog.schema, catalog.layouts), catalog.pooledReads)
             }
+            func onWriter(_ connection: Connection) throws -> QueryResult {
+                guard query.includeTotalCount else { return try SQLTableStore.read(query, on: layout, connection) }
+                return try SQLTableStore.readInTransaction(query, on: layout, connection)
+            }
+            if pooled, let result = try onIdleWriterBeforeThePool(onWriter) { return result }
             if pooled, let result = try withReader({ try SQLTableStore.readInTransaction(query, on: layout, $0) }) {
                 return result
             }
-            return try state.withLock { state in
-                let connection = try requireOpen(state)
-                guard query.includeTotalCount else {
-                    return try SQLTableStore.read(query, on: layout, connection)
-                }
-                return try SQLTableStore.readInTransaction(query, on: layout, connection)
-            }
+            return try state.withLock { state in try onWriter(try requireOpen(state)) }
         }
     }
 
@@ -239,6 +238,9 @@ package final class SQLTableStore: Sendable {
             let (layout, pooled) = try catalog.withLock { catalog in
                 guard catalog.isOpen else { throw notOpenError }
                 return (try SQLTableStore.layout(table, in: catalog.schema, catalog.layouts), catalog.pooledReads)
+            }
+            if pooled, let found = try onIdleWriterBeforeThePool({ try SQLTableStore.lookup(id, on: layout, $0) }) {
+                return found
             }
             if pooled, let found = try withReader({ try SQLTableStore.lookup(id, on: layout, $0) }) {
                 return found
@@ -256,6 +258,12 @@ package final class SQLTableStore: Sendable {
         catalog.withLock { $0.isOpen && $0.pooledReads && readers.capacity > 0 }
     }
 
+    /// `true` while the pool holds or lends a read connection (none is opened until a read
+    /// meets a write transaction; see ``readsUseThePool``).
+    package var hasReadConnections: Bool {
+        readers.hasConnections
+    }
+
     /// `query` answered in one read transaction on `connection`.
     private static func readInTransaction(_ query: Query, on layout: TableLayout, _ connection: Connection) throws
         -> QueryResult
@@ -269,6 +277,18 @@ package final class SQLTableStore: Sendable {
             connection.rollBack()
             throw error
         }
+    }
+
+    /// `body`'s result on the writer connection while the pool has no connection yet and the
+    /// writer is free right now (no write transaction runs); `nil` otherwise, without waiting.
+    /// The reads after an open thus need no second connection until one meets a write: opening
+    /// a connection costs as much as opening the store (for SQLCipher with a passphrase, a second
+    /// key derivation, a quarter of a second on a phone). Once a read finds the writer busy, the
+    /// pool opens its first connection and reads stop using the writer. Call it holding the gate
+    /// shared.
+    private func onIdleWriterBeforeThePool<Result>(_ body: (Connection) throws -> Result) throws -> Result? {
+        guard !readers.hasConnections else { return nil }
+        return try state.withLockIfAvailable { state in try body(try requireOpen(state)) }
     }
 
     /// `body`'s result on a read connection of the pool (waiting while all are in use), or `nil`
