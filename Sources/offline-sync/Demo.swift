@@ -136,7 +136,7 @@ struct DemoScript {
         show(DemoScript.ordered(try todo.read()))
         try await printObserved(todo, after: "the pull")
 
-        begin("Go offline: the server cannot be reached; every request to it now fails")
+        begin("Go offline: from now on this device cannot reach the server")
         remote.setOffline(true)
 
         begin("Add two items and complete one, while offline")
