@@ -37,6 +37,9 @@ enum DateBridge {
 
     /// The `Date` of a timestamp, as `T` (which must be `Date`).
     static func date<T>(_ timestamp: Timestamp, as type: T.Type) -> T? {
-        Date(timeIntervalSince1970: Double(timestamp.millisecondsSince1970) / 1000) as? T
+        let date = Date(timeIntervalSince1970: Double(timestamp.millisecondsSince1970) / 1000)
+        // Told by comparing types (a dynamic cast per decoded date otherwise).
+        if T.self == Date.self { return unsafeBitCast(date, to: T.self) }
+        return date as? T
     }
 }

@@ -140,8 +140,31 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return exact
     }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+    // Optional properties: one lookup of the column (the protocol's default implementation
+    // looks it up three times: `contains`, `decodeNil`, then `decode`).
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        value(key).isNull ? nil : try decode(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        value(key).isNull ? nil : try decode(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        value(key).isNull ? nil : try decode(type, forKey: key)
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        value(key).isNull ? nil : try decode(type, forKey: key)
+    }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         let value = value(key)
+        return value.isNull ? nil : try decode(type, value, forKey: key)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try decode(type, value(key), forKey: key)
+    }
+
+    /// A generic property's value from its column's `value`.
+    private func decode<T: Decodable>(_ type: T.Type, _ value: Value, forKey key: Key) throws -> T {
         if type == Timestamp.self || DateBridge.isDateType(type) {
             let timestamp: Timestamp?
             switch value {
@@ -150,7 +173,8 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
             default: throw mismatch(type, key, value, expected: "a date")
             }
             guard let timestamp else { throw mismatch(type, key, value, expected: "an ISO 8601 date") }
-            if let result = timestamp as? T ?? DateBridge.date(timestamp, as: type) { return result }
+            if type == Timestamp.self { return unsafeBitCast(timestamp, to: T.self) }
+            if let result = DateBridge.date(timestamp, as: type) { return result }
         }
         let node: JSONNode
         do {
