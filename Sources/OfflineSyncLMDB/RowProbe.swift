@@ -59,12 +59,10 @@ final class RowProbe {
         var slotOfColumn: [String: Int] = [:]
         var slots = Array(repeating: -1, count: layout.columnNames.count)
         var slotCount = 0
-        let ordinalOf = Dictionary(
-            layout.columnNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         func slot(_ column: String) -> Int? {
             if column == "id" { return nil }
             if let existing = slotOfColumn[column] { return existing }
-            guard let ordinal = ordinalOf[column] else { return -2 }  // not stored: always null
+            guard let ordinal = layout.ordinals.ordinal(of: column) else { return -2 }  // not stored: always null
             slotOfColumn[column] = slotCount
             slots[ordinal] = slotCount
             slotCount += 1

@@ -48,6 +48,10 @@ struct TableReader {
         var lastTie: UnsafeRawBufferPointer?
         var lastTieIsExact = false
         let exact = stopsEarly && plan.isExactlyOrdered
+        // While candidates arrive exactly in query order, the kept ones are already sorted: they
+        // are kept without their ordering values, which are read (from the records they point
+        // at) only if a cut index key breaks that order.
+        var inArrivalOrder = exact
         let ids = IdBytes(plan)
         defer { withExtendedLifetime(ids) {} }
         try candidates(
@@ -69,6 +73,7 @@ struct TableReader {
                 lastTie = tie
                 // A value part shorter than the cut is exact: the index orders its rows fully.
                 lastTieIsExact = tie.map { $0.count < IndexKey.maximumValueBytes } ?? true
+                if !lastTieIsExact { inArrivalOrder = false }
             }
             if let bound {
                 if kept.count == bound {
@@ -85,12 +90,22 @@ struct TableReader {
                 kept.insert(candidate, at: low)
                 if !needsEveryMatch, kept.count == bound, let last = kept.last { probe.cutOff(after: last) }
             } else {
-                kept.append(RowProbe.Candidate(keys: probe.sortKeys(of: row, id: id), id: id, record: record))
+                let keys = inArrivalOrder ? [] : probe.sortKeys(of: row, id: id)
+                kept.append(RowProbe.Candidate(keys: keys, id: id, record: record))
             }
             return true
         }
+        if bound == nil, !inArrivalOrder {
+            for position in kept.indices where kept[position].keys.count != probe.order.count {
+                let candidate = kept[position]
+                guard probe.load(candidate.record, id: candidate.id, into: &row) else {
+                    throw corrupt(String(decoding: candidate.id, as: UTF8.self))
+                }
+                kept[position].keys = probe.sortKeys(of: row, id: candidate.id)
+            }
+            kept.sort(by: probe.precedes)
+        }
         withExtendedLifetime(probe) {}
-        if bound == nil { kept.sort(by: probe.precedes) }
         let start = min(query.skip, kept.count)
         let end = wanted.map { min($0, kept.count) } ?? kept.count
         var items: [Item] = []

@@ -8,10 +8,13 @@
 /// merge of the re-sorted changes otherwise). So a bulk load costs one sort, and a query that
 /// follows single-row writes moves a few entries.
 struct InMemoryIndex {
-    /// The indexed values of one row and its id.
+    /// The indexed values of one row, and the row itself (as the table holds it: every change
+    /// to a row replaces its entry before a read uses the index), so that a walk reaches rows
+    /// without looking them up by id.
     struct Entry {
         var values: [Value]
-        var id: String
+        var row: Item
+        var id: String { row.id }
     }
 
     let index: TableIndex
@@ -26,7 +29,7 @@ struct InMemoryIndex {
 
     /// The entry of `row`.
     func entry(of row: Item) -> Entry {
-        Entry(values: index.columns.map { row[$0] }, id: row.id)
+        Entry(values: index.columns.map { row[$0] }, row: row)
     }
 
     /// Brings the index up to date: `changes` maps each changed id to the row as the index holds
@@ -169,8 +172,8 @@ struct InMemoryIndexScan {
         isOrdered = chosen.ordered
     }
 
-    /// Runs the query over the rows the runs reach; `row` answers a row by id.
-    func run(_ evaluator: QueryEvaluator, over index: InMemoryIndex, row: (String) -> Item?) -> QueryResult {
+    /// Runs the query over the rows the runs reach (`index` must be up to date).
+    func run(_ evaluator: QueryEvaluator, over index: InMemoryIndex) -> QueryResult {
         let query = evaluator.query
         let wanted = query.top.map { $0 > Int.max - query.skip ? Int.max : query.skip + $0 }
         let stopsEarly = isOrdered && wanted != nil && !query.includeTotalCount
@@ -179,10 +182,9 @@ struct InMemoryIndexScan {
         walk: for run in runs {
             var position = index.partitionPoint(run.starts)
             while position < index.entries.count {
-                let entry = index.entries[position]
+                guard run.lasts(index.entries[position].values[0]) else { break }
+                let item = index.entries[position].row
                 position += 1
-                guard run.lasts(entry.values[0]) else { break }
-                guard let item = row(entry.id) else { continue }
                 if stopsEarly {
                     guard evaluator.matches(item) else { continue }
                     matches += 1

@@ -167,8 +167,7 @@ public final class InMemoryStore: LocalStore {
         if !table.indexes.isEmpty, let scan = InMemoryIndexScan(query, schema: table) {
             state.refreshIndexes(query.table)
             if let index = state.indexes[query.table]?[scan.indexName] {
-                let tableRows = state.tables[query.table] ?? [:]
-                return scan.run(evaluator, over: index) { tableRows[IdKey($0)] }
+                return scan.run(evaluator, over: index)
             }
         }
         guard let scan = RangeScan(query, schema: table) else {
