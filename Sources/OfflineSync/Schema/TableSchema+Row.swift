@@ -10,8 +10,20 @@ extension TableSchema {
     /// column position. It accepts and rejects exactly what ``normalize(_:origin:)`` does, and
     /// reads each value once without building a new item.
     public func normalizedRow(_ item: Item, origin: WriteOrigin) throws -> [Value] {
-        var row = [Value](repeating: .null, count: columns.count)
-        try forEachStoredValue(of: item, origin: origin) { row[$0] = $1 }
+        var row: [Value] = []
+        try normalizedRow(item, origin: origin, into: &row)
         return row
+    }
+
+    /// ``normalizedRow(_:origin:)`` written into `row`, whose storage is reused (a store writing
+    /// many rows keeps one array instead of allocating one per row). On a throw, `row` holds no
+    /// meaningful values.
+    public func normalizedRow(_ item: Item, origin: WriteOrigin, into row: inout [Value]) throws {
+        if row.count == columns.count {
+            for position in row.indices { row[position] = .null }
+        } else {
+            row = [Value](repeating: .null, count: columns.count)
+        }
+        try forEachStoredValue(of: item, origin: origin) { row[$0] = $1 }
     }
 }

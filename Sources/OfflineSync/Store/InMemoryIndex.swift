@@ -1,4 +1,4 @@
-/// One declared index of an ``InMemoryStore`` table: every row's indexed values and id, sorted
+/// One declared index of an ``InMemoryStore`` table: every row's indexed values and the row itself, sorted
 /// in query order (the columns in turn under ``ValueSemantics/compare(_:_:)``, nulls first, then
 /// the id's bytes).
 ///

@@ -53,9 +53,10 @@ extension SQLTableStore {
             // next one tries UPDATE first (a page of changed rows, the server's copies after a
             // push), and after a new row INSERT first (a first pull, new local items).
             var expectExisting = false
+            var row: [Value] = []
             for item in items {
-                let row = try layout.schema.normalizedRow(item, origin: origin)
-                let arguments = { [.string(item.id)] + row }
+                try layout.schema.normalizedRow(item, origin: origin, into: &row)
+                let arguments = { [row] in [.string(item.id)] + row }
                 func runUpdate(_ update: Statement) throws {
                     try update.bindRow(id: item.id, values: row)
                     _ = try update.step(arguments: arguments())
@@ -82,8 +83,9 @@ extension SQLTableStore {
             let insert = try connection.statement(layout.insertSQL)
             defer { insert.reset() }
             var present: [String] = []
+            var row: [Value] = []
             for item in items {
-                let row = try layout.schema.normalizedRow(item, origin: origin)
+                try layout.schema.normalizedRow(item, origin: origin, into: &row)
                 try insert.bindRow(id: item.id, values: row)
                 if try !insert.stepInsert(arguments: [.string(item.id)] + row) { present.append(item.id) }
                 insert.reset()
