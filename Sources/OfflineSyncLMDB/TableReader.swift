@@ -158,10 +158,10 @@ struct TableReader {
                 guard try body(id, record, nil, verdict) else { return }
             }
         case .primary(let range):
-            try context.walk(layout.items, range, descending: plan.descending, screen: screen) { key, record in
+            try context.walk(layout.items, range, descending: plan.descending, screen: screen) { key, record, verdict in
                 // The walk passed over the records the screen rejects; this verdict is `passed`
                 // or `undecided`.
-                try body(key, record, nil, screen.map { RecordCodec.FieldTests.verdict($0, record) })
+                try body(key, record, nil, screen == nil ? nil : verdict)
             }
         case .index(let index, let ranges):
             var seen: Set<[UInt8]> = []

@@ -93,13 +93,22 @@ final class TransactionContext {
     }
 
     /// Walks the keys of `dbi` from `range`'s start towards its end (see ``KeyRange``), calling
-    /// `body` with each key and value until it returns `false` or the range ends. With a
-    /// `screen` (for a walk over records), the values it rejects are passed over here, without
-    /// calling `body` (whose every call costs retains of what it captures).
+    /// `body` with each key and value until it returns `false` or the range ends.
     func walk(
         _ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
-        screen: UnsafeMutablePointer<RecordCodec.FieldTests.Screen>? = nil,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try walk(dbi, range, descending: descending, screen: nil) { key, value, _ in try body(key, value) }
+    }
+
+    /// ``walk(_:_:descending:_:)`` over records with a `screen`: the records it rejects are
+    /// passed over here, without calling `body` (whose every call costs retains of what it
+    /// captures), and `body` gets the verdict of the others (`.undecided` without a screen), so
+    /// no record is screened twice.
+    func walk(
+        _ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
+        screen: UnsafeMutablePointer<RecordCodec.FieldTests.Screen>?,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, RecordCodec.FieldTests.Verdict) throws -> Bool
     ) throws {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
@@ -112,11 +121,12 @@ final class TransactionContext {
             let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
             guard range.contains(keyBytes, comingFromStart: !descending) else { return }
             let value = UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)
-            if let screen, RecordCodec.FieldTests.verdict(screen, value) == .rejected {
+            let verdict = screen.map { RecordCodec.FieldTests.verdict($0, value) } ?? .undecided
+            if verdict == .rejected {
                 code = mdb_cursor_get(cursor, &key, &data, step)
                 continue
             }
-            guard try body(keyBytes, value) else { return }
+            guard try body(keyBytes, value, verdict) else { return }
             code = mdb_cursor_get(cursor, &key, &data, step)
         }
         if code != MDB_NOTFOUND { try check(code, "mdb_cursor_get") }
