@@ -134,12 +134,12 @@ final class OperationQueue: Sendable {
         return try checked(row, table: table, itemId: itemId)
     }
 
-    /// The primary operations of many items of one table, keyed by item id bytes, read by id and
-    /// checked like ``operation(table:itemId:slot:in:)``.
-    func primaryOperations(table: String, itemIds: [String], in transaction: any StoreTransaction) throws -> [IdKey:
-        QueuedOperation]
-    {
-        let keys = itemIds.map { OperationQueue.key(table: table, itemId: $0, slot: .primary) }
+    /// The operations in one slot (the primary one unless told) of many items of one table, keyed
+    /// by item id bytes, read by id in one call and checked like ``operation(table:itemId:slot:in:)``.
+    func operations(
+        table: String, itemIds: [String], slot: Slot = .primary, in transaction: any StoreTransaction
+    ) throws -> [IdKey: QueuedOperation] {
+        let keys = itemIds.map { OperationQueue.key(table: table, itemId: $0, slot: slot) }
         let rows = try transaction.rows(withIds: keys, in: SystemTables.operations)
         var operations: [IdKey: QueuedOperation] = [:]
         for (key, itemId) in zip(keys, itemIds) {
@@ -197,7 +197,7 @@ final class OperationQueue: Sendable {
 
     /// Queues one local edit, collapsing it into the item's pending operation by the rules of
     /// ``SyncTable``. `primary` is the item's operation in the primary slot, read by the caller
-    /// (see ``primaryOperations(table:itemIds:in:)``). `sequence` is the next free number; it is
+    /// (see ``operations(table:itemIds:slot:in:)``). `sequence` is the next free number; it is
     /// advanced when a row is created. The operation rows to write are appended to `rows`, which the caller upserts into
     /// ``SystemTables/operations`` in the same transaction, in one call for a whole batch (an
     /// edit of several items touches each item's rows once, so deferring them changes no read).

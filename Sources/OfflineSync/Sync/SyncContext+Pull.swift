@@ -188,12 +188,8 @@ extension SyncContext {
         let any = try transaction.read(
             Query(table: SystemTables.operations, top: 1, selection: [SystemTables.OperationColumn.itemId]))
         guard !any.items.isEmpty else { return queued }
-        for id in ids {
-            if try queue.operation(table: table, itemId: id, slot: .primary, in: transaction) != nil
-                || queue.operation(table: table, itemId: id, slot: .followUp, in: transaction) != nil
-            {
-                queued.insert(IdKey(id))
-            }
+        for slot in [OperationQueue.Slot.primary, .followUp] {
+            queued.formUnion(try queue.operations(table: table, itemIds: ids, slot: slot, in: transaction).keys)
         }
         return queued
     }

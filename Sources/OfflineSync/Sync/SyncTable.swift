@@ -100,7 +100,7 @@ public struct SyncTable: Sendable {
             let now = Timestamp.now()
             let ids = items.map(\.id)
             let storedItems = try transaction.rows(withIds: ids, in: table)
-            let primaries = try queue.primaryOperations(table: table, itemIds: ids, in: transaction)
+            let primaries = try queue.operations(table: table, itemIds: ids, in: transaction)
             var seen = Set<String>()
             var written: [Item] = []
             written.reserveCapacity(items.count)
