@@ -201,17 +201,35 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     /// The row of a model, without its system properties, laid out on `rowLayout` (the table's
     /// ``TableSchema/rowLayout``, so the store writes it by position).
     func item(from model: Model, table: String, layout rowLayout: RowLayout) throws -> Item {
+        try item(from: model, table: table, encoder: encoder(for: rowLayout))
+    }
+
+    /// The rows of models, as ``item(from:table:layout:)`` makes each, through one encoder.
+    func items(from models: [Model], table: String, layout rowLayout: RowLayout) throws -> [Item] {
+        let encoder = encoder(for: rowLayout)
+        var items: [Item] = []
+        items.reserveCapacity(models.count)
+        for model in models { items.append(try item(from: model, table: table, encoder: encoder)) }
+        return items
+    }
+
+    /// An encoder of this model's rows on `rowLayout`, leaving the system properties out.
+    private func encoder(for rowLayout: RowLayout) -> RowEncoder {
+        RowEncoder(layout: rowLayout, skipping: systemColumns)
+    }
+
+    private func item(from model: Model, table: String, encoder: RowEncoder) throws -> Item {
         var item: Item
         do {
-            item = try RowEncoder.item(of: model, layout: rowLayout, skipping: systemColumns)
+            // The encoder drops the system properties (an insert or update never writes them).
+            item = try encoder.item(of: model)
         } catch {
             throw OfflineSyncError(
                 .invalidValue,
                 "cannot write \(Model.self) '\(model.id)' to table '\(table)': \(RowDecoder.describe(error))")
         }
         // By column, not through `values`: reading or setting the dictionary view rebuilds it (a
-        // dictionary of every column per call) and was half the cost of a typed insert.
-        for column in systemColumns { item.removeValue(forColumn: column) }
+        // dictionary of every column per call).
         for column in declaredTypes.keys where item.hasValue(forColumn: column) {
             item[column] = converted(item[column], column: column)
         }

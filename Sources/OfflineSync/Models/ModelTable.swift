@@ -115,10 +115,7 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     /// callers: this generic code usually runs unspecialized (called from another module), where
     /// `map` and `zip` look up tuple and closure metadata per element.
     private func rows(of models: [Model]) throws -> [Item] {
-        var items: [Item] = []
-        items.reserveCapacity(models.count)
-        for model in models { items.append(try layout.item(from: model, table: name, layout: rowLayout)) }
-        return items
+        try layout.items(from: models, table: name, layout: rowLayout)
     }
 
     /// The row of a model, as an insert or update would write it (system properties left out).

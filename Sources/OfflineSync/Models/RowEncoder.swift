@@ -13,9 +13,11 @@ final class RowEncoder: Encoder {
     let layout: RowLayout
     var slots: [Value?]
     var extra: [(String, Value)] = []
-    /// Keys whose generic values are not converted (the model's system properties, which an
-    /// insert or update never writes).
+    /// Keys whose values are never written (the model's system properties, which an insert or
+    /// update never writes): left out of the row, and their generic values not even converted.
     let skipped: [String]
+    /// Which positions of ``layout`` hold a ``skipped`` key.
+    private let skippedPositions: [Bool]
     /// Containers handed out for nested values written through `nestedContainer`, resolved at the end.
     var nested: [(String, NodeBox)] = []
     /// Set when the model does not encode as a keyed container.
@@ -23,17 +25,28 @@ final class RowEncoder: Encoder {
     let codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// An encoder of rows laid out on `layout`, reusable for many models (see ``item(of:)``).
     init(layout: RowLayout, skipping skipped: [String]) {
         self.layout = layout
         self.skipped = skipped
-        slots = Array(repeating: nil, count: layout.names.count)
+        skippedPositions = layout.names.map(skipped.contains)
+        slots = []
+    }
+
+    /// `true` when the model's values under `name` are left out of the row.
+    func skips(_ name: String) -> Bool {
+        if let position = layout.position(of: name) { return skippedPositions[position] }
+        return skipped.contains(name)
     }
 
     /// Stores the value of column `name`: in its slot when the layout has it (found by a
     /// length-then-bytes search of a few names, no hashing), otherwise among the extra columns.
+    /// A skipped key's value is dropped.
     func set(_ value: Value, column name: String) {
         if let position = layout.position(of: name) {
-            slots[position] = value
+            if !skippedPositions[position] { slots[position] = value }
+        } else if skipped.contains(name) {
+            return
         } else if let index = extra.firstIndex(where: { $0.0 == name }) {
             extra[index].1 = value
         } else {
@@ -47,23 +60,34 @@ final class RowEncoder: Encoder {
     static func item<Model: Encodable>(of model: Model, layout: RowLayout, skipping skipped: [String] = []) throws
         -> Item
     {
-        let encoder = RowEncoder(layout: layout, skipping: skipped)
-        try model.encode(to: encoder)
-        if let problem = encoder.shapeProblem {
+        try RowEncoder(layout: layout, skipping: skipped).item(of: model)
+    }
+
+    /// Encodes `model` and returns its row (see ``item(of:layout:skipping:)``). The encoder starts
+    /// afresh for each model, so one encoder serves a whole batch (an allocation less per row).
+    func item<Model: Encodable>(of model: Model) throws -> Item {
+        id = nil
+        slots = Array(repeating: nil, count: layout.names.count)
+        extra.removeAll(keepingCapacity: true)
+        nested.removeAll(keepingCapacity: true)
+        shapeProblem = nil
+        try model.encode(to: self)
+        if let problem = shapeProblem {
             throw OfflineSyncError(
                 .invalidValue,
                 "\(Model.self) encodes as \(problem); a model must encode as a keyed container (a struct or class with properties)"
             )
         }
-        for (key, box) in encoder.nested {
-            encoder.set(try box.node().columnValue(), column: key)
+        for (key, box) in nested {
+            set(try box.node().columnValue(), column: key)
         }
-        guard let id = encoder.id else {
+        guard let id else {
             throw OfflineSyncError(
                 .invalidValue, "\(Model.self) encoded no string 'id'; a model must encode its id under the key 'id'")
         }
-        var item = Item(id: id, layout: layout, values: encoder.slots)
-        for (name, value) in encoder.extra { item[name] = value }
+        var item = Item(id: id, layout: layout, values: slots)
+        slots = []
+        for (name, value) in extra { item[name] = value }
         return item
     }
 
@@ -154,8 +178,30 @@ private struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let name = key.stringValue
         // A system property is never written (see `ModelLayout.item(from:table:layout:)`): skip
         // converting it.
-        if encoder.skipped.contains(name) { return }
+        if encoder.skips(name) { return }
         set(try RowEncoder.columnValue(value, codingPath: [key]), key)
+    }
+
+    // `encodeIfPresent` written out: the protocol's default implementations are reached through
+    // the container box and generic dispatch, which cost more than the `nil` check itself (most
+    // of a model's optional properties, its system properties, are `nil` on insert).
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+        if let value { set(.bool(value), key) }
+    }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        if let value { set(.double(value), key) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+        if let value { set(.int(Int64(value)), key) }
+    }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+        if let value { set(.int(value), key) }
+    }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)

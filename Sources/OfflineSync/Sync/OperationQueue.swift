@@ -89,25 +89,32 @@ final class OperationQueue: Sendable {
     }
 
     static func key(table: String, itemId: String, slot: Slot) -> String {
-        // Built in one allocation (a chain of `+` allocates once per step), since every queued
-        // edit and every pushed operation computes its key.
         let length = 2 + table.utf8.count + itemId.utf8.count
-        var key = String()
         guard length <= TableSchema.maximumIdLength else {
-            key.reserveCapacity(36 + table.utf8.count)
-            key.append(slot.rawValue)
-            key.append("#")
-            key.append(table)
-            key.append("|")
-            key.append(hash128(itemId))
-            return key
+            return slot.rawValue + "#" + table + "|" + hash128(itemId)
         }
-        key.reserveCapacity(length)
-        key.append(slot.rawValue)
-        key.append(table)
-        key.append("|")
-        key.append(itemId)
-        return key
+        // Written byte by byte into one allocation (appending the parts costs a capacity and
+        // uniqueness check per part), since every queued edit and pushed operation computes it.
+        var table = table
+        var itemId = itemId
+        return table.withUTF8 { table in
+            itemId.withUTF8 { itemId in
+                String(unsafeUninitializedCapacity: length) { bytes in
+                    bytes[0] = slot == .primary ? UInt8(ascii: "=") : UInt8(ascii: "+")
+                    var end = 1
+                    if let base = table.baseAddress {
+                        UnsafeMutableRawPointer(bytes.baseAddress! + end).copyMemory(from: base, byteCount: table.count)
+                    }
+                    end += table.count
+                    bytes[end] = UInt8(ascii: "|")
+                    end += 1
+                    if let base = itemId.baseAddress {
+                        UnsafeMutableRawPointer(bytes.baseAddress! + end).copyMemory(from: base, byteCount: itemId.count)
+                    }
+                    return end + itemId.count
+                }
+            }
+        }
     }
 
     /// Two FNV-1a 64-bit hashes with different offset bases, as 32 hex digits.

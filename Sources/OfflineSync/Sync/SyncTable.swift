@@ -176,16 +176,16 @@ extension SyncTable {
         let queue = context.queue
         let table = name
         return try context.write(.localEdit) { transaction in
-            var seen = Set<IdKey>()
-            seen.reserveCapacity(items.count)
-            for item in items where !seen.insert(IdKey(item.id)).inserted {
-                throw OfflineSyncError(
-                    .invalidOperation,
-                    "item '\(item.id)' appears twice in one insert of table '\(table)'; write it once")
-            }
             var sequence = try queue.reserveSequences(items.count, in: transaction)
             let now = Timestamp.now()
+            // An id given twice is reported by the store like one already there (the second
+            // copy finds the first); told apart only then, instead of hashing every id up front.
             if let existing = try transaction.insertNew(items, into: table, origin: .local).first {
+                if items.lazy.filter({ $0.id == existing }).count > 1 {
+                    throw OfflineSyncError(
+                        .invalidOperation,
+                        "item '\(existing)' appears twice in one insert of table '\(table)'; write it once")
+                }
                 throw OfflineSyncError(
                     .conflict, "table '\(table)' already has an item with id '\(existing)'; use update to change it")
             }
