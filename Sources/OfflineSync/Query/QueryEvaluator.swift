@@ -16,15 +16,18 @@ public struct QueryEvaluator: Sendable {
             selected.append(column)
         }
         selectionLayout = RowLayout(uniqueNames: selected)
+        compiledFilter = CompiledFilter(query.filter, layout: schema.rowLayout)
     }
+
+    /// The filter prepared for the table's rows (see ``CompiledFilter``), which ``matches(_:)`` runs.
+    private let compiledFilter: CompiledFilter
 
     /// The selected columns other than `id`, the layout of ``select(_:)``'s items.
     private let selectionLayout: RowLayout
 
     /// `true` when the item satisfies the query's filter (always, without a filter).
     public func matches(_ item: Item) -> Bool {
-        guard let filter = query.filter else { return true }
-        return QueryEvaluator.isTrue(QueryEvaluator.evaluate(filter, on: item))
+        compiledFilter.matches(item)
     }
 
     /// `true` when `lhs` sorts before `rhs` under the query's ordering (then `id` ascending).

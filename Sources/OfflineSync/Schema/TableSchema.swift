@@ -198,9 +198,13 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// - `null` values are removed: an absent column and a null column are the same.
     public func normalize(_ item: Item, origin: WriteOrigin) throws -> Item {
         // An item already laid out on this table's columns whose values need no conversion is
-        // returned as it is (no allocation); any other comes back laid out on ``rowLayout``.
+        // returned as it is (no allocation, its layout object swapped for ``rowLayout``); any other
+        // comes back laid out on ``rowLayout``.
         if item.layout === rowLayout || item.layout.names == rowLayout.names {
             var result = item
+            // Stored rows then share the table's layout object, which later reads and the
+            // compiled filters recognise by identity.
+            if result.layout !== rowLayout { result.adoptLayout(rowLayout) }
             try forEachStoredValue(of: item, origin: origin) { position, value in
                 if result.slots[position] != value { result.setSlot(position, value) }
             }

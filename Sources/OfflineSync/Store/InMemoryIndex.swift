@@ -12,9 +12,19 @@ struct InMemoryIndex {
     /// to a row replaces its entry before a read uses the index), so that a walk reaches rows
     /// without looking them up by id.
     struct Entry {
+        /// The first indexed value, kept inline as well: a walk tests it on every entry it
+        /// passes, and reading it out of ``values`` (an array of its own, elsewhere on the heap)
+        /// cost a cache miss per entry on a large table.
+        var first: Value
         var values: [Value]
         var row: Item
         var id: String { row.id }
+
+        init(values: [Value], row: Item) {
+            first = values[0]
+            self.values = values
+            self.row = row
+        }
     }
 
     let index: TableIndex
@@ -87,7 +97,7 @@ struct InMemoryIndex {
         var high = entries.count
         while low < high {
             let middle = low + (high - low) / 2
-            if admitted(entries[middle].values[0]) { high = middle } else { low = middle + 1 }
+            if admitted(entries[middle].first) { high = middle } else { low = middle + 1 }
         }
         return low
     }
@@ -178,20 +188,24 @@ struct InMemoryIndexScan {
         let wanted = query.top.map { $0 > Int.max - query.skip ? Int.max : query.skip + $0 }
         let stopsEarly = isOrdered && wanted != nil && !query.includeTotalCount
         var candidates: [Item] = []
+        if stopsEarly, let wanted { candidates.reserveCapacity(min(wanted, 1_024)) }
         var matches = 0
-        walk: for run in runs {
-            var position = index.partitionPoint(run.starts)
-            while position < index.entries.count {
-                guard run.lasts(index.entries[position].values[0]) else { break }
-                let item = index.entries[position].row
-                position += 1
-                if stopsEarly {
-                    guard evaluator.matches(item) else { continue }
-                    matches += 1
-                    candidates.append(item)
-                    if let wanted, matches >= wanted { break walk }
-                } else {
-                    candidates.append(item)
+        // Through the buffer: subscripting the array copies each entry out (a retain of its
+        // values and of the row's parts, then the releases) before one field is read.
+        index.entries.withUnsafeBufferPointer { entries in
+            walk: for run in runs {
+                var position = index.partitionPoint(run.starts)
+                while position < entries.count {
+                    guard run.lasts(entries[position].first) else { break }
+                    defer { position += 1 }
+                    if stopsEarly {
+                        guard evaluator.matches(entries[position].row) else { continue }
+                        matches += 1
+                        candidates.append(entries[position].row)
+                        if let wanted, matches >= wanted { break walk }
+                    } else {
+                        candidates.append(entries[position].row)
+                    }
                 }
             }
         }

@@ -203,6 +203,14 @@ extension Item {
     mutating func setSlot(_ position: Int, _ value: Value?) {
         slots[position] = value
     }
+
+    /// Lays the item on `layout`, which lists the same names in the same order as its own (so
+    /// that a row built elsewhere on equal names passes the identity checks made against a
+    /// table's ``TableSchema/rowLayout``).
+    mutating func adoptLayout(_ layout: RowLayout) {
+        assert(layout.names == self.layout.names, "adoptLayout(_:) needs a layout of the same names")
+        self.layout = layout
+    }
 }
 
 extension Item {
