@@ -104,7 +104,10 @@ final class TransactionContext {
     /// ``walk(_:_:descending:_:)`` over records with a `screen`: the records it rejects are
     /// passed over here, without calling `body` (whose every call costs retains of what it
     /// captures), and `body` gets the verdict of the others (`.undecided` without a screen), so
-    /// no record is screened twice.
+    /// no record is screened twice. Always inlined, so that the two-argument walk's adapter
+    /// closure (and each caller's body) is called directly, not through a closure context, once
+    /// per key.
+    @inline(__always)
     func walk(
         _ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
         screen: UnsafeMutablePointer<RecordCodec.FieldTests.Screen>?,

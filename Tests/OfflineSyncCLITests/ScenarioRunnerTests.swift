@@ -60,6 +60,8 @@ struct ScenarioRunnerTests {
         let cell = try #require(report.cell("lookup", "memory"))
         #expect(cell.ratios.count == 3)
         #expect(cell.ratio == cell.ratios.sorted()[1])
+        #expect(cell.storeCPUSecondsPerOperation.count == 3 && cell.rawCPUSecondsPerOperation.count == 3)
+        #expect(cell.storeCPUSecondsPerOperation.allSatisfy { $0 > 0 }, "each repetition's CPU time is kept")
         let json = report.rendered(as: .json)
         #expect(json.contains("\"ratio\""), "the JSON report carries each cell's ratio")
         let decoded = try JSONDecoder().decode(BenchmarkReport.self, from: Data(json.utf8))

@@ -36,6 +36,10 @@ struct BenchmarkReport: Sendable, Codable {
         var ratio: Double?
         /// The CPU-time ratio of each repetition's store trial to the raw trial run right next to it.
         var ratios: [Double] = []
+        /// The store's CPU seconds per operation in each repetition, in the order they ran.
+        var storeCPUSecondsPerOperation: [Double] = []
+        /// The raw baseline's CPU seconds per operation in each repetition, in the order they ran.
+        var rawCPUSecondsPerOperation: [Double] = []
         /// The same ratio in wall-clock throughput (median over the repetitions).
         var wallRatio: Double?
     }
