@@ -213,7 +213,7 @@ final class Catalog: Sendable {
     ) throws {
         try context.empty(index.dbi)
         var rows: [Item] = []
-        try context.walk(items, .all, descending: false) { key, value in
+        try context.walk(items, .all, descending: false) { key, value, _ in
             let id = String(decoding: key, as: UTF8.self)
             guard let item = RecordCodec.decode(value, id: id, layout: rowLayout) else {
                 throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: table, path: context.path)

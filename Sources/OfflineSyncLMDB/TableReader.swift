@@ -168,7 +168,7 @@ struct TableReader {
             let deduplicates = ranges.count > 1 && !plan.rangesAreDisjoint
             for range in ranges {
                 var more = true
-                try context.walk(index.dbi, range, descending: plan.descending) { key, value in
+                try context.walk(index.dbi, range, descending: plan.descending) { key, value, _ in
                     guard !deduplicates || seen.insert(Array(value)).inserted else { return true }
                     guard let record = try context.get(layout.items, value) else {
                         throw LMDBError.corrupt(

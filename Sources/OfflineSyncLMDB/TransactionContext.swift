@@ -93,24 +93,16 @@ final class TransactionContext {
     }
 
     /// Walks the keys of `dbi` from `range`'s start towards its end (see ``KeyRange``), calling
-    /// `body` with each key and value until it returns `false` or the range ends.
-    func walk(
-        _ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
-    ) throws {
-        try walk(dbi, range, descending: descending, screen: nil) { key, value, _ in try body(key, value) }
-    }
-
-    /// ``walk(_:_:descending:_:)`` over records with a `screen`: the records it rejects are
-    /// passed over here, without calling `body` (whose every call costs retains of what it
-    /// captures), and `body` gets the verdict of the others (`.undecided` without a screen), so
-    /// no record is screened twice. Always inlined, so that the two-argument walk's adapter
-    /// closure (and each caller's body) is called directly, not through a closure context, once
-    /// per key.
+    /// `body` with each key, its value and a verdict until it returns `false` or the range ends.
+    /// With a `screen` (for a walk over records), the records it rejects are passed over here,
+    /// without calling `body` (whose every call costs retains of what it captures), and `body`
+    /// gets the verdict of the others, so no record is screened twice; without one the verdict is
+    /// `.undecided`. Always inlined, so that each caller's body is called directly, not through a
+    /// closure context, once per key.
     @inline(__always)
     func walk(
         _ dbi: MDB_dbi, _ range: KeyRange, descending: Bool,
-        screen: UnsafeMutablePointer<RecordCodec.FieldTests.Screen>?,
+        screen: UnsafeMutablePointer<RecordCodec.FieldTests.Screen>? = nil,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, RecordCodec.FieldTests.Verdict) throws -> Bool
     ) throws {
         var cursor: OpaquePointer?

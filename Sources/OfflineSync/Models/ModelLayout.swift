@@ -204,7 +204,9 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         try item(from: model, table: table, encoder: encoder(for: rowLayout))
     }
 
-    /// The rows of models, as ``item(from:table:layout:)`` makes each, through one encoder.
+    /// The rows of models, as ``item(from:table:layout:)`` makes each, through one encoder. A
+    /// plain loop: this generic code usually runs unspecialized (called from another module),
+    /// where `map` looks up closure metadata per element.
     func items(from models: [Model], table: String, layout rowLayout: RowLayout) throws -> [Item] {
         let encoder = encoder(for: rowLayout)
         var items: [Item] = []

@@ -111,9 +111,8 @@ public struct ModelTable<Model: SyncModel>: Sendable {
         try query.query(table: name, layout: layout)
     }
 
-    /// The rows of models, as an insert or update writes them. Plain loops here and in the
-    /// callers: this generic code usually runs unspecialized (called from another module), where
-    /// `map` and `zip` look up tuple and closure metadata per element.
+    /// The rows of models, as an insert or update writes them (see
+    /// ``ModelLayout/items(from:table:layout:)``).
     private func rows(of models: [Model]) throws -> [Item] {
         try layout.items(from: models, table: name, layout: rowLayout)
     }

@@ -31,6 +31,12 @@ struct Measurement: Sendable, Hashable, Codable {
     /// Operations per second.
     var throughput: Double { seconds > 0 ? Double(operations) / seconds : 0 }
 
+    /// CPU seconds per operation; `nil` without a CPU time or without operations.
+    var cpuSecondsPerOperation: Double? {
+        guard let cpuSeconds, operations > 0 else { return nil }
+        return cpuSeconds / Double(operations)
+    }
+
     /// Runs `body`, timing it with a monotonic clock and tracking peak resident memory.
     static func measure(operations: Int, _ body: () async throws -> Void) async rethrows -> Measurement {
         ProcessMemory.resetPeak()

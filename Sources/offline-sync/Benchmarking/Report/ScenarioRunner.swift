@@ -96,18 +96,10 @@ struct ScenarioRunner: Sendable {
                         await runStore()
                         if paired { await runRaw() }
                     }
-                    if let store {
-                        storeRuns.append(store)
-                        if let cpu = store.cpuSeconds, store.operations > 0 {
-                            cell.storeCPUSecondsPerOperation.append(cpu / Double(store.operations))
-                        }
-                    }
-                    if let raw {
-                        rawRuns.append(raw)
-                        if let cpu = raw.cpuSeconds, raw.operations > 0 {
-                            cell.rawCPUSecondsPerOperation.append(cpu / Double(raw.operations))
-                        }
-                    }
+                    if let store { storeRuns.append(store) }
+                    if let raw { rawRuns.append(raw) }
+                    if let cpu = store?.cpuSecondsPerOperation { cell.storeCPUSecondsPerOperation.append(cpu) }
+                    if let cpu = raw?.cpuSecondsPerOperation { cell.rawCPUSecondsPerOperation.append(cpu) }
                     if let store, let raw, raw.throughput > 0 {
                         wallRatios.append(store.throughput / raw.throughput)
                         if let storeCPU = store.cpuSeconds, let rawCPU = raw.cpuSeconds {
