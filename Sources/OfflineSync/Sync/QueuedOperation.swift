@@ -106,6 +106,19 @@ public struct QueuedOperation: Sendable, Hashable {
             ])
     }
 
+    /// The positions of the columns of ``SystemTables/operationsSchema`` in its layout, in the
+    /// order ``row(id:sequence:kind:state:table:itemId:item:version:createdAt:)`` writes them.
+    enum Position {
+        static let sequence = 0
+        static let kind = 1
+        static let state = 2
+        static let table = 3
+        static let itemId = 4
+        static let item = 5
+        static let version = 6
+        static let createdAt = 7
+    }
+
     /// The layout of ``SystemTables/operationsSchema``, read once (the schema is a value, so
     /// reading its layout through it copies the schema).
     private static let operationsLayout = SystemTables.operationsSchema.rowLayout

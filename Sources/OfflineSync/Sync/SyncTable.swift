@@ -36,7 +36,9 @@ public struct SyncTable: Sendable {
     /// Inserts items in one transaction (all or none) and queues their inserts.
     @discardableResult
     public func insert(_ items: [Item]) throws -> [Item] {
-        try edit(.insert, items.map { $0.id.isEmpty ? $0.identified(as: UUIDText.random()) : $0 })
+        // Copied only when an id is to be made up (a copy retains every row's storage again).
+        guard items.contains(where: { $0.id.isEmpty }) else { return try edit(.insert, items) }
+        return try edit(.insert, items.map { $0.id.isEmpty ? $0.identified(as: UUIDText.random()) : $0 })
     }
 
     /// Replaces an existing item and queues its update. System properties the item lacks
@@ -163,6 +165,9 @@ public struct SyncTable: Sendable {
 }
 
 extension SyncTable {
+    /// How many queue rows an insert hands the store at a time.
+    static let operationChunk = 256
+
     /// Inserts new items and queues their inserts without reading anything first.
     ///
     /// An insert is refused when the item exists and when the item has any queued operation (by
@@ -190,20 +195,33 @@ extension SyncTable {
                     .conflict, "table '\(table)' already has an item with id '\(existing)'; use update to change it")
             }
             queue.changing()
-            var operations: [Item] = []
-            operations.reserveCapacity(items.count)
-            for item in items {
-                operations.append(
-                    try queue.newOperationRow(.insert, table: table, itemId: item.id, sequence: &sequence, now: now))
-            }
-            let queued = try transaction.insertNew(operations, into: SystemTables.operations, origin: .local)
-            if let key = queued.first, let item = zip(items, operations).first(where: { $0.1.id == key })?.0 {
-                try queue.rejectInsert(table: table, itemId: item.id, in: transaction)
-            }
-            if !queued.isEmpty {
-                throw OfflineSyncError(
-                    .conflict,
-                    "an item of table '\(table)' already has a queued operation; push it before inserting the id again")
+            // The queue rows go to the store in chunks through a few reused rows (see
+            // OperationQueue.refillOperationRow), not as one new row per item.
+            var rows: [Item] = []
+            var start = items.startIndex
+            while start < items.endIndex {
+                let end = min(start + SyncTable.operationChunk, items.endIndex)
+                if rows.count > end - start { rows.removeLast(rows.count - (end - start)) }
+                for offset in 0..<(end - start) {
+                    let itemId = items[start + offset].id
+                    if offset < rows.count {
+                        queue.refillOperationRow(
+                            &rows[offset], .insert, table: table, itemId: itemId, sequence: &sequence, now: now)
+                    } else {
+                        rows.append(
+                            try queue.newOperationRow(.insert, table: table, itemId: itemId, sequence: &sequence, now: now))
+                    }
+                }
+                let queued = try transaction.insertNew(rows, into: SystemTables.operations, origin: .local)
+                if let key = queued.first {
+                    if let offset = rows.firstIndex(where: { $0.id == key }) {
+                        try queue.rejectInsert(table: table, itemId: items[start + offset].id, in: transaction)
+                    }
+                    throw OfflineSyncError(
+                        .conflict,
+                        "an item of table '\(table)' already has a queued operation; push it before inserting the id again")
+                }
+                start = end
             }
             return items
         }
