@@ -254,15 +254,16 @@ final class OperationQueue: Sendable {
     }
 
     /// Rewrites `row`, an operation row made by ``newOperationRow(_:table:itemId:sequence:now:)``,
-    /// into the row of another new operation in an item's primary slot, reusing the row's storage
-    /// (its values and, when the store kept no copy, its id's text) instead of allocating both
-    /// again: a batch of inserts writes its queue rows through a few reused rows.
+    /// into the row of another new operation in an item's primary slot, reusing the storage of
+    /// its values (when the store kept no copy) instead of allocating it again: a batch of
+    /// inserts writes its queue rows through a few reused rows.
     func refillOperationRow(
         _ row: inout Item, _ kind: OperationKind, table: String, itemId: String, sequence: inout Int64,
         now: Timestamp
     ) {
         typealias Position = QueuedOperation.Position
-        OperationQueue.writeKey(into: &row.id, table: table, itemId: itemId, slot: .primary)
+        // A new id (one allocation, copied in): appending to the old id in place costs more.
+        row.id = OperationQueue.key(table: table, itemId: itemId, slot: .primary)
         row.setSlot(Position.sequence, .int(sequence))
         row.setSlot(Position.kind, .string(kind.rawValue))
         row.setSlot(Position.state, .string(OperationState.pending.rawValue))
@@ -272,19 +273,6 @@ final class OperationQueue: Sendable {
         row.setSlot(Position.version, .int(1))
         row.setSlot(Position.createdAt, .date(now))
         sequence += 1
-    }
-
-    /// Writes ``key(table:itemId:slot:)`` into `key`, reusing its storage when it is not shared.
-    static func writeKey(into key: inout String, table: String, itemId: String, slot: Slot) {
-        guard 2 + table.utf8.count + itemId.utf8.count <= TableSchema.maximumIdLength else {
-            key = OperationQueue.key(table: table, itemId: itemId, slot: slot)
-            return
-        }
-        key.removeAll(keepingCapacity: true)
-        key.append(slot.rawValue)
-        key.append(table)
-        key.append("|")
-        key.append(itemId)
     }
 
     /// Throws the error an insert of `itemId` meets when its primary queue slot is taken: the
