@@ -150,5 +150,19 @@ import Testing
         let bulk = (0..<200).map { row($0 * 2) }
         for store in [indexed, plain] { try store.upsert(bulk, into: "t") }
         try compareAll("after a bulk update")
+        // Many new rows at once: merged in when they sort among the entries, appended when they
+        // all sort after every entry of an index (here of every index).
+        let inserted = (0..<40).map { row(1_000 + $0) }
+        for store in [indexed, plain] { try store.upsert(inserted, into: "t") }
+        try compareAll("after a bulk insert")
+        let later = (0..<50).map { number -> Item in
+            var item = Item(id: "z\(1_000 + number)")
+            item["n"] = .int(Int64(100 + number))
+            item["s"] = .string("zz\(1_000 + number)")
+            item["b"] = .bool(true)
+            return item
+        }
+        for store in [indexed, plain] { try store.upsert(later, into: "t") }
+        try compareAll("after rows sorting last")
     }
 }

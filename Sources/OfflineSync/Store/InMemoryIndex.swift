@@ -55,18 +55,37 @@ struct InMemoryIndex {
             }
             return
         }
-        let changed = Set(changes.keys)
+        // The entries to drop are found by binary search (a changed row's old entry is known),
+        // instead of hashing the id of every entry; rows that were not in the index drop nothing.
+        var stale: [Int] = []
+        for case (_, let old?) in changes {
+            if let position = position(of: entry(of: old)) { stale.append(position) }
+        }
+        stale.sort()
         var added = changes.keys.compactMap { current($0).map(entry(of:)) }
         added.sort(by: InMemoryIndex.precedes)
+        if stale.isEmpty, entries.last.map({ last in added.first.map { InMemoryIndex.precedes(last, $0) } ?? true })
+            ?? true
+        {
+            // New rows that all sort after the last entry (rows stamped with a later `updatedAt`
+            // than any before, ids that grow): appended, nothing else moves.
+            entries.append(contentsOf: added)
+            return
+        }
         var merged: [Entry] = []
         merged.reserveCapacity(entries.count + added.count)
         var next = 0
-        for entry in entries where !changed.contains(IdKey(entry.id)) {
-            while next < added.count, InMemoryIndex.precedes(added[next], entry) {
+        var nextStale = 0
+        for position in entries.indices {
+            if nextStale < stale.count, stale[nextStale] == position {
+                nextStale += 1
+                continue
+            }
+            while next < added.count, InMemoryIndex.precedes(added[next], entries[position]) {
                 merged.append(added[next])
                 next += 1
             }
-            merged.append(entry)
+            merged.append(entries[position])
         }
         merged.append(contentsOf: added[next...])
         entries = merged
