@@ -105,7 +105,7 @@ final class TransactionContext {
     }
 
     /// By sub-database handle (small integers), in write transactions only.
-    private var tails: [Tail] = []
+    @exclusivity(unchecked) private var tails: [Tail] = []
 
     /// Appends `key` and `value` when `key` sorts after every key of `dbi` (`MDB_APPEND`, which
     /// LMDB itself checks too); `false`, having written nothing, when the key may not be last.
