@@ -43,6 +43,7 @@ struct TableReader {
         // calling the closure below: calling it costs retains of what it captures.
         let screen = probe.fieldTests?.screen
         var row = probe.makeRow()
+        let skipsLoadWhenPassed = probe.fieldTests?.coversFilter == true
         var kept: [RowProbe.Candidate] = []
         var matchCount = 0
         var lastTie: UnsafeRawBufferPointer?
@@ -66,8 +67,14 @@ struct TableReader {
             }
             let verdict = screened ?? screen.map { RecordCodec.FieldTests.verdict($0, record) } ?? .undecided
             if verdict == .rejected { return true }
-            guard probe.load(record, id: id, into: &row) else { throw corrupt(String(decoding: id, as: UTF8.self)) }
-            guard probe.matches(row, screened: verdict) else { return true }
+            // A record the screen passed on every test of the filter needs loading only for its
+            // sort keys, which a walk in query order does not keep (they are read afterwards if
+            // a cut index key breaks the order, and the answer's rows are decoded whole).
+            let loaded = bound != nil || !skipsLoadWhenPassed || verdict != .passed
+            if loaded {
+                guard probe.load(record, id: id, into: &row) else { throw corrupt(String(decoding: id, as: UTF8.self)) }
+                guard probe.matches(row, screened: verdict) else { return true }
+            }
             matchCount += 1
             if stopsEarly {
                 lastTie = tie
@@ -90,6 +97,9 @@ struct TableReader {
                 kept.insert(candidate, at: low)
                 if !needsEveryMatch, kept.count == bound, let last = kept.last { probe.cutOff(after: last) }
             } else {
+                if !inArrivalOrder, !loaded, !probe.load(record, id: id, into: &row) {
+                    throw corrupt(String(decoding: id, as: UTF8.self))
+                }
                 let keys = inArrivalOrder ? [] : probe.sortKeys(of: row, id: id)
                 kept.append(RowProbe.Candidate(keys: keys, id: id, record: record))
             }
