@@ -5,8 +5,9 @@
 /// Writes do not touch it: the store notes which rows changed since the index was last brought
 /// up to date (with the row each had then), and the next read that uses the index applies those
 /// changes first (one removal and one insertion by binary search per row when they are few, a
-/// merge of the re-sorted changes otherwise). So a bulk load costs one sort, and a query that
-/// follows single-row writes moves a few entries.
+/// merge of the re-sorted changes otherwise, or an append when the changes are new rows that all
+/// sort after the last entry, as rows stamped with a later `updatedAt` do in a pull index). So a
+/// bulk load costs one sort, and a query that follows single-row writes moves a few entries.
 struct InMemoryIndex {
     /// The indexed values of one row, and the row itself (as the table holds it: every change
     /// to a row replaces its entry before a read uses the index), so that a walk reaches rows
