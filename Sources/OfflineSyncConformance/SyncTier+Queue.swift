@@ -243,6 +243,33 @@ enum SyncTierQueue {
                 c.expectEqual(try f.context.pendingOperationCount(), 10, "queue after the batch")
                 return nil
             },
+            CaseContext.syncCase("a batch insert of many items queues each insert in order") { f, c in
+                // More items than the core hands the store at once (its queue rows go in chunks).
+                let items = (0..<600).map { SyncFixture.todo("m\($0)", "item \($0)") }
+                try f.todo.insert(items)
+                let queue = try f.context.pendingOperations()
+                c.expectEqual(queue.map(\.itemId), items.map(\.id), "queued item ids, in batch order")
+                c.expect(
+                    queue.allSatisfy { $0.kind == .insert && $0.table == "todo" }, "every operation an insert of 'todo'"
+                )
+                c.expect(
+                    queue.allSatisfy { $0.state == .pending && $0.version == 1 }, "every operation pending, version 1")
+                c.expect(
+                    zip(queue, queue.dropFirst()).allSatisfy { $0.sequence < $1.sequence },
+                    "sequences strictly increase")
+                // A refused batch (an id with a pending delete, late in the batch) leaves nothing.
+                try await f.context.push()
+                try f.todo.delete(id: "m5")
+                var refused = (0..<600).map { SyncFixture.todo("n\($0)", "item \($0)") }
+                refused[550] = SyncFixture.todo("m5", "again")
+                c.expectThrows("batch with an id whose delete is queued", code: .invalidOperation) {
+                    try f.todo.insert(refused)
+                }
+                c.expectEqual(try f.store.count("todo"), 599, "items after the refused batch")
+                c.expectEqual(try f.context.pendingOperations().map(\.itemId), ["m5"], "queue after the refused batch")
+                c.expectEqual(try f.serverItem("m599")?["text"], "item 599", "server copy of the last item")
+                return nil
+            },
             CaseContext.syncCase("concurrent edits from many tasks keep one operation per item") { f, c in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for task in 0..<8 {

@@ -17,7 +17,9 @@ import Testing
     private func step(
         _ random: inout SeededRandom, next: inout Int, on stores: [any StoreTransaction]
     ) throws {
-        func id(_ number: Int) -> String { "r" + String(repeating: "0", count: 8 - String(number).count) + String(number) }
+        func id(_ number: Int) -> String {
+            "r" + String(repeating: "0", count: 8 - String(number).count) + String(number)
+        }
         func row(_ number: Int, rank: Int) -> Item {
             Item(id: id(number), values: ["rank": .int(Int64(rank)), "title": .string("t\(number)")])
         }

@@ -65,9 +65,13 @@ struct InMemoryIndex {
         stale.sort()
         var added = changes.keys.compactMap { current($0).map(entry(of:)) }
         added.sort(by: InMemoryIndex.precedes)
-        if stale.isEmpty, entries.last.map({ last in added.first.map { InMemoryIndex.precedes(last, $0) } ?? true })
-            ?? true
-        {
+        let sortLast: Bool
+        if let last = entries.last, let first = added.first {
+            sortLast = InMemoryIndex.precedes(last, first)
+        } else {
+            sortLast = true
+        }
+        if stale.isEmpty, sortLast {
             // New rows that all sort after the last entry (rows stamped with a later `updatedAt`
             // than any before, ids that grow): appended, nothing else moves.
             entries.append(contentsOf: added)

@@ -109,7 +109,8 @@ final class OperationQueue: Sendable {
                     bytes[end] = UInt8(ascii: "|")
                     end += 1
                     if let base = itemId.baseAddress {
-                        UnsafeMutableRawPointer(bytes.baseAddress! + end).copyMemory(from: base, byteCount: itemId.count)
+                        UnsafeMutableRawPointer(bytes.baseAddress! + end).copyMemory(
+                            from: base, byteCount: itemId.count)
                     }
                     return end + itemId.count
                 }

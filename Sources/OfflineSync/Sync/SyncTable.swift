@@ -209,7 +209,8 @@ extension SyncTable {
                             &rows[offset], .insert, table: table, itemId: itemId, sequence: &sequence, now: now)
                     } else {
                         rows.append(
-                            try queue.newOperationRow(.insert, table: table, itemId: itemId, sequence: &sequence, now: now))
+                            try queue.newOperationRow(
+                                .insert, table: table, itemId: itemId, sequence: &sequence, now: now))
                     }
                 }
                 let queued = try transaction.insertNew(rows, into: SystemTables.operations, origin: .local)
@@ -219,7 +220,8 @@ extension SyncTable {
                     }
                     throw OfflineSyncError(
                         .conflict,
-                        "an item of table '\(table)' already has a queued operation; push it before inserting the id again")
+                        "an item of table '\(table)' already has a queued operation; push it before inserting the id again"
+                    )
                 }
                 start = end
             }
