@@ -155,10 +155,10 @@ extension SyncContext {
     ) throws {
         let counts = try write(.pull, deferringObservers: true) {
             transaction -> (stored: Int, deleted: Int, skipped: Int) in
-            let pendingIds = try queuedItemIds(table: table, among: page.map(\.id), in: transaction)
+            let pendingIds = try queuedItemIds(table: table, among: page, in: transaction)
             var upserts: [Item] = []
             var deletions: [String] = []
-            if pendingIds.isEmpty, !page.contains(where: \.isDeleted) {
+            if pendingIds.isEmpty, !Item.containsDeleted(page) {
                 upserts = page
             } else {
                 upserts.reserveCapacity(page.count)
@@ -179,15 +179,16 @@ extension SyncContext {
         result.skippedPending += counts.skipped
     }
 
-    /// Which of `ids` have a queued operation in `table` (compared by bytes): none when the
+    /// Which of `items` have a queued operation in `table` (compared by bytes): none when the
     /// queue is empty (the usual case, since a pull pushes first; reading its first row says
     /// so), otherwise a lookup by id of each item's two queue slots (the queue is keyed by table
     /// and item id, see ``OperationQueue``, so this needs no index on the queue).
-    func queuedItemIds(table: String, among ids: [String], in transaction: any StoreTransaction) throws -> Set<IdKey> {
+    func queuedItemIds(table: String, among items: [Item], in transaction: any StoreTransaction) throws -> Set<IdKey> {
         var queued = Set<IdKey>()
         let any = try transaction.read(
             Query(table: SystemTables.operations, top: 1, selection: [SystemTables.OperationColumn.itemId]))
         guard !any.items.isEmpty else { return queued }
+        let ids = items.map(\.id)
         for slot in [OperationQueue.Slot.primary, .followUp] {
             queued.formUnion(try queue.operations(table: table, itemIds: ids, slot: slot, in: transaction).keys)
         }
