@@ -261,18 +261,11 @@ final class OperationQueue: Sendable {
     func refillOperationRow(
         _ row: inout Item, _ kind: OperationKind, table: String, itemId: String, sequence: inout Int64,
         now: Timestamp
-    ) {
-        typealias Position = QueuedOperation.Position
+    ) throws {
         // A new id (one allocation, copied in): appending to the old id in place costs more.
-        row.id = OperationQueue.key(table: table, itemId: itemId, slot: .primary)
-        row.setSlot(Position.sequence, .int(sequence))
-        row.setSlot(Position.kind, .string(kind.rawValue))
-        row.setSlot(Position.state, .string(OperationState.pending.rawValue))
-        row.setSlot(Position.table, .string(table))
-        row.setSlot(Position.itemId, .string(itemId))
-        row.setSlot(Position.item, nil)
-        row.setSlot(Position.version, .int(1))
-        row.setSlot(Position.createdAt, .date(now))
+        try QueuedOperation.fill(
+            &row, id: OperationQueue.key(table: table, itemId: itemId, slot: .primary), sequence: sequence,
+            kind: kind, state: .pending, table: table, itemId: itemId, item: nil, version: 1, createdAt: now)
         sequence += 1
     }
 

@@ -98,25 +98,32 @@ public struct QueuedOperation: Sendable, Hashable {
         id: String, sequence: Int64, kind: OperationKind, state: OperationState, table: String, itemId: String,
         item: Item?, version: Int64, createdAt: Timestamp
     ) throws -> Item {
-        Item(
-            id: id, layout: operationsLayout,
-            values: [
-                .int(sequence), .string(kind.rawValue), .string(state.rawValue), .string(table), .string(itemId),
-                try item.map(ItemJSON.encode), .int(version), .date(createdAt),
-            ])
+        var row = Item(
+            id: id, layout: operationsLayout, values: Array(repeating: nil, count: operationsLayout.names.count))
+        try fill(
+            &row, id: id, sequence: sequence, kind: kind, state: state, table: table, itemId: itemId, item: item,
+            version: version, createdAt: createdAt)
+        return row
     }
 
-    /// The positions of the columns of ``SystemTables/operationsSchema`` in its layout, in the
-    /// order ``row(id:sequence:kind:state:table:itemId:item:version:createdAt:)`` writes them.
-    enum Position {
-        static let sequence = 0
-        static let kind = 1
-        static let state = 2
-        static let table = 3
-        static let itemId = 4
-        static let item = 5
-        static let version = 6
-        static let createdAt = 7
+    /// Writes these fields into `row`, a row on the layout of ``SystemTables/operationsSchema``
+    /// (from ``row(id:sequence:kind:state:table:itemId:item:version:createdAt:)``), in place: the
+    /// one place that knows which column holds which field. A row whose storage the store kept no
+    /// copy of is rewritten without allocating its values again.
+    static func fill(
+        _ row: inout Item, id: String, sequence: Int64, kind: OperationKind, state: OperationState, table: String,
+        itemId: String, item: Item?, version: Int64, createdAt: Timestamp
+    ) throws {
+        // The positions of the columns of `SystemTables.operationsSchema`, in declaration order.
+        row.id = id
+        row.setSlot(0, .int(sequence))
+        row.setSlot(1, .string(kind.rawValue))
+        row.setSlot(2, .string(state.rawValue))
+        row.setSlot(3, .string(table))
+        row.setSlot(4, .string(itemId))
+        row.setSlot(5, try item.map(ItemJSON.encode))
+        row.setSlot(6, .int(version))
+        row.setSlot(7, .date(createdAt))
     }
 
     /// The layout of ``SystemTables/operationsSchema``, read once (the schema is a value, so

@@ -205,7 +205,7 @@ extension SyncTable {
                 for offset in 0..<(end - start) {
                     let itemId = items[start + offset].id
                     if offset < rows.count {
-                        queue.refillOperationRow(
+                        try queue.refillOperationRow(
                             &rows[offset], .insert, table: table, itemId: itemId, sequence: &sequence, now: now)
                     } else {
                         rows.append(
