@@ -158,7 +158,7 @@ extension SyncContext {
             let pendingIds = try queuedItemIds(table: table, among: page, in: transaction)
             var upserts: [Item] = []
             var deletions: [String] = []
-            if pendingIds.isEmpty, !Item.containsDeleted(page) {
+            if pendingIds.isEmpty, !page.contains(where: \.isDeleted) {
                 upserts = page
             } else {
                 upserts.reserveCapacity(page.count)

@@ -222,21 +222,6 @@ extension Item {
         return slots[position] != nil
     }
 
-    /// `true` when any of `items` is ``isDeleted``, finding the `deleted` column once per layout
-    /// instead of by name on every item (a pulled page shares one layout).
-    static func containsDeleted(_ items: [Item]) -> Bool {
-        var layout: RowLayout?
-        var position: Int?
-        for item in items {
-            if item.layout !== layout {
-                layout = item.layout
-                position = item.layout.position(of: SystemProperty.deleted.rawValue)
-            }
-            if let position, item.slots[position]?.boolValue == true { return true }
-        }
-        return false
-    }
-
     /// The same values under another id.
     func identified(as id: String) -> Item {
         var copy = self
