@@ -78,7 +78,8 @@ final class TransactionContext {
     /// `MDB_APPEND` on a cursor kept for the purpose walks to the last leaf without comparing
     /// keys on the way, where `mdb_put` opens a cursor and binary-searches every page from the
     /// root. In C, 10,000 inserts of an item, its queue row and its sequence-index entry took
-    /// 6.3 ms with `mdb_put` and 3.1 ms appended (BENCHMARKS.md, "Session 10").
+    /// 5.8 ms with `mdb_put` and 3.0 ms appended (`Benchmarks/C/lmdb-queue-puts.c`;
+    /// BENCHMARKS.md, "Session 10").
     private struct Tail {
         /// A key at least as great as every key of the sub-database, once ``isKnown``: learnt
         /// from the last key, then raised by every put (a delete leaves it an upper bound).
@@ -122,14 +123,10 @@ final class TransactionContext {
             try learnBound(slot, dbi)
         }
         guard tails[slot].bound.withUnsafeBytes({ KeyRange.compare(key, $0) }) > 0 else { return false }
-        if tails[slot].cursor == nil {
-            var cursor: OpaquePointer?
-            try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
-            tails[slot].cursor = cursor
-        }
+        let cursor = try appendingCursor(slot, dbi)
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let code = mdb_cursor_put(tails[slot].cursor, &keyValue, &data, UInt32(MDB_APPEND))
+        let code = mdb_cursor_put(cursor, &keyValue, &data, UInt32(MDB_APPEND))
         if code == MDB_KEYEXIST {
             // Not after the last key after all (cannot happen while the bound holds): forget
             // the bound and let the caller put the ordinary way.
@@ -143,12 +140,18 @@ final class TransactionContext {
         return true
     }
 
-    /// Reads the last key of `dbi` into its tail's bound.
-    private func learnBound(_ slot: Int, _ dbi: MDB_dbi) throws {
+    /// The tail's appending cursor, opened when it has none.
+    private func appendingCursor(_ slot: Int, _ dbi: MDB_dbi) throws -> OpaquePointer? {
+        if let cursor = tails[slot].cursor { return cursor }
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
-        tails[slot].closeCursor()
         tails[slot].cursor = cursor
+        return cursor
+    }
+
+    /// Reads the last key of `dbi` into its tail's bound.
+    private func learnBound(_ slot: Int, _ dbi: MDB_dbi) throws {
+        let cursor = try appendingCursor(slot, dbi)
         var key = MDB_val()
         var data = MDB_val()
         let code = mdb_cursor_get(cursor, &key, &data, MDB_LAST)
