@@ -62,6 +62,33 @@ import Testing
         var at: Date
     }
 
+    /// Properties in another order than the table's columns, system properties among them.
+    struct Scrambled: SyncModel, Equatable {
+        var id: String
+        var updatedAt: Date?
+        var zeta: String
+        var version: String?
+        var alpha: Int
+        var mid: Bool?
+        var when: Date
+    }
+
+    /// A hand-written `encode(to:)` that writes its keys backwards, `id` last.
+    struct Backwards: SyncModel, Equatable {
+        var id: String
+        var first: String
+        var second: Int
+        var third: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(third, forKey: .third)
+            try container.encode(second, forKey: .second)
+            try container.encode(first, forKey: .first)
+            try container.encode(id, forKey: .id)
+        }
+    }
+
     static func context(_ tables: [TableSchema]) throws -> SyncContext {
         try SyncContext(store: InMemoryStore(), remote: InMemoryRemote(tables: tables), tables: tables)
     }
@@ -177,6 +204,46 @@ import Testing
         } throws: { error in
             (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("count")
         }
+    }
+
+    @Test func modelsWhoseKeysComeInAnotherOrderThanTheColumnsAreStoredColumnByColumn() throws {
+        let schema = TableSchema(
+            "Scrambled",
+            columns: [
+                Column("alpha", .integer), Column("extra", .string), Column("mid", .bool), Column("when", .date),
+                Column("zeta", .string),
+            ])
+        let table = try Self.context([schema]).table(Scrambled.self)
+        let models = (0..<5).map { n in
+            Scrambled(
+                id: "s\(n)", updatedAt: Date(timeIntervalSince1970: 9), zeta: "z\(n)", version: "v", alpha: n * 10,
+                mid: n == 2 ? nil : n % 2 == 0, when: Date(timeIntervalSince1970: Double(n)))
+        }
+        try table.insert(models)
+        for (n, model) in models.enumerated() {
+            let row = try #require(try table.untyped.lookup(id: model.id))
+            #expect(row["alpha"] == .int(Int64(n * 10)))
+            #expect(row["zeta"] == .string("z\(n)"))
+            #expect(row["mid"] == (n == 2 ? .null : .bool(n % 2 == 0)))
+            #expect(row["when"] == .date(Timestamp(millisecondsSince1970: Int64(n) * 1000)))
+            // System properties are never written by the app; the store left them empty.
+            #expect(row["version"] == .null)
+            #expect(row["updatedAt"] == .null)
+            #expect(row["extra"] == .null)
+            var stored = model
+            stored.updatedAt = nil
+            stored.version = nil
+            #expect(try table.lookup(id: model.id) == stored)
+        }
+
+        let backwards = try Self.context([TableSchema(Backwards.self)]).table(Backwards.self)
+        try backwards.insert([
+            Backwards(id: "b1", first: "one", second: 1, third: true),
+            Backwards(id: "b2", first: "two", second: 2, third: false),
+        ])
+        #expect(try backwards.lookup(id: "b2") == Backwards(id: "b2", first: "two", second: 2, third: false))
+        #expect(try backwards.untyped.lookup(id: "b1")?["first"] == .string("one"))
+        #expect(try backwards.untyped.lookup(id: "b1")?["second"] == .int(1))
     }
 
     @Test func insertWithAnEmptyIdReturnsTheModelWithItsNewId() throws {

@@ -7,11 +7,17 @@
 /// ``Value/date(_:)``), enums with raw values (their raw value), `nil` (no value); anything else
 /// that encodes as an array or object is stored as its compact JSON text.
 final class RowEncoder: Encoder {
-    var id: String?
+    // The per-model state below is written once per property. It never leaves the encoding of one
+    // model on one thread, so it goes without dynamic exclusivity checks (two calls per write).
+    @exclusivity(unchecked) var id: String?
     /// The row's columns: those of the target layout by position, then any other key the model
     /// encodes (appended to the layout at the end).
     let layout: RowLayout
-    var slots: [Value?]
+    @exclusivity(unchecked) var slots: [Value?]
+    /// Where the next key is looked for first: a model encodes its keys in the order it declares
+    /// them, which is usually the table's column order, so most keys are found at the position
+    /// after the previous one by a single comparison.
+    @exclusivity(unchecked) private var nextPosition = 0
     var extra: [(String, Value)] = []
     /// Keys whose values are never written (the model's system properties, which an insert or
     /// update never writes): left out of the row, and their generic values not even converted.
@@ -33,17 +39,35 @@ final class RowEncoder: Encoder {
         slots = []
     }
 
-    /// `true` when the model's values under `name` are left out of the row.
+    /// The position of column `name` in ``layout``: tried first at ``nextPosition``, then by a
+    /// length-then-bytes search of the layout's names (no hashing).
+    @inline(__always)
+    private func position(of name: String) -> Int? {
+        let names = layout.names
+        let guess = nextPosition
+        if guess < names.count, names[guess] == name { return guess }
+        return layout.position(of: name)
+    }
+
+    /// `true` when the model's values under `name` are left out of the row. A key that is not
+    /// skipped is then stored by ``set(_:column:)``, which finds it at the same position.
     func skips(_ name: String) -> Bool {
-        if let position = layout.position(of: name) { return skippedPositions[position] }
+        if let position = position(of: name) {
+            if skippedPositions[position] {
+                nextPosition = position + 1
+                return true
+            }
+            nextPosition = position
+            return false
+        }
         return skipped.contains(name)
     }
 
-    /// Stores the value of column `name`: in its slot when the layout has it (found by a
-    /// length-then-bytes search of a few names, no hashing), otherwise among the extra columns.
-    /// A skipped key's value is dropped.
+    /// Stores the value of column `name`: in its slot when the layout has it, otherwise among the
+    /// extra columns. A skipped key's value is dropped.
     func set(_ value: Value, column name: String) {
-        if let position = layout.position(of: name) {
+        if let position = position(of: name) {
+            nextPosition = position + 1
             if !skippedPositions[position] { slots[position] = value }
         } else if skipped.contains(name) {
             return
@@ -67,6 +91,7 @@ final class RowEncoder: Encoder {
     /// afresh for each model, so one encoder serves a whole batch (an allocation less per row).
     func item<Model: Encodable>(of model: Model) throws -> Item {
         id = nil
+        nextPosition = 0
         slots = Array(repeating: nil, count: layout.names.count)
         extra.removeAll(keepingCapacity: true)
         nested.removeAll(keepingCapacity: true)
@@ -175,10 +200,9 @@ private struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         set(.int(try NodeEncoder.integer(value, codingPath: [key])), key)
     }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        let name = key.stringValue
         // A system property is never written (see `ModelLayout.item(from:table:layout:)`): skip
         // converting it.
-        if encoder.skips(name) { return }
+        if encoder.skips(key.stringValue) { return }
         set(try RowEncoder.columnValue(value, codingPath: [key]), key)
     }
 
@@ -201,7 +225,10 @@ private struct RowKeyedEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
         if let value { set(.int(value), key) }
     }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) }
+        // The key first: unwrapping a generic optional looks its type up at run time, and the
+        // skipped keys (the system properties, `Date?` mostly) need no unwrapping at all.
+        if encoder.skips(key.stringValue) { return }
+        if let value { set(try RowEncoder.columnValue(value, codingPath: [key]), key) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
