@@ -211,8 +211,11 @@ struct InMemoryIndexScan {
         let query = evaluator.query
         let wanted = query.top.map { $0 > Int.max - query.skip ? Int.max : query.skip + $0 }
         let stopsEarly = isOrdered && wanted != nil && !query.includeTotalCount
+        // When the walk stops early, the rows it keeps are the page itself: the matches in the
+        // query's whole order (the index's) past `skip`, selected as they are found, without
+        // filtering and sorting them again or copying them twice.
         var candidates: [Item] = []
-        if stopsEarly, let wanted { candidates.reserveCapacity(min(wanted, 1_024)) }
+        if stopsEarly, let wanted { candidates.reserveCapacity(min(wanted - min(query.skip, wanted), 1_024)) }
         var matches = 0
         // Through the buffer: subscripting the array copies each entry out (a retain of its
         // values and of the row's parts, then the releases) before one field is read.
@@ -225,21 +228,18 @@ struct InMemoryIndexScan {
                     if stopsEarly {
                         guard evaluator.matches(entries[position].row) else { continue }
                         matches += 1
-                        candidates.append(entries[position].row)
-                        if let wanted, matches >= wanted { break walk }
+                        let wanted = wanted ?? Int.max
+                        if matches > query.skip, matches <= wanted {
+                            candidates.append(evaluator.select(entries[position].row))
+                        }
+                        if matches >= wanted { break walk }
                     } else {
                         candidates.append(entries[position].row)
                     }
                 }
             }
         }
-        if stopsEarly {
-            // The candidates are the first matches in the query's whole order (the index's):
-            // the page is their tail past `skip`, without filtering and sorting them again.
-            let end = min(wanted ?? candidates.count, candidates.count)
-            let start = min(query.skip, end)
-            return QueryResult(items: candidates[start..<end].map(evaluator.select), totalCount: nil)
-        }
+        if stopsEarly { return QueryResult(items: candidates, totalCount: nil) }
         return evaluator.run(over: candidates)
     }
 
