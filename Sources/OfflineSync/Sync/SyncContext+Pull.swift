@@ -96,6 +96,7 @@ extension SyncContext {
         let key = DeltaToken.key(table: request.table, queryId: queryId)
         var token = try store.lookup(table: SystemTables.config, id: key).flatMap(DeltaToken.init(row:)) ?? .initial
         var skip = 0
+        var previousIds: [String] = []
         while true {
             try Task.checkCancellation()
             let filter = request.query?.filter.map { FilterExpression.and($0, token.filter) } ?? token.filter
@@ -105,6 +106,7 @@ extension SyncContext {
                 skip: skip, top: options.pageSize)
             let page = try await remote.readPage(query, includeDeleted: options.includeDeleted).items
             result.requests += 1
+            try SyncContext.checkPageSize(page, of: query)
             guard let last = page.last else { break }
             guard let updatedAt = last.updatedAt else {
                 throw OfflineSyncError(
@@ -112,7 +114,22 @@ extension SyncContext {
                     "the server sent item '\(last.id)' of '\(request.table)' without 'updatedAt'; an incremental pull needs it"
                 )
             }
+            if updatedAt < token.updatedAt {
+                // The page ends before the records it was asked for begin: the server ignores
+                // the token's filter, and asking again would bring the same page forever.
+                throw SyncContext.filterIgnored(
+                    table: request.table, asked: "records updated at or after \(token.updatedAt.iso8601)",
+                    answered: "item '\(last.id)' updated at \(updatedAt.iso8601)")
+            }
+            if skip > 0, page.map(\.id) == previousIds {
+                // Asked to skip the records it sent last time, it sent them again.
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "the server answered the pull of '\(request.table)' with the same \(page.count) records after being asked to skip them ($skip=\(skip)); it does not honour $skip, so the pull would fetch the same page forever. Check that the remote is an Azure Mobile Apps table endpoint"
+                )
+            }
             let next = DeltaToken(updatedAt: updatedAt, itemId: last.id)
+            if next == token { previousIds = page.map(\.id) }
             try commit(page, of: request.table, token: next == token ? nil : (key, next), into: &result)
             skip = next == token ? skip + page.count : 0
             token = next
@@ -140,12 +157,36 @@ extension SyncContext {
             }
             let page = try await remote.readPage(pageQuery, includeDeleted: options.includeDeleted).items
             result.requests += 1
+            try SyncContext.checkPageSize(page, of: pageQuery)
             guard let last = page.last else { break }
+            if byId, let lastId, ValueSemantics.compareBytes(last.id, lastId) <= 0 {
+                // Keyset paging only moves on when each page ends after the one before it.
+                throw SyncContext.filterIgnored(
+                    table: request.table, asked: "records after id '\(lastId)'", answered: "item '\(last.id)'")
+            }
             try commit(page, of: request.table, token: nil, into: &result)
             if byId { lastId = last.id } else { query.skip += page.count }
             remaining = remaining.map { max(0, $0 - page.count) }
             options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
         }
+    }
+
+    /// Throws when a page holds more records than `query.top` asked for: the server ignores
+    /// `$top`, so paging by it would never end (or would skip records).
+    static func checkPageSize(_ page: [Item], of query: Query) throws {
+        guard let top = query.top, page.count > top else { return }
+        throw OfflineSyncError(
+            .invalidValue,
+            "the server answered a page of \(page.count) records of '\(query.table)' when \(top) were asked for; it does not honour $top, so the pull cannot page through the table. Check that the remote is an Azure Mobile Apps table endpoint"
+        )
+    }
+
+    /// The error for a page that does not move past the previous one: the server ignores `$filter`.
+    static func filterIgnored(table: String, asked: String, answered: String) -> OfflineSyncError {
+        OfflineSyncError(
+            .invalidValue,
+            "the server answered the pull of '\(table)' for \(asked) with a page ending at \(answered), which is not after them; it does not honour $filter, so the pull would fetch the same page forever. Check that the remote is an Azure Mobile Apps table endpoint"
+        )
     }
 
     /// Stores one page in one transaction: items with a queued operation are left alone, deleted
