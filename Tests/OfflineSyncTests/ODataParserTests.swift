@@ -339,6 +339,10 @@ private func syntaxError(_ text: String) -> OfflineSyncError? {
             syntaxError(String(repeating: "tolower(", count: depth) + "a")?.message.contains("nested deeper") == true)
         let chain = (0..<depth).map { "a eq \($0)" }.joined(separator: " or ")
         #expect(syntaxError(chain)?.message.contains("nested deeper") == true)
+        // A flat chain is no nesting the user wrote: the message says the chain made it deep.
+        #expect(syntaxError(chain)?.message.contains("chain of 'or' terms") == true)
+        let ands = (0..<300).map { "a eq \($0)" }.joined(separator: " and ")
+        #expect(syntaxError(ands)?.message.contains("chain of 'and' terms") == true)
     }
 
     @Test func acceptsNestingUpToTheLimit() throws {

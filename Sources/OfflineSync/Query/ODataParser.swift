@@ -169,16 +169,27 @@ private struct FilterParser {
         return node.expression
     }
 
-    /// A node built at the current token, rejected when it makes the tree too deep.
-    func node(_ expression: FilterExpression, depth: Int, at offset: Int) throws -> Node {
-        guard depth <= ODataParser.maximumDepth else { throw tooDeep(at: offset) }
+    /// A node built at the current token, rejected when it makes the tree too deep. `chain` is
+    /// the operator (`and`, `or`) when the node extends a chain of them, so the error can say
+    /// that the chain's length, not parentheses, made it deep.
+    func node(_ expression: FilterExpression, depth: Int, at offset: Int, chain: String? = nil) throws -> Node {
+        guard depth <= ODataParser.maximumDepth else { throw tooDeep(at: offset, chain: chain) }
         return Node(expression: expression, depth: depth)
     }
 
-    func tooDeep(at offset: Int) -> OfflineSyncError {
-        source.error(
-            "expression nested deeper than \(ODataParser.maximumDepth) levels", at: offset,
-            hint: "split the filter, or use 'in (…)' instead of long 'or' chains")
+    func tooDeep(at offset: Int, chain: String? = nil) -> OfflineSyncError {
+        let limit = ODataParser.maximumDepth
+        guard let chain else {
+            return source.error(
+                "expression nested deeper than \(limit) levels", at: offset,
+                hint: "split the filter, or use 'in (…)' instead of long 'or' chains")
+        }
+        return source.error(
+            "expression nested deeper than \(limit) levels: a chain of '\(chain)' terms nests one level per term, and this one has more than the limit allows",
+            at: offset,
+            hint: chain == "or"
+                ? "use 'column in (value, …)' instead of a long chain of 'or' comparisons, or split the filter"
+                : "split the filter into several queries")
     }
 
     mutating func enter() throws {
@@ -196,7 +207,8 @@ private struct FilterParser {
             let at = token.start
             try advance()
             let right = try parseAnd()
-            left = try node(.or(left.expression, right.expression), depth: max(left.depth, right.depth) + 1, at: at)
+            left = try node(
+                .or(left.expression, right.expression), depth: max(left.depth, right.depth) + 1, at: at, chain: "or")
         }
         return left
     }
@@ -207,7 +219,8 @@ private struct FilterParser {
             let at = token.start
             try advance()
             let right = try parseNot()
-            left = try node(.and(left.expression, right.expression), depth: max(left.depth, right.depth) + 1, at: at)
+            left = try node(
+                .and(left.expression, right.expression), depth: max(left.depth, right.depth) + 1, at: at, chain: "and")
         }
         return left
     }
