@@ -211,7 +211,13 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         let encoder = encoder(for: rowLayout)
         var items: [Item] = []
         items.reserveCapacity(models.count)
-        for model in models { items.append(try item(from: model, table: table, encoder: encoder)) }
+        // Through the buffer, which lends each model to the encoder where the array's iterator
+        // would copy it out first (retaining every reference it holds).
+        try models.withUnsafeBufferPointer { models in
+            for index in models.indices {
+                items.append(try item(from: models[index], table: table, encoder: encoder))
+            }
+        }
         return items
     }
 

@@ -43,9 +43,12 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     /// Inserts models in one transaction (all or none) and queues their inserts.
     @discardableResult
     public func insert(_ models: [Model]) throws -> [Model] {
-        let written = try untyped.insert(try rows(of: models))
+        let rows = try rows(of: models)
+        let written = try untyped.insert(rows)
         var stored = models
-        for index in models.indices where models[index].id.isEmpty {
+        // Which ids were made up is read from the rows: reading a model's `id` copies the model
+        // first (this generic code usually runs unspecialized).
+        for index in rows.indices where rows[index].id.isEmpty {
             stored[index] = try layout.model(from: written[index], table: name)
         }
         return stored
