@@ -142,6 +142,7 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
         guard FileManager.default.fileExists(atPath: plaintextPath) else {
             throw SQLCipherError(.sourceMissing, "there is no plaintext store at '\(plaintextPath)' to import")
         }
+        try DatabaseFileCheck.check(path: plaintextPath, backend: "sqlite")
         let library = try SQLCipherLibrary.load(path: libraryPath)
         let connection = try Connection(api: library.api, path: plaintextPath, publishesArguments: false)
         defer { connection.close() }

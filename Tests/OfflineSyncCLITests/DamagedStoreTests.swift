@@ -117,6 +117,59 @@ struct DamagedStoreTests {
         }
     }
 
+    @Test(arguments: Backend.available.filter { $0 != .lmdb }, [1, 99, 511])
+    func everyCommandRefusesAFileTooShortForADatabaseAndLeavesItUntouched(backend: Backend, size: Int) throws {
+        let directory = try TemporaryDirectory()
+        _ = try DamageFixture.makeStore(backend, "store", in: directory)
+        let file = DamageFixture.dataFile(of: backend, "store", in: directory)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file)).prefix(size)
+        try bytes.write(to: URL(fileURLWithPath: file))
+        let url = backend.url("store", in: directory)
+        let schema = try directory.write("schema.json", Todo.schema)
+        let more = try directory.write("more.jsonl", #"{"id":"new-1","text":"after the damage"}"#)
+        let target = backend.url("copy", in: directory)
+
+        let commands: [[String]] = [
+            ["inspect", "--store", url],
+            ["query", "--store", url, "--table", "todoitem"],
+            ["export", "--store", url, "--table", "todoitem"],
+            ["import", "--store", url, "--table", "todoitem", "--file", more, "--schema", schema],
+            ["migrate", "--from", url, "--to", target],
+        ]
+        for arguments in commands {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 1 && !result.signalled, "\(arguments[0]) on \(size) bytes: \(result)")
+            #expect(result.stderr.contains(file), "\(arguments[0]) did not name the file: \(result)")
+            #expect(result.stderr.contains("\(size) byte"), "\(arguments[0]) did not say why: \(result)")
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: file)) == bytes, "\(arguments[0]) changed the \(size)-byte file")
+        }
+    }
+
+    @Test func everyCommandLeavesAPlainFileWithoutTheSQLiteHeaderUntouched() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path("noise.sqlite")
+        let bytes = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 3) })
+        try bytes.write(to: URL(fileURLWithPath: file))
+        let schema = try directory.write("schema.json", Todo.schema)
+        let more = try directory.write("more.jsonl", #"{"id":"new-1","text":"after the damage"}"#)
+        let url = "sqlite:" + file
+
+        let commands: [[String]] = [
+            ["inspect", "--store", url],
+            ["query", "--store", url, "--table", "todoitem"],
+            ["export", "--store", url, "--table", "todoitem"],
+            ["import", "--store", url, "--table", "todoitem", "--file", more, "--schema", schema],
+        ]
+        for arguments in commands {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 1 && !result.signalled, "\(arguments[0]): \(result)")
+            #expect(result.stderr.contains("not a database"), "\(arguments[0]): \(result)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == bytes, "\(arguments[0]) changed the file")
+            #expect(!FileManager.default.fileExists(atPath: file + "-wal"), "\(arguments[0]) left a WAL")
+        }
+    }
+
     @Test(arguments: Backend.available)
     func anUndamagedCopyReadsBackEveryItem(backend: Backend) throws {
         let directory = try TemporaryDirectory()

@@ -161,6 +161,7 @@ package final class SQLTableStore: Sendable {
     package static let reservedNamePrefixes = ["sqlite_"]
 
     private func open(schema: StoreSchema, into state: inout State, exclusive: Bool) throws {
+        try DatabaseFileCheck.check(path: path, backend: backend.name)
         let connection = try Connection(
             api: backend.api, path: path, publishesArguments: options.publicStatementArguments)
         do {
