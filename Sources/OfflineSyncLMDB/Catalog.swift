@@ -181,7 +181,7 @@ final class Catalog: Sendable {
             throw LMDBError(
                 .notAnEnvironment, code: 0,
                 reason:
-                    "the store format is '\(String(decoding: version, as: UTF8.self))', this version reads format 1",
+                    "the store format is '\(String.quotedForError(version))', this version reads format 1",
                 operation: "reading the stored schema", path: context.path,
                 advice: "open it with the OfflineSync version that wrote it")
         }
@@ -216,7 +216,8 @@ final class Catalog: Sendable {
         try context.walk(items, .all, descending: false) { key, value, _ in
             let id = String(decoding: key, as: UTF8.self)
             guard let item = RecordCodec.decode(value, id: id, layout: rowLayout) else {
-                throw LMDBError.corrupt("the record of id '\(id)' is malformed", table: table, path: context.path)
+                throw LMDBError.corrupt(
+                    "the record of id '\(String.quotedForError(key))' is malformed", table: table, path: context.path)
             }
             rows.append(item)
             return true

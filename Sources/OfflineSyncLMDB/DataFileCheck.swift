@@ -1,4 +1,5 @@
 import CLMDB
+import OfflineSync
 
 #if canImport(Glibc)
     import Glibc
@@ -395,7 +396,7 @@ private struct PageWalk {
                     throw damaged("the sub-database record of \(entry()) has \(dataSize) bytes")
                 }
                 let database = DataFileCheck.Database(bytes, at: dataStart)
-                let subName = "sub-database '\(String(decoding: bytes[offset + 8..<dataStart], as: UTF8.self))'"
+                let subName = "sub-database '\(String.quotedForError(bytes[offset + 8..<dataStart]))'"
                 if database.root != DataFileCheck.invalidPage {
                     guard (1...DataFileCheck.maximumDepth).contains(database.depth) else {
                         throw damaged("\(subName) claims an impossible depth of \(database.depth)")

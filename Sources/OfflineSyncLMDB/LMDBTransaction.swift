@@ -167,7 +167,8 @@ final class LMDBTransaction: StoreTransaction {
         }
         guard let outcome else {
             throw LMDBError.corrupt(
-                "the record of id '\(id)' is malformed", table: layout.schema.name, path: context.path)
+                "the record of id '\(String.quotedForError(id.utf8))' is malformed", table: layout.schema.name,
+                path: context.path)
         }
         return outcome
     }

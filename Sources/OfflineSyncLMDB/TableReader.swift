@@ -72,7 +72,7 @@ struct TableReader {
             // a cut index key breaks the order, and the answer's rows are decoded whole).
             let loaded = bound != nil || !skipsLoadWhenPassed || verdict != .passed
             if loaded {
-                guard probe.load(record, id: id, into: &row) else { throw corrupt(String(decoding: id, as: UTF8.self)) }
+                guard probe.load(record, id: id, into: &row) else { throw corrupt(id) }
                 guard probe.matches(row, screened: verdict) else { return true }
             }
             matchCount += 1
@@ -98,7 +98,7 @@ struct TableReader {
                 if !needsEveryMatch, kept.count == bound, let last = kept.last { probe.cutOff(after: last) }
             } else {
                 if !inArrivalOrder, !loaded, !probe.load(record, id: id, into: &row) {
-                    throw corrupt(String(decoding: id, as: UTF8.self))
+                    throw corrupt(id)
                 }
                 let keys = inArrivalOrder ? [] : probe.sortKeys(of: row, id: id)
                 kept.append(RowProbe.Candidate(keys: keys, id: id, record: record))
@@ -109,7 +109,7 @@ struct TableReader {
             for position in kept.indices where kept[position].keys.count != probe.order.count {
                 let candidate = kept[position]
                 guard probe.load(candidate.record, id: candidate.id, into: &row) else {
-                    throw corrupt(String(decoding: candidate.id, as: UTF8.self))
+                    throw corrupt(candidate.id)
                 }
                 kept[position].keys = probe.sortKeys(of: row, id: candidate.id)
             }
@@ -182,7 +182,7 @@ struct TableReader {
                     guard !deduplicates || seen.insert(Array(value)).inserted else { return true }
                     guard let record = try context.get(layout.items, value) else {
                         throw LMDBError.corrupt(
-                            "index '\(index.index.name)' lists id '\(String(decoding: value, as: UTF8.self))', which has no row",
+                            "index '\(index.index.name)' lists id '\(String.quotedForError(value))', which has no row",
                             table: layout.schema.name, path: context.path)
                     }
                     let valueLength = key.count - value.count
@@ -239,11 +239,14 @@ struct TableReader {
     }
 
     private func decode(id: String, record: UnsafeRawBufferPointer) throws -> Item {
-        guard let item = RecordCodec.decode(record, id: id, layout: layout.schema.rowLayout) else { throw corrupt(id) }
+        guard let item = RecordCodec.decode(record, id: id, layout: layout.schema.rowLayout) else { throw corrupt(id.utf8) }
         return item
     }
 
-    private func corrupt(_ id: String) -> LMDBError {
-        LMDBError.corrupt("the record of id '\(id)' is malformed", table: layout.schema.name, path: context.path)
+    /// The error for a stored record that cannot be decoded, quoting its id (`String.quotedForError`).
+    private func corrupt<Id: Collection<UInt8>>(_ id: Id) -> LMDBError {
+        LMDBError.corrupt(
+            "the record of id '\(String.quotedForError(id))' is malformed", table: layout.schema.name,
+            path: context.path)
     }
 }
