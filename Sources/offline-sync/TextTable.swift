@@ -1,6 +1,10 @@
 import OfflineSync
 
 /// Rows laid out in aligned columns for a terminal.
+///
+/// Cells and values hold text from stores and servers: control characters in them (line breaks,
+/// tabs, terminal escape sequences …) are shown escaped (`\n`, `\u{1B}`), so they can neither
+/// break the layout nor drive the terminal.
 struct TextTable {
     var headers: [String]
     var rows: [[String]] = []
@@ -25,10 +29,12 @@ struct TextTable {
         return lines.joined(separator: "\n")
     }
 
-    /// `name  value` lines with the values aligned.
+    /// `name  value` lines with the values aligned (and escaped like cells, but not cut).
     static func pairs(_ pairs: [(String, String)]) -> String {
         let width = pairs.map(\.0.count).max() ?? 0
-        return pairs.map { $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }
+        return pairs.map {
+            $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1.escapingControlCharacters
+        }
             .joined(separator: "\n")
     }
 
@@ -42,7 +48,7 @@ struct TextTable {
     }
 
     private static func clip(_ text: String) -> String {
-        let flat = text.map { $0 == "\n" || $0 == "\t" || $0 == "\r" ? " " : String($0) }.joined()
+        let flat = text.escapingControlCharacters
         return flat.count > maximumCellWidth ? flat.prefix(maximumCellWidth - 1) + "…" : flat
     }
 }

@@ -233,6 +233,47 @@ struct CLIQueryTests {
     }
 
     @Test(arguments: Backend.available)
+    func theTableFormatShowsControlCharactersEscaped(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let url = backend.url("store", in: directory)
+        let schema = try directory.write("schema.json", Todo.schema)
+        let file = try directory.write(
+            "escapes.jsonl",
+            #"{"id":"esc\u0007id","text":"red\u001b[31mRED\u0007bell\r\nnewline\ttab\u007f\u009b2J","complete":true}"#)
+        let imported = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", file, "--schema", schema])
+        #expect(imported.status == 0, "\(imported)")
+
+        let result = try CLI.run(["query", "--store", url, "--table", "todoitem"])
+        #expect(result.status == 0, "\(result)")
+        #expect(
+            result.stdout.contains(#"esc\u{7}id"#) && result.stdout.contains(#"red\u{1B}[31mRED\u{7}bell\r\nnewline\ttab"#),
+            "\(result)")
+        let controls = result.stdout.unicodeScalars.filter { $0 != "\n" && $0.properties.generalCategory == .control }
+        #expect(controls.isEmpty, "raw control characters in the table: \(result.stdout.debugDescription)")
+        #expect(result.stdout.split(separator: "\n").count == 4, "header, rule, one row, count: \(result)")
+
+        let json = try CLI.run(["query", "--store", url, "--table", "todoitem", "--format", "jsonl"])
+        #expect(json.status == 0, "\(json)")
+        #expect(
+            !json.stdout.dropLast().unicodeScalars.contains { $0.value < 0x20 },
+            "JSON escapes the C0 control characters by itself: \(json.stdout.debugDescription)")
+    }
+
+    @Test func inspectShowsControlCharactersInTheStorePathEscaped() throws {
+        let directory = try TemporaryDirectory()
+        let url = "sqlite:" + directory.path("odd\u{1B}[2Jname\n.sqlite")
+        let schema = try directory.write("schema.json", Todo.schema)
+        let file = try directory.write("todo.jsonl", Todo.lines)
+        let imported = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", file, "--schema", schema])
+        #expect(imported.status == 0, "\(imported)")
+
+        let result = try CLI.run(["inspect", "--store", url])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains(#"odd\u{1B}[2Jname\n.sqlite"#), "\(result)")
+        #expect(!result.stdout.contains("\u{1B}"), "a raw escape character in: \(result.stdout.debugDescription)")
+    }
+
+    @Test(arguments: Backend.available)
     func unknownColumnInTheFilterIsNamed(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { _, url in
             let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "colour eq 'red'"])
