@@ -55,7 +55,9 @@ struct QueryCommand: AsyncParsableCommand {
             "querying \(table)",
             metadata: ["filter": "\(filter != nil)", "top": "\(top.map(String.init) ?? "all")", "skip": "\(skip)"])
         let result = try store.read(query)
-        print(try QueryCommand.render(result, columns: declaration.columns, format: format))
+        let rendered = try QueryCommand.render(result, columns: declaration.columns, format: format)
+        // jsonl is one line per item: no item, no line.
+        if format != .jsonl || !result.items.isEmpty { print(rendered) }
         if format == .jsonl, let total = result.totalCount {
             FileHandle.standardError.write(Data("\(total) matching in all\n".utf8))
         }

@@ -274,6 +274,20 @@ struct CLIQueryTests {
     }
 
     @Test(arguments: Backend.available)
+    func jsonlPrintsNothingWhenNothingMatches(backend: Backend) throws {
+        try Todo.withImportedStore(on: backend) { _, url in
+            for extra in [["--filter", "text eq 'nomatch'"], ["--top", "0"]] {
+                let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--format", "jsonl"] + extra)
+                #expect(result.status == 0, "\(result)")
+                #expect(result.stdout.isEmpty, "\(extra): \(result.stdout.debugDescription)")
+            }
+            let one = try CLI.run(["query", "--store", url, "--table", "todoitem", "--format", "jsonl", "--top", "1"])
+            #expect(one.stdout.split(separator: "\n", omittingEmptySubsequences: false).count == 2, "\(one)")
+            #expect(one.stdout.hasSuffix("}\n"), "\(one)")
+        }
+    }
+
+    @Test(arguments: Backend.available)
     func unknownColumnInTheFilterIsNamed(backend: Backend) throws {
         try Todo.withImportedStore(on: backend) { _, url in
             let result = try CLI.run(["query", "--store", url, "--table", "todoitem", "--filter", "colour eq 'red'"])
