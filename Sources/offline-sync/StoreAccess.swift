@@ -47,13 +47,45 @@ enum StoreAccess {
     {
         logger.debug("opening \(configuration)")
         if let path = filePath(of: configuration) {
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try createDirectory(URL(fileURLWithPath: path).deletingLastPathComponent(), forStoreAt: path)
         }
         let store = try StoreRegistry.shared.makeStore(configuration)
         try store.open(schema: schema)
         logger.debug("opened \(configuration)", metadata: ["backend": "\(store.info.backend)"])
         return store
+    }
+
+    /// Creates `directory` and the directories above it as needed for the store at `path`, or
+    /// throws an error naming the store and what is in the way (a file where a directory should
+    /// be, a directory that cannot be written …).
+    static func createDirectory(_ directory: URL, forStoreAt path: String) throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw OfflineSyncError(
+                .configuration,
+                "cannot create the store at \(path): \(obstacle(to: directory, error)); choose a path in a writable directory"
+            )
+        }
+    }
+
+    /// Why `directory` could not be created, in words: the nearest existing path above it is a
+    /// file, or the system's reason (`errno`) for refusing to create a directory in it.
+    private static func obstacle(to directory: URL, _ error: any Error) -> String {
+        var existing = directory.standardizedFileURL
+        var isDirectory: ObjCBool = false
+        while !FileManager.default.fileExists(atPath: existing.path, isDirectory: &isDirectory), existing.path != "/" {
+            existing.deleteLastPathComponent()
+        }
+        if !isDirectory.boolValue {
+            return "\(existing.path) is a file, not a directory"
+        }
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        let code = underlying?.domain == NSPOSIXErrorDomain ? underlying?.code : nil
+        let reason = code.map { String(cString: strerror(Int32($0))).lowercased() } ?? "it was refused"
+        return existing.path == directory.standardizedFileURL.path
+            ? "the directory \(existing.path) cannot be used (\(reason))"
+            : "no directory can be created in \(existing.path) (\(reason))"
     }
 
     /// The file or directory of a store, or `nil` for a store that is not a file: `memory:`, and

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite("offline-sync migrate")
 struct CLIMigrateTests {
     static let pairs: [(Backend, Backend)] = Backend.available.flatMap { from in
@@ -22,6 +26,63 @@ struct CLIMigrateTests {
             $0.hasPrefix(".offline-sync-")
         }
         #expect(leftovers.isEmpty)
+    }
+
+    @Test func anUnusableDestinationIsNamedWithTheReasonInPlainWords() throws {
+        let directory = try TemporaryDirectory()
+        let source = Backend.sqlite.url("source", in: directory)
+        try Todo.importFixtures(into: source, in: directory)
+        let file = directory.path("source.sqlite")
+        let schema = try directory.write("schema.json", Todo.schema)
+        let lines = try directory.write("todo.jsonl", Todo.lines)
+
+        let cases: [(destination: String, reason: String)] = [
+            (file + "/x.sqlite", "cannot create the store at \(file)/x.sqlite: \(file) is a file, not a directory"),
+            (file + "/deeper/x.sqlite", "\(file) is a file, not a directory"),
+            ("/proc/x.sqlite", "/proc"),
+        ]
+        for (destination, reason) in cases {
+            for arguments in [
+                ["migrate", "--from", source, "--to", "sqlite:" + destination],
+                ["import", "--store", "sqlite:" + destination, "--table", "todoitem", "--file", lines, "--schema", schema],
+            ] {
+                let result = try CLI.run(arguments)
+                #expect(result.status == 1, "\(arguments[0]) to \(destination): \(result)")
+                #expect(
+                    result.stderr.contains(destination) && result.stderr.contains(reason),
+                    "\(arguments[0]) to \(destination): \(result)")
+                #expect(!result.stderr.contains("Domain="), "\(arguments[0]) to \(destination): \(result)")
+            }
+        }
+        #expect(try CLI.run(["export", "--store", source, "--table", "todoitem"]).stdout == Todo.exported)
+    }
+
+    @Test func aScratchDirectoryLeftByAKilledMigrateIsRemovedByTheNextOne() throws {
+        let directory = try TemporaryDirectory()
+        let source = Backend.sqlite.url("source", in: directory)
+        try Todo.importFixtures(into: source, in: directory)
+        func scratch(lock: String?) throws -> String {
+            let path = directory.path(".offline-sync-migrate-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(atPath: path + "/1", withIntermediateDirectories: true)
+            try Data("half a store".utf8).write(to: URL(fileURLWithPath: path + "/1/destination.sqlite"))
+            if let lock { try Data(lock.utf8).write(to: URL(fileURLWithPath: path + "/in-use.lock")) }
+            return path
+        }
+        // What a migrate killed with -9 leaves: its lock file marked, and no process holding it.
+        let abandoned = try scratch(lock: "in use\n")
+        // A migrate still running: this process holds the lock.
+        let running = try scratch(lock: "in use\n")
+        let held = open(running + "/in-use.lock", O_RDONLY)
+        #expect(held >= 0 && flock(held, LOCK_EX | LOCK_NB) == 0)
+        defer { close(held) }
+        // Not provably made by migrate: no lock file.
+        let unknown = try scratch(lock: nil)
+
+        let result = try CLI.run(["migrate", "--from", source, "--to", Backend.sqlite.url("destination", in: directory)])
+        #expect(result.status == 0, "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: abandoned), "the abandoned scratch directory is still there")
+        #expect(FileManager.default.fileExists(atPath: running + "/1/destination.sqlite"), "a running one was removed")
+        #expect(FileManager.default.fileExists(atPath: unknown + "/1/destination.sqlite"), "an unknown one was removed")
     }
 
     @Test(arguments: Backend.available)
