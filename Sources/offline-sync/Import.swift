@@ -39,14 +39,28 @@ struct Import: AsyncParsableCommand {
     @Option(help: "The JSON-lines file to read.") var file: String
     @Option(help: "A schema file declaring the table (see above).") var schema: String?
 
+    /// Everything in `file`, read to its end, so that devices and pipes (`/dev/null`,
+    /// `/dev/stdin`) read like regular files: an empty input is an empty file, which imports
+    /// nothing.
+    static func contents(of file: String) throws -> Data {
+        guard let handle = FileHandle(forReadingAtPath: file) else {
+            throw OfflineSyncError(.configuration, "cannot read the file \(file); check the path")
+        }
+        defer { try? handle.close() }
+        do {
+            return try handle.readToEnd() ?? Data()
+        } catch {
+            // A directory opens but cannot be read.
+            throw OfflineSyncError(.configuration, "cannot read the file \(file); check that it is a readable file")
+        }
+    }
+
     func run() async throws {
         let logger = global.start("import")
         let configuration = try selection.configuration()
         try Import.refuseSystemTable(table)
         let declared = try schema.map(SchemaFile.load)
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw OfflineSyncError(.configuration, "cannot read the file \(file); check the path")
-        }
+        let data = try Import.contents(of: file)
         let exists = StoreAccess.filePath(of: configuration).map { FileManager.default.fileExists(atPath: $0) } ?? true
         var store: (any LocalStore)?
         var stored: StoreSchema?

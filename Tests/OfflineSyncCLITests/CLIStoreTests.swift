@@ -357,6 +357,29 @@ struct CLIKeyTests {
     }
 }
 
+@Suite("offline-sync import of empty input")
+struct CLIImportEmptyInputTests {
+    @Test(arguments: Backend.available)
+    func devNullImportsNothingLikeAnEmptyFile(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let schema = try directory.write("schema.json", Todo.schema)
+        let empty = try directory.write("empty.jsonl", "")
+        for (name, file) in [("regular", empty), ("device", "/dev/null")] {
+            let url = backend.url(name, in: directory)
+            let result = try CLI.run(["import", "--store", url, "--table", "todoitem", "--file", file, "--schema", schema])
+            #expect(result.status == 0, "\(file): \(result)")
+            #expect(result.stdout == "imported 0 items into todoitem\n", "\(file): \(result)")
+            let export = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+            #expect(export.status == 0 && export.stdout.isEmpty, "\(file): \(export)")
+        }
+        let missing = try CLI.run([
+            "import", "--store", backend.url("missing", in: directory), "--table", "todoitem", "--file",
+            directory.path("no-such.jsonl"), "--schema", schema,
+        ])
+        #expect(missing.status == 1 && missing.stderr.contains("cannot read the file"), "\(missing)")
+    }
+}
+
 @Suite("offline-sync import refuses system tables")
 struct CLIImportSystemTableTests {
     @Test(arguments: Backend.available, ["__operations", "__errors", "__config"])
