@@ -73,6 +73,10 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     private var pending: [Received] = []
     private var inFlight = false
     private var closing = false
+    /// The answer the connection ends with once the requests before it are answered (a malformed
+    /// request, a body over the limit, a request that did not arrive in time); while it waits,
+    /// nothing more is read as a request.
+    private var finalAnswer: TableProtocol.Answer?
     private var refused = false
     private var readPaused = false
     private var idleTimer: Scheduled<Void>?
@@ -113,11 +117,11 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
+        guard !closing, finalAnswer == nil else { return }
         switch unwrapInboundIn(data) {
         case .head(let request):
-            head = request
             let version = versions.next()
+            head = request
             headKeepAlive = version.keepAlive
             headIsHTTP10 = version.isHTTP10
             body.removeAll(keepingCapacity: true)
@@ -165,24 +169,20 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     /// A request the HTTP parser rejects (malformed head, head too large, bad chunking) gets a
-    /// JSON error and the connection closes: the rest of its bytes cannot be trusted.
+    /// JSON error, after the answers to the requests before it, and the connection closes: the
+    /// rest of its bytes cannot be trusted.
     /// Bytes after a request that closes the connection are dropped, not an error: that request
     /// is still answered.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !closing, (error as? HTTPParserError) != .closedConnection else { return }
-        closing = true
+        guard !closing, finalAnswer == nil, (error as? HTTPParserError) != .closedConnection else { return }
         logger.info("closing a connection after a malformed request: \(error)")
-        guard !inFlight else {
-            context.close(promise: nil)
-            return
-        }
         let tooLarge = (error as? HTTPParserError) == .headerOverflow
         let answer = TableProtocol.error(
             tooLarge ? 431 : 400,
             tooLarge
                 ? "the request head is larger than the server accepts; shorten the URL or the headers"
                 : "the request is not valid HTTP/1.1: \(error)")
-        sendFinal(answer, context: context)
+        end(with: answer, context: context)
     }
 
     // MARK: Answering
@@ -264,6 +264,10 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
                 }
                 if !self.pending.isEmpty {
                     self.dispatch(context: context)
+                } else if let answer = self.finalAnswer {
+                    self.finalAnswer = nil
+                    self.closing = true
+                    self.sendFinal(answer, context: context)
                 } else {
                     self.startIdleTimer(context: context)
                 }
@@ -307,7 +311,7 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     private func bytesArrived(context: ChannelHandlerContext) {
         idleTimer?.cancel()
         idleTimer = nil
-        guard readTimer == nil, !closing else { return }
+        guard readTimer == nil, !closing, finalAnswer == nil else { return }
         readTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .init(settings.requestReadTimeout)) {
             self.readTimedOut(context: context)
         }
@@ -315,18 +319,29 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     private func readTimedOut(context: ChannelHandlerContext) {
         readTimer = nil
-        guard !closing else { return }
-        closing = true
+        guard !closing, finalAnswer == nil else { return }
         let seconds = settings.requestReadTimeout.components.seconds
         logger.info("closing a connection whose request did not arrive within \(seconds) s")
-        guard !inFlight else {
-            context.close(promise: nil)
-            return
-        }
-        sendFinal(
-            TableProtocol.error(
+        end(
+            with: TableProtocol.error(
                 408, "the request did not arrive completely within \(seconds) s; send the whole request at once"),
             context: context)
+    }
+
+    /// Ends the connection with `answer`: at once when no request is waiting for its answer,
+    /// else right after the answers to the requests before it.
+    private func end(with answer: TableProtocol.Answer, context: ChannelHandlerContext) {
+        head = nil
+        readTimer?.cancel()
+        readTimer = nil
+        idleTimer?.cancel()
+        idleTimer = nil
+        if inFlight || !pending.isEmpty {
+            finalAnswer = answer
+        } else {
+            closing = true
+            sendFinal(answer, context: context)
+        }
     }
 
     /// Writes an answer the connection ends with, then closes it.

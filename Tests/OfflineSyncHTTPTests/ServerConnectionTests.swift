@@ -198,6 +198,27 @@ struct ServerConnectionTests {
             #expect(Self.errorText(answer).contains("server log"))
         }
     }
+
+    @Test(
+        "a malformed request sent right after a valid one: the valid one is answered, then a 400, then the connection closes",
+        arguments: [
+            "BOGUS\r\n\r\n", "GET /tables/todoitem HTTP/1.1\r\nHost: x\r\nContent-Length: zz\r\n\r\n",
+        ])
+    func malformedAfterValidRequest(malformed: String) async throws {
+        try await withTableServer { port in
+            let (text, closed) = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                let body = #"{"id":"p1","text":"x"}"#
+                connection.send(
+                    "POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nZUMO-API-VERSION: 2.0.0\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                        + Self.request() + malformed)
+                return connection.readUntilClosed()
+            }
+            #expect(closed)
+            #expect(Self.statuses(text) == ["201", "200", "400"], "\(text)")
+        }
+    }
 }
 
 /// An in-memory store whose reads fail with a message full of internals, as a broken SQL store's would.
