@@ -288,13 +288,17 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         } else if received.isHTTP10 {
             fields[.connection] = "keep-alive"
         }
-        context.write(
-            wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil
-        )
-        if !answer.body.isEmpty {
-            context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
+        let response = HTTPResponse(status: .init(code: answer.status), headerFields: fields)
+        if received.head.method == .connect {
+            Self.writePastEncoder(response, body: answer.body, context: context)
+        } else {
+            context.write(wrapOutboundOut(.head(response)), promise: nil)
+            if !answer.body.isEmpty {
+                context.write(
+                    wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
+            }
+            context.write(wrapOutboundOut(.end(nil)), promise: nil)
         }
-        context.write(wrapOutboundOut(.end(nil)), promise: nil)
         let method = received.head.method.rawValue
         let path = TableProtocol.shown(received.head.path ?? "/")
         let elapsed = Self.milliseconds(since: received.start)
@@ -303,6 +307,23 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         } else {
             logger.info("\(method) \(path) \(answer.status) \(elapsed) ms")
         }
+    }
+
+    /// Writes an answer to a CONNECT request whole, past NIO's response encoder: the encoder
+    /// sends such an answer without its length and body (a 2xx one would turn the connection
+    /// into a tunnel), but the server never tunnels, so its refusal is an ordinary complete answer
+    /// (and the connection closes after it, as ``RequestVersionObserver`` decided).
+    private static func writePastEncoder(_ response: HTTPResponse, body: [UInt8], context: ChannelHandlerContext) {
+        guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+            context.close(promise: nil)
+            return
+        }
+        var head = "HTTP/1.1 \(response.status.code) \(response.status.reasonPhrase)\r\n"
+        for field in response.headerFields { head += "\(field.name): \(field.value)\r\n" }
+        head += "\r\n"
+        var bytes = context.channel.allocator.buffer(string: head)
+        bytes.writeBytes(body)
+        encoder.write(NIOAny(IOData.byteBuffer(bytes)), promise: nil)
     }
 
     // MARK: Timers
@@ -426,7 +447,8 @@ private final class RequestVersions {
 }
 
 /// Records the version and keep-alive wish of each HTTP/1 request head (every `Connection`
-/// header counts: `close` anywhere closes; HTTP/1.0 keeps the connection only with `keep-alive`).
+/// header counts: `close` anywhere closes; HTTP/1.0 keeps the connection only with `keep-alive`;
+/// a CONNECT request, which the server refuses, closes too: its client would tunnel next).
 private final class RequestVersionObserver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -441,7 +463,8 @@ private final class RequestVersionObserver: ChannelInboundHandler, RemovableChan
         if case .head(let head) = unwrapInboundIn(data) {
             let tokens = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
             let isHTTP10 = head.version == .http1_0
-            let keepAlive = !tokens.contains("close") && (!isHTTP10 || tokens.contains("keep-alive"))
+            let keepAlive =
+                head.method != .CONNECT && !tokens.contains("close") && (!isHTTP10 || tokens.contains("keep-alive"))
             versions.append(keepAlive: keepAlive, isHTTP10: isHTTP10)
         }
         context.fireChannelRead(data)

@@ -199,6 +199,22 @@ struct ServerConnectionTests {
         }
     }
 
+    /// The head and body of each answer in `text`, a connection's bytes.
+    static func answers(_ text: String) -> [(head: String, body: String)] {
+        var answers: [(head: String, body: String)] = []
+        var rest = Substring(text)
+        while let end = rest.range(of: "\r\n\r\n") {
+            let head = String(rest[..<end.lowerBound])
+            let length =
+                head.lowercased().components(separatedBy: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            let body = rest[end.upperBound...].utf8.prefix(length)
+            answers.append((head, String(decoding: body, as: UTF8.self)))
+            rest = rest[body.endIndex...]
+        }
+        return answers
+    }
+
     @Test(
         "a malformed request sent right after a valid one: the valid one is answered, then a 400, then the connection closes",
         arguments: [
@@ -217,6 +233,24 @@ struct ServerConnectionTests {
             }
             #expect(closed)
             #expect(Self.statuses(text) == ["201", "200", "400"], "\(text)")
+        }
+    }
+
+    @Test("a CONNECT request gets a complete answer, with its length and body, and the connection closes")
+    func connectIsAnsweredCompletely() async throws {
+        try await withTableServer { port in
+            for target in ["/tables/todoitem", "127.0.0.1:80"] {
+                let (text, closed) = try await onOwnThread {
+                    let connection = try RawConnection(port: port)
+                    connection.send("CONNECT \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+                    return connection.readUntilClosed()
+                }
+                #expect(closed, "\(target)")
+                let answers = Self.answers(text)
+                #expect(answers.count == 1, "\(target): \(text)")
+                #expect(answers.first?.head.lowercased().contains("content-length:") == true, "\(target): \(text)")
+                #expect(answers.first?.body.contains(#""error""#) == true, "\(target): \(text)")
+            }
         }
     }
 }
