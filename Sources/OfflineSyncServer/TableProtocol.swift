@@ -170,9 +170,31 @@ final class TableProtocol: Sendable {
         }
     }
 
-    /// A request target cut to a length fit for an error message.
+    /// A request target cut to a length fit for an error message or the log, with the values of
+    /// the query options that carry a token (``credentialOptions``) replaced by `<redacted>`.
     static func shown(_ target: String) -> String {
-        target.utf8.count <= 200 ? target : String(target.prefix(200)) + "…"
+        let target = redactingCredentials(target)
+        return target.utf8.count <= 200 ? target : String(target.prefix(200)) + "…"
+    }
+
+    /// The query options, by lower-cased decoded name, whose values are tokens (clients of App
+    /// Service authentication put one in `access_token`); never written to the log.
+    static let credentialOptions: Set<String> = ["access_token", "x-zumo-auth"]
+
+    /// `target` with the value of every query option named in ``credentialOptions`` (in any
+    /// letter case, percent-encoded or not) replaced by `<redacted>`.
+    static func redactingCredentials(_ target: String) -> String {
+        guard let question = target.firstIndex(of: "?") else { return target }
+        let options = target[target.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
+        let redacted = options.map { option -> Substring in
+            let name = option.prefix { $0 != "=" }
+            guard name.count < option.count,
+                credentialOptions.contains(
+                    (PercentEncoding.decode(name, plusAsSpace: true) ?? String(name)).lowercased())
+            else { return option }
+            return name + "=<redacted>"
+        }
+        return String(target[...question]) + redacted.joined(separator: "&")
     }
 
     // MARK: Routes

@@ -253,6 +253,20 @@ struct ServerConnectionTests {
             }
         }
     }
+
+    @Test("the request log shows the query but never the value of access_token")
+    func logRedactsAccessToken() async throws {
+        let capture = LogCapture()
+        try await withTableServer(configure: { $0.logger = capture.logger }) { port in
+            let answer = try await send(
+                "GET", "/tables/todoitem?$top=5&access_token=eyJhbGciOi.secret-claims.sig&ACCESS%5FTOKEN=other-secret",
+                port: port, headers: Self.api)
+            #expect(answer.status == 200)
+        }
+        let line = try #require(capture.messages.first { $0.hasPrefix("GET /tables/todoitem") })
+        #expect(line.contains("$top=5") && line.contains("access_token=<redacted>"), "\(line)")
+        #expect(!capture.messages.contains { $0.contains("secret") }, "\(capture.messages)")
+    }
 }
 
 /// An in-memory store whose reads fail with a message full of internals, as a broken SQL store's would.
