@@ -121,6 +121,15 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         switch unwrapInboundIn(data) {
         case .head(let request):
             let version = versions.next()
+            if let declared = request.headerFields[.contentLength].flatMap({ Int($0) }),
+                declared > settings.maximumBodyBytes
+            {
+                // Answered before the body arrives: a client waiting for `100 Continue` (or
+                // sending slowly) learns at once, instead of at the read timeout.
+                logger.info("closing a connection whose request declares a body of \(declared) bytes, over the limit")
+                end(with: TableProtocol.bodyTooLarge(limit: settings.maximumBodyBytes), context: context)
+                return
+            }
             head = request
             headKeepAlive = version.keepAlive
             headIsHTTP10 = version.isHTTP10
@@ -220,7 +229,7 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
                     answer.headers.append(("Retry-After", "1"))
                     return answer
                 }
-                if entry.tooLarge { return TableProtocol.error(413, "the request body is larger than \(limit) bytes") }
+                if entry.tooLarge { return TableProtocol.bodyTooLarge(limit: limit) }
                 return tableProtocol.respond(to: entry.request)
             }
         }

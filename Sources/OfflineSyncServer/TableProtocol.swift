@@ -382,6 +382,14 @@ final class TableProtocol: Sendable {
             headers: [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-cache")], body: body)
     }
 
+    /// The 413 for a request body over `limit` bytes.
+    static func bodyTooLarge(limit: Int) -> Answer {
+        error(
+            413,
+            "the request body is larger than \(limit) bytes, the server's limit; send a smaller body, or start the server with a larger --max-body-bytes"
+        )
+    }
+
     /// A JSON error answer; `detail`, when given, is for the server log only (it may name
     /// internals the client must not see).
     static func error(_ status: Int, _ message: String, detail: String? = nil) -> Answer {

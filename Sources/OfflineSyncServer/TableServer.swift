@@ -248,7 +248,7 @@ public struct TableServer: Sendable {
                 let ready = tableRequest
                 answer = try await threadPool.runIfActive { tableProtocol.respond(to: ready) }
             } catch is NIOTooManyBytesError {
-                answer = TableProtocol.error(413, "the request body is larger than \(maximumBodyBytes) bytes")
+                answer = TableProtocol.bodyTooLarge(limit: maximumBodyBytes)
             }
             let elapsed = (ContinuousClock.now - start).components
             let microseconds = elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000

@@ -254,6 +254,28 @@ struct ServerConnectionTests {
         }
     }
 
+    @Test("a request declaring a body over the limit is answered 413 at once, before its body arrives")
+    func declaredBodyOverTheLimit() async throws {
+        try await withTableServer(maximumBodyBytes: 1024) { port in
+            for expect in [[], ["Expect: 100-continue"]] {
+                let (text, closed) = try await onOwnThread {
+                    let connection = try RawConnection(port: port)
+                    connection.send(
+                        Self.request(
+                            "POST",
+                            headers: [
+                                "ZUMO-API-VERSION: 2.0.0", "Content-Type: application/json", "Content-Length: 2000",
+                            ]
+                                + expect))
+                    return connection.readUntilClosed()
+                }
+                #expect(closed)
+                #expect(Self.statuses(text) == ["413"], "\(text)")
+                #expect(text.contains("1024") && text.contains("--max-body-bytes"), "\(text)")
+            }
+        }
+    }
+
     @Test("the request log shows the query but never the value of access_token")
     func logRedactsAccessToken() async throws {
         let capture = LogCapture()
