@@ -313,7 +313,7 @@ final class TableProtocol: Sendable {
         -> Answer
     {
         let restored = try service.undelete(
-            id: id, in: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
+            id: id, in: target.table, ifMatch: try matchedVersion(request, id: id, target, owner), owner: owner)
         return try itemAnswer(200, restored, table: target.table, owner: owner)
     }
 
@@ -324,7 +324,8 @@ final class TableProtocol: Sendable {
         if let bodyId = values.removeValue(forKey: "id"), bodyId != .string(id), !bodyId.isNull {
             throw OfflineSyncError(.invalidValue, "the body's \"id\" \(bodyId) differs from the id '\(id)' in the URL")
         }
-        let version = try Self.ifMatch(request) ?? values[SystemProperty.version.rawValue]?.stringValue
+        let version =
+            try matchedVersion(request, id: id, target, owner) ?? values[SystemProperty.version.rawValue]?.stringValue
         let stored = try service.merge(
             Item(id: id, values: Self.withoutSystemProperties(values)), in: target.table, ifMatch: version,
             owner: owner)
@@ -334,7 +335,8 @@ final class TableProtocol: Sendable {
     private func delete(_ id: String, _ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
         -> Answer
     {
-        let deleted = try service.delete(id: id, from: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
+        let deleted = try service.delete(
+            id: id, from: target.table, ifMatch: try matchedVersion(request, id: id, target, owner), owner: owner)
         return try itemAnswer(200, deleted, table: target.table, owner: owner)
     }
 
@@ -400,21 +402,49 @@ final class TableProtocol: Sendable {
         return answer
     }
 
-    /// The version of an `If-Match` header: `"v"`, `W/"v"` or a bare `v`; `*` and absence mean
-    /// any version. Several tags are not supported (400).
-    static func ifMatch(_ request: Request) throws -> String? {
-        guard let raw = request.header(WireHeader.ifMatch)?.trimmingCharacters(in: " \t"), !raw.isEmpty, raw != "*"
-        else {
-            return nil
+    /// The version a conditional write of item `id` is checked against: the one `If-Match` names,
+    /// or, when it lists several, the entry that is the item's current version (RFC 9110: a list
+    /// matches when any entry does), else its first entry (the write then fails with 412). `nil`
+    /// for any version. The write itself still checks the version atomically.
+    private func matchedVersion(_ request: Request, id: String, _ target: TableRequestTarget, _ owner: RowOwner?)
+        throws -> String?
+    {
+        guard let versions = try Self.ifMatch(request) else { return nil }
+        guard versions.count > 1 else { return versions.first }
+        let current = try service.lookup(id: id, in: target.table, includeDeleted: true, owner: owner)?.version
+        return versions.first { $0 == current } ?? versions[0]
+    }
+
+    /// The versions of an `If-Match` header, a comma-separated list of `"v"`, `W/"v"` or a bare
+    /// `v`; `nil` when it is absent, empty or has the entry `*` (any version). Throws `.syntax`
+    /// for an unclosed or misplaced double quote.
+    static func ifMatch(_ request: Request) throws -> [String]? {
+        guard let raw = request.header(WireHeader.ifMatch) else { return nil }
+        let malformed = OfflineSyncError(
+            .syntax,
+            "If-Match '\(raw.prefix(200))' is not a list of entity tags; send the item's version in double quotes")
+        var versions: [String] = []
+        var rest = Substring(raw)
+        while true {
+            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "," }
+            guard !rest.isEmpty else { break }
+            if rest.hasPrefix("W/") { rest = rest.dropFirst(2) }
+            if rest.first == "\"" {
+                let inside = rest.dropFirst()
+                guard let close = inside.firstIndex(of: "\"") else { throw malformed }
+                versions.append(String(inside[..<close]))
+                rest = inside[inside.index(after: close)...]
+                guard rest.first.map({ $0 == "," || $0 == " " || $0 == "\t" }) ?? true else { throw malformed }
+            } else {
+                let entry = rest.prefix { $0 != "," }
+                rest = rest[entry.endIndex...]
+                let tag = String(entry).trimmingCharacters(in: " \t")
+                if tag == "*" { return nil }
+                if tag.contains("\"") { throw malformed }
+                versions.append(tag)
+            }
         }
-        var tag = Substring(raw)
-        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-        if tag.count >= 2, tag.first == "\"", tag.last == "\"" { return String(tag.dropFirst().dropLast()) }
-        if tag.contains("\"") || tag.contains(",") {
-            throw OfflineSyncError(
-                .syntax, "If-Match '\(raw)' is not one entity tag; send the item's version in double quotes")
-        }
-        return String(tag)
+        return versions.isEmpty ? nil : versions
     }
 
     static func withoutSystemProperties(_ values: [String: Value]) -> [String: Value] {

@@ -286,4 +286,31 @@ struct ServerBehaviourTests {
             #expect(answers.components(separatedBy: "\r\nDate: ").count == 6, "every answer is dated")
         }
     }
+
+    @Test("an If-Match list matches when any entry is the current version, also weak or *; else 412")
+    func ifMatchList() async throws {
+        try await withTableServer { port in
+            let created = try await post(port, #"{"id": "e1", "text": "x"}"#)
+            var version = try #require((created.json as? [String: Any])?["version"] as? String)
+            let lists: [@Sendable (String) -> String] = [
+                { #""zzz", "\#($0)""# }, { #"W/"zzz", W/"\#($0)""# }, { _ in #""zzz", *"# },
+            ]
+            for makeList in lists {
+                let list = makeList(version)
+                let answer = try await send(
+                    "PATCH", "/tables/todoitem/e1", port: port, headers: Self.json + [("If-Match", list)],
+                    body: Array(#"{"text": "y"}"#.utf8))
+                #expect(answer.status == 200, "\(list): \(errorText(answer))")
+                version = try #require((answer.json as? [String: Any])?["version"] as? String)
+            }
+            let stale = try await send(
+                "PATCH", "/tables/todoitem/e1", port: port, headers: Self.json + [("If-Match", #""zzz", "yyy""#)],
+                body: Array(#"{"text": "z"}"#.utf8))
+            #expect(stale.status == 412)
+            let deleted = try await send(
+                "DELETE", "/tables/todoitem/e1", port: port,
+                headers: Self.api + [("If-Match", #""zzz", "\#(version)""#)])
+            #expect(deleted.status == 200)
+        }
+    }
 }
