@@ -73,16 +73,32 @@ package enum WireJSON {
     /// and objects become ``Value/json(_:)``.
     package static func decodeObject(_ body: [UInt8]) throws(WireFormatError) -> [String: Value] {
         try requireBody(body)
-        if let item = try? JSONCodec.decodeItem(body) {
+        let itemError: any Error
+        do {
+            let item = try JSONCodec.decodeItem(body)
             var values = item.values
             values["id"] = .string(item.id)
             return values
+        } catch {
+            itemError = error
         }
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
         } catch {
-            throw WireFormatError("the body is not valid JSON (\(body.count) bytes); it may have been truncated")
+            // The core's reader says what is wrong and where, as `import` does for the same text:
+            // a fault of the JSON text, else what kept the text from being read as an item.
+            let reason: any Error
+            do {
+                _ = try JSONCodec.decodeValue(body)
+                reason = itemError
+            } catch {
+                reason = error
+            }
+            guard let reason = reason as? OfflineSyncError else {
+                throw WireFormatError("the body is not valid JSON (\(body.count) bytes); it may have been truncated")
+            }
+            throw WireFormatError("the body is not valid JSON: \(reason.message)")
         }
         guard let object = root as? [String: Any] else {
             throw WireFormatError("the body is \(describe(root)), not a JSON object")

@@ -222,6 +222,15 @@ final class TableProtocol: Sendable {
                 )
             }
         }
+        if let encoding = request.header("Content-Encoding"),
+            let coding = encoding.split(separator: ",").map({ String($0).trimmingCharacters(in: " \t") })
+                .first(where: { !$0.isEmpty && $0.lowercased() != "identity" })
+        {
+            return Self.error(
+                415,
+                "the request body is encoded with '\(coding.prefix(40))', which this server does not decode; send the JSON body without Content-Encoding"
+            )
+        }
         do {
             return try operation(request, target, owner, allowed: allowed)
         } catch var error as RemoteError where owner != nil {

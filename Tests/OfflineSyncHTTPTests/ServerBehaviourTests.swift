@@ -287,6 +287,43 @@ struct ServerBehaviourTests {
         }
     }
 
+    /// Bodies that are not JSON, and what the 400 must say about each.
+    static let malformedBodies: [([UInt8], String)] = [
+        (
+            Array(String(repeating: "[", count: 513).utf8) + Array(String(repeating: "]", count: 513).utf8),
+            "nested deeper than 512"
+        ),
+        (Array(#"{"id": "a", "text": ""#.utf8) + [0xFF] + Array(#""}"#.utf8), "UTF-8"),
+        (Array(#"{"id": "a", "text": 1e400}"#.utf8), "beyond the range of a double"),
+        (Array(#"{"text": NaN}"#.utf8), "byte offset 9"),
+    ]
+
+    @Test("a body that is not JSON is a 400 saying what is wrong, as import does", arguments: malformedBodies)
+    func malformedJSONReason(body: [UInt8], reason: String) async throws {
+        try await withTableServer { port in
+            let answer = try await send("POST", "/tables/todoitem", port: port, headers: Self.json, body: body)
+            #expect(answer.status == 400)
+            #expect(errorText(answer).contains(reason), "\(errorText(answer))")
+        }
+    }
+
+    @Test("a body with a Content-Encoding other than identity is a 415 naming it")
+    func encodedBodyIsRefused() async throws {
+        try await withTableServer { port in
+            for coding in ["br", "gzip"] {
+                let answer = try await send(
+                    "POST", "/tables/todoitem", port: port, headers: Self.json + [("Content-Encoding", coding)],
+                    body: Array(#"{"id": "a", "text": "x"}"#.utf8))
+                #expect(answer.status == 415, "\(coding)")
+                #expect(errorText(answer).contains("'\(coding)'"), "\(errorText(answer))")
+            }
+            let plain = try await send(
+                "POST", "/tables/todoitem", port: port, headers: Self.json + [("Content-Encoding", "identity")],
+                body: Array(#"{"id": "a", "text": "x"}"#.utf8))
+            #expect(plain.status == 201)
+        }
+    }
+
     @Test("an If-Match list matches when any entry is the current version, also weak or *; else 412")
     func ifMatchList() async throws {
         try await withTableServer { port in
