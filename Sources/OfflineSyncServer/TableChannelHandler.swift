@@ -178,8 +178,8 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     /// A request the HTTP parser rejects (malformed head, head too large, bad chunking) gets a
-    /// JSON error, after the answers to the requests before it, and the connection closes: the
-    /// rest of its bytes cannot be trusted.
+    /// JSON error saying what was wrong, after the answers to the requests before it, and the
+    /// connection closes: the rest of its bytes cannot be trusted.
     /// Bytes after a request that closes the connection are dropped, not an error: that request
     /// is still answered.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -190,8 +190,36 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
             tooLarge ? 431 : 400,
             tooLarge
                 ? "the request head is larger than the server accepts; shorten the URL or the headers"
-                : "the request is not valid HTTP/1.1: \(error)")
+                : "the request is not valid HTTP/1.1: \(Self.describe(error))")
         end(with: answer, context: context)
+    }
+
+    /// What an HTTP parser error means, in words.
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? HTTPParserError else { return "\(error)" }
+        switch error {
+        case .invalidCharactersUsed, .invalidHeaderToken:
+            return "a header name or value contains characters HTTP does not allow"
+        case .trailingGarbage: return "unexpected bytes follow the request"
+        case .invalidEOFState: return "the connection ended in the middle of a request"
+        case .invalidVersion: return "the request line does not end with HTTP/1.0 or HTTP/1.1"
+        case .invalidMethod: return "the request line does not start with an HTTP method (GET, POST, …)"
+        case .invalidURL: return "the request target is not a valid path and query"
+        case .lfExpected: return "a line of the request head or of the chunked body does not end with CRLF"
+        case .invalidContentLength: return "the Content-Length header is not a decimal number of bytes"
+        case .unexpectedContentLength:
+            return "the request has conflicting Content-Length headers; send one"
+        case .invalidChunkSize: return "a chunk size of the chunked body is not a hexadecimal number"
+        case .invalidConstant: return "the request line or a header is malformed"
+        case .strictModeAssertion:
+            return "the chunked body does not match its framing (a chunk shorter or longer than its declared size)"
+        case .paused:
+            return "the connection starts with the HTTP/2 preface; this server speaks HTTP/1.1 only"
+        case .unknown:
+            return
+                "the Transfer-Encoding is not valid: it must end with chunked, and a request may not have both Transfer-Encoding and Content-Length"
+        default: return "the request could not be parsed (\(error))"
+        }
     }
 
     // MARK: Answering

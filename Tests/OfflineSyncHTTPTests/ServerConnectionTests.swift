@@ -276,6 +276,33 @@ struct ServerConnectionTests {
         }
     }
 
+    @Test(
+        "an HTTP parser error is answered with its reason in words",
+        arguments: [
+            (
+                "POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\na\r\n0\r\n\r\n",
+                "chunk"
+            ),
+            (
+                "POST /tables/todoitem HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                "Transfer-Encoding"
+            ),
+            ("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/1.1 only"),
+        ])
+    func parserErrorsInWords(request: String, reason: String) async throws {
+        try await withTableServer { port in
+            let (text, closed) = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                connection.send(request)
+                return connection.readUntilClosed()
+            }
+            #expect(closed)
+            #expect(Self.answers(text).map { $0.head.prefix(12) } == ["HTTP/1.1 400"], "\(text)")
+            #expect(text.contains(reason), "\(text)")
+            #expect(!text.contains("parser error") && !text.contains("strict mode"), "\(text)")
+        }
+    }
+
     @Test("the request log shows the query but never the value of access_token")
     func logRedactsAccessToken() async throws {
         let capture = LogCapture()
