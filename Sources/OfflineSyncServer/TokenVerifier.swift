@@ -142,7 +142,8 @@ public final class TokenVerifier: Sendable {
         } catch {
             throw AuthenticationFailure(
                 .malformed,
-                "the token is not a JWT (three base64url parts: header, claims, signature, with JSON claims)")
+                Self.claimFault(token)
+                    ?? "the token is not a JWT (three base64url parts: header, claims, signature, with JSON claims)")
         }
         guard let algorithm = header.alg, algorithms.contains(algorithm) else {
             let named = header.alg.map { "'\($0.prefix(20))'" } ?? "no algorithm"
@@ -200,6 +201,32 @@ public final class TokenVerifier: Sendable {
             throw AuthenticationFailure(.invalid, "the token's subject (sub) is longer than 256 bytes")
         }
         return AuthenticatedUser(subject: subject)
+    }
+
+    /// What is wrong with a registered claim of a token whose claims are JSON but do not parse
+    /// (`"exp": "tomorrow"`, `"sub": 5`); `nil` for any other fault. Names the claim, never its
+    /// value.
+    private static func claimFault(_ token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let claims = Data(base64Encoded: base64) else { return nil }
+        do {
+            _ = try DefaultJWTParser().jsonDecoder.decode(TokenClaims.self, from: claims)
+            return nil
+        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
+            switch context.codingPath.first?.stringValue {
+            case "exp": return "the token's exp claim must be a number (seconds since 1970)"
+            case "nbf": return "the token's nbf claim must be a number (seconds since 1970)"
+            case "sub": return "the token's sub claim must be a string"
+            case "iss": return "the token's iss claim must be a string"
+            case "aud": return "the token's aud claim must be a string or an array of strings"
+            default: return nil
+            }
+        } catch {
+            return nil
+        }
     }
 
     private static func format(_ date: Date) -> String {

@@ -139,6 +139,56 @@ struct AuthenticationTests {
         }
     }
 
+    /// Claims whose registered claims have the wrong JSON types.
+    struct MistypedClaims: JWTPayload {
+        var sub: JSONFragment
+        var exp: JSONFragment
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// A claim value of any of the JSON types the test needs.
+    enum JSONFragment: Codable, Sendable {
+        case text(String)
+        case number(Int)
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .text(let text): try container.encode(text)
+            case .number(let number): try container.encode(number)
+            }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Int.self) {
+                self = .number(number)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
+        }
+    }
+
+    @Test("a correctly signed token with a claim of the wrong type: 401 naming the claim and the type it needs")
+    func mistypedClaims() async throws {
+        try await withServer { port in
+            let exp = Int(Date().timeIntervalSince1970) + 3600
+            let cases: [(MistypedClaims, String)] = [
+                (MistypedClaims(sub: .text("alice"), exp: .text("tomorrow")), "the token's exp claim must be a number"),
+                (MistypedClaims(sub: .number(5), exp: .number(exp)), "the token's sub claim must be a string"),
+            ]
+            for (claims, reason) in cases {
+                let keys = JWTKeyCollection()
+                await keys.add(hmac: HMACKey(from: Tokens.secret), digestAlgorithm: .sha256)
+                let token = try await keys.sign(claims)
+                let answer = try await Self.request("GET", "/tables/notes", port: port, token: token)
+                #expect(answer.status == 401)
+                #expect(Self.error(answer).contains(reason), "\(Self.error(answer))")
+                #expect(!Self.text(answer).contains(token) && !Self.text(answer).contains("tomorrow"))
+            }
+        }
+    }
+
     @Test("RS256 with a PEM public key and ES256 with a JWKS; tokens of other keys refused")
     func publicKeys() async throws {
         let directory = try TemporaryDirectory()
