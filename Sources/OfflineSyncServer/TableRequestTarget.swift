@@ -11,11 +11,13 @@ struct TableRequestTarget: Sendable {
     var table: String
     /// The item id, for `/tables/{table}/{id}`.
     var id: String?
-    /// The decoded query options by lower-cased name (the last occurrence wins).
+    /// The decoded query options by lower-cased name (of another option than a `$` one, which
+    /// may be given once, the last occurrence wins).
     var options: [String: String]
 
     /// Splits `target`; `nil` when the path is not under `/tables/` (the server answers 404).
-    /// Throws ``OfflineSyncError`` `.syntax` for a malformed percent escape.
+    /// Throws ``OfflineSyncError`` `.syntax` for a malformed percent escape or a `$` option given
+    /// more than once.
     init?(_ target: String) throws {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let segments = parts[0].split(separator: "/", omittingEmptySubsequences: true)
@@ -39,7 +41,14 @@ struct TableRequestTarget: Sendable {
                 else {
                     throw OfflineSyncError(.syntax, "the query option '\(pair)' has a malformed percent escape")
                 }
-                options[name.lowercased()] = value
+                let key = name.lowercased()
+                if key.hasPrefix("$"), options[key] != nil {
+                    throw OfflineSyncError(
+                        .syntax,
+                        "the query option '\(name)' is given more than once; give each $ option once (combine filters with 'and')"
+                    )
+                }
+                options[key] = value
             }
         }
         self.options = options

@@ -350,4 +350,15 @@ struct ServerBehaviourTests {
             #expect(deleted.status == 200)
         }
     }
+
+    @Test("a system query option given twice is a 400 naming it")
+    func repeatedSystemQueryOption() async throws {
+        try await withTableServer { port in
+            let answer = try await send(
+                "GET", "/tables/todoitem?$filter=text%20eq%20%27a%27&$FILTER=text%20eq%20%27b%27", port: port,
+                headers: Self.api)
+            #expect(answer.status == 400)
+            #expect(errorText(answer).contains("$FILTER") && errorText(answer).contains("more than once"))
+        }
+    }
 }
