@@ -207,12 +207,18 @@ public struct TableServer: Sendable {
                 address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
-                logger.info("serving the table protocol on \(scheme)://\(configuration.host):\(port)/tables/")
+                logger.info(
+                    "serving the table protocol on \(scheme)://\(Self.urlHost(configuration.host)):\(port)/tables/")
                 await onRunning(port)
             },
             eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
             logger: logger)
         try await Self.runUntilStopped(app, untilSignal: untilSignal, logger: logger)
+    }
+
+    /// `host` as a URL writes it: an IPv6 address in brackets (`[::1]`).
+    package static func urlHost(_ host: String) -> String {
+        host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 
     /// Runs `app` until it is shut down gracefully (by SIGTERM or SIGINT with `untilSignal`, else

@@ -282,7 +282,7 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.tls = tls
         serverConfiguration.answersThroughRouter = router == "hummingbird"
         let server = TableServer(service: service, configuration: serverConfiguration)
-        let host = self.host
+        let host = TableServer.urlHost(self.host)
         let scheme = tls == nil ? "http" : "https"
         let security =
             verifier.map { " checking \($0.algorithms.sorted().joined(separator: "/")) tokens" }

@@ -94,4 +94,31 @@ struct ServeProcessTests {
         try await device.close()
         server.kill()
     }
+
+    /// Runs `offline-sync` with `arguments` until its first line of standard output (then
+    /// terminates it) or its exit; answers that line and its standard error.
+    static func firstLine(_ arguments: [String]) throws -> (output: String, error: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return (line, String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    @Test(
+        "serve on an IPv6 address prints its URL with the address in brackets",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func ipv6URL() async throws {
+        let (output, error) = try await onOwnThread {
+            try Self.firstLine(["serve", "--store", "memory:", "--host", "::1", "--port", "0"])
+        }
+        #expect(output.contains("http://[::1]:"), "\(output) \(error)")
+    }
 }
