@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -135,7 +136,8 @@ public struct TableServer: Sendable {
     /// Listens and answers until the task is cancelled or, with `untilSignal`, until SIGINT or
     /// SIGTERM; then stops accepting connections and lets the requests in progress finish.
     /// Throws ``OfflineSyncError`` `.configuration` before listening when ``Configuration/tableAccess``
-    /// needs tokens the server does not check (or is contradictory).
+    /// needs tokens the server does not check (or is contradictory), and when the address is
+    /// already in use.
     /// - Parameter onRunning: called once with the bound port when the server accepts requests.
     public func run(untilSignal: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         async throws
@@ -149,6 +151,12 @@ public struct TableServer: Sendable {
         // tasks on an EventLoop that has already shut down").
         do {
             try await serve(untilSignal: untilSignal, threadPool: threadPool, onRunning: onRunning)
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            try? await threadPool.shutdownGracefully()
+            throw OfflineSyncError(
+                .configuration,
+                "cannot listen on \(Self.urlHost(configuration.host)):\(configuration.port): the address is already in use; stop the other server or choose another port (--port)"
+            )
         } catch {
             try? await threadPool.shutdownGracefully()
             throw error

@@ -121,4 +121,20 @@ struct ServeProcessTests {
         }
         #expect(output.contains("http://[::1]:"), "\(output) \(error)")
     }
+
+    @Test(
+        "serve on a port in use says so in words and names --port",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func portInUse() async throws {
+        try await withTableServer { port in
+            let (output, error) = try await onOwnThread {
+                try Self.firstLine(["serve", "--store", "memory:", "--port", String(port)])
+            }
+            #expect(output.isEmpty)
+            #expect(
+                error.contains("cannot listen on 127.0.0.1:\(port): the address is already in use")
+                    && error.contains("--port"), "\(error)")
+            #expect(!error.contains("errno"), "\(error)")
+        }
+    }
 }
