@@ -16,19 +16,19 @@ struct TableRequestTarget: Sendable {
     var options: [String: String]
 
     /// Splits `target`; `nil` when the path is not under `/tables/` (the server answers 404).
-    /// Throws ``OfflineSyncError`` `.syntax` for a malformed percent escape or a `$` option given
-    /// more than once.
+    /// Throws ``OfflineSyncError`` `.syntax` for a malformed percent escape, escaped bytes that are
+    /// not UTF-8, or a `$` option given more than once.
     init?(_ target: String) throws {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let segments = parts[0].split(separator: "/", omittingEmptySubsequences: true)
         guard segments.count == 2 || segments.count == 3, segments[0].lowercased() == "tables" else { return nil }
         guard let table = PercentEncoding.decode(segments[1]) else {
-            throw OfflineSyncError(.syntax, "the table name in '\(parts[0])' has a malformed percent escape")
+            throw OfflineSyncError(.syntax, "the table name in '\(parts[0])' \(Self.fault(segments[1]))")
         }
         self.table = table
         if segments.count == 3 {
             guard let id = PercentEncoding.decode(segments[2]) else {
-                throw OfflineSyncError(.syntax, "the id in '\(parts[0])' has a malformed percent escape")
+                throw OfflineSyncError(.syntax, "the id in '\(parts[0])' \(Self.fault(segments[2]))")
             }
             self.id = id
         }
@@ -39,7 +39,7 @@ struct TableRequestTarget: Sendable {
                 guard let name = PercentEncoding.decode(halves[0], plusAsSpace: true),
                     let value = PercentEncoding.decode(halves.count == 2 ? halves[1] : "", plusAsSpace: true)
                 else {
-                    throw OfflineSyncError(.syntax, "the query option '\(pair)' has a malformed percent escape")
+                    throw OfflineSyncError(.syntax, "the query option '\(pair)' \(Self.fault(pair))")
                 }
                 let key = name.lowercased()
                 if key.hasPrefix("$"), options[key] != nil {
@@ -52,6 +52,20 @@ struct TableRequestTarget: Sendable {
             }
         }
         self.options = options
+    }
+
+    /// Why `text` does not percent-decode: a malformed escape, or escapes whose bytes are not UTF-8.
+    private static func fault(_ text: some StringProtocol) -> String {
+        let bytes = Array(text.utf8)
+        let isHex = { (byte: UInt8) in
+            (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+        }
+        for (offset, byte) in bytes.enumerated() where byte == UInt8(ascii: "%") {
+            guard offset + 2 < bytes.count, isHex(bytes[offset + 1]), isHex(bytes[offset + 2]) else {
+                return "has a malformed percent escape (% must be followed by two hex digits)"
+            }
+        }
+        return "has percent escapes whose bytes are not UTF-8; percent-encode the UTF-8 bytes of the text"
     }
 
     /// `true` when `__includeDeleted=true` (any letter case) was given.

@@ -351,6 +351,24 @@ struct ServerBehaviourTests {
         }
     }
 
+    @Test("percent escapes that decode to bytes that are not UTF-8 are a 400 saying so")
+    func escapesThatAreNotUTF8() async throws {
+        try await withTableServer { port in
+            let answer = try await send(
+                "GET", "/tables/todoitem?$filter=text%20eq%20%27%ff%fe%27", port: port, headers: Self.api)
+            #expect(answer.status == 400)
+            #expect(errorText(answer).contains("not UTF-8"), "\(errorText(answer))")
+            // Sent raw: an HTTP client would re-encode the lone '%'.
+            let malformed = try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                connection.send(
+                    "GET /tables/todoitem?$filter=text%2 HTTP/1.1\r\nHost: x\r\nZUMO-API-VERSION: 2.0.0\r\n\r\n")
+                return connection.readAnswers(1)
+            }
+            #expect(malformed.contains("malformed percent escape"), "\(malformed)")
+        }
+    }
+
     @Test("a system query option given twice is a 400 naming it")
     func repeatedSystemQueryOption() async throws {
         try await withTableServer { port in
