@@ -1,4 +1,4 @@
-package import OfflineSync
+import OfflineSync
 
 #if canImport(Glibc)
     import Glibc
