@@ -1,3 +1,4 @@
+public import OfflineSync
 import CLMDB
 
 #if canImport(Glibc)
@@ -137,4 +138,9 @@ extension LMDBError {
                 "the data file was written by an incompatible program or is damaged; restore the directory from a backup, or delete it and pull the data again"
         )
     }
+}
+
+extension LMDBError: StoreFullError {
+    /// `true` for ``Kind/mapSizeLimit``: the data no longer fits under the maximum map size.
+    public var isStoreFull: Bool { kind == .mapSizeLimit }
 }

@@ -84,10 +84,33 @@ import Testing
                 [Item(id: "huge", values: ["title": .string(String(repeating: "z", count: 1 << 20))])], into: "notes")
         }
         #expect(error?.kind == .mapSizeLimit)
+        #expect(error?.isStoreFull == true)
         #expect(error?.description.contains("maximumMapSize") == true)
         #expect(try store.count("notes") == 10)
         try store.upsert(fiveColumnItems(10..<12), into: "notes")
         #expect(try store.count("notes") == 12)
+    }
+
+    @Test func aServerWhoseStoreIsFullAnswers507AndStaysWritable() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let table = TableSchema("notes", columns: [Column("title", .string)])
+        let store = try openStore(
+            StoreSchema([table]), in: directory, options: .init(initialMapSize: 64 << 10, maximumMapSize: 256 << 10))
+        defer { try? store.close() }
+        let logged = Locked<[String]>([])
+        let service = try TableService(store: store, failureLog: { line in logged.withLock { $0.append(line) } })
+        _ = try service.insert(Item(id: "small", values: ["title": "kept"]), into: "notes")
+        let huge = Item(id: "huge", values: ["title": .string(String(repeating: "z", count: 1 << 20))])
+        let error = #expect(throws: RemoteError.self) { try service.insert(huge, into: "notes") }
+        #expect(error?.status == 507)
+        #expect(error?.message.contains("full") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("maximumMapSize") == false, "no internals in the answer")
+        #expect(logged.withLock { $0 }.contains { $0.contains("maximumMapSize") }, "the detail is logged")
+        // Nothing was written, and smaller writes go on.
+        #expect(try store.lookup(table: "notes", id: "huge") == nil)
+        _ = try service.insert(Item(id: "after", values: ["title": "still writable"]), into: "notes")
+        #expect(try store.count("notes") == 2)
     }
 
     @Test func aMapGrownByAnotherProcessIsAdopted() throws {

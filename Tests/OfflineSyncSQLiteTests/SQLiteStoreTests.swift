@@ -120,6 +120,7 @@ import Testing
 
         let error = try #require(throws: SQLiteError.self) { try store.upsert(big, into: "t") }
         #expect(error.code == .full)
+        #expect(error.isStoreFull)
         #expect(error.arguments == nil)
         #expect(try store.count("t") == 1)
         try store.upsert([item("after", "still writable")], into: "t")

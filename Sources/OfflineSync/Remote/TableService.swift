@@ -546,8 +546,9 @@ public final class TableService: Sendable {
         }
     }
 
-    /// Store errors become HTTP answers: bad input 400 with the store's message, anything else
-    /// 500 with a message that names no internals (the detail goes to the failure log).
+    /// Store errors become HTTP answers: bad input 400 with the store's message, a full store
+    /// (``StoreFullError``) 507, anything else 500 with a message that names no internals (the
+    /// detail goes to the failure log).
     private func mapped<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
@@ -562,6 +563,14 @@ public final class TableService: Sendable {
             failureLog("store failure (\(error.code)): \(error.message)")
             throw RemoteError(
                 .server, status: 500, message: "the server's store failed (\(error.code)); see the server log")
+        } catch let error as any StoreFullError where error.isStoreFull {
+            // The write changed nothing; the client may retry once the server has room again.
+            failureLog("store full: \(error)")
+            throw RemoteError(
+                .server, status: 507,
+                message:
+                    "the server's store is full, so the write was not made; its administrator must free space or raise the store's size limit. Retry later"
+            )
         } catch {
             failureLog("store failure: \(error)")
             throw RemoteError(.server, status: 500, message: "the server's store failed; see the server log")

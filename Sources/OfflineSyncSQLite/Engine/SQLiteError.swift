@@ -1,3 +1,4 @@
+public import OfflineSync
 /// A failure reported by the SQLite library (or by SQLCipher, which shares the engine).
 ///
 /// It carries SQLite's primary and extended result codes, SQLite's own message, a sentence saying
@@ -132,4 +133,9 @@ extension SQLiteError {
                 sqliteMessage.contains($0)
             }
     }
+}
+
+extension SQLiteError: StoreFullError {
+    /// `true` for `SQLITE_FULL`: the disk, or the configured maximum page count, is full.
+    public var isStoreFull: Bool { code == .full }
 }
