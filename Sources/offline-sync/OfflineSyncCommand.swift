@@ -1,8 +1,48 @@
 import ArgumentParser
+import OfflineSync
 
 /// The `offline-sync` command: one subcommand per file in this directory.
 @main
 struct OfflineSyncCommand: AsyncParsableCommand {
+    /// Runs the command as `AsyncParsableCommand.main()` does, except that an error a subcommand
+    /// throws is printed with its control characters escaped: messages quote ids, names and text
+    /// from stores and servers, which must not break the line or drive the terminal. Errors of
+    /// the command line itself (help, usage) are ArgumentParser's, printed as it prints them.
+    static func main() async {
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: displayable(error))
+        }
+    }
+
+    /// `error`, or an error with the same text with its control characters escaped when the text
+    /// has any, line by line: the line breaks of a message (a filter error's caret line) stay.
+    /// Exit requests (`ExitCode`, `CleanExit`) and usage errors pass unchanged.
+    static func displayable(_ error: any Error) -> any Error {
+        if error is ExitCode || error is CleanExit || error is ValidationError { return error }
+        let text = String(describing: error)
+        let escaped = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { String(String.UnicodeScalarView($0)).escapingControlCharacters }
+            .joined(separator: "\n")
+        return escaped == text ? error : EscapedError(description: escaped)
+    }
+
+    /// An error whose text was escaped for the terminal (see ``displayable(_:)``).
+    struct EscapedError: Error, CustomStringConvertible {
+        let description: String
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "offline-sync",
         abstract:

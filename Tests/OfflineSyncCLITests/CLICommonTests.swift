@@ -16,6 +16,19 @@ struct CLICommonTests {
         #expect(result.stdout.contains("offline-sync \(subcommand)"), "\(result)")
     }
 
+    @Test func errorMessagesShowControlCharactersEscaped() throws {
+        // An error quoting text that came from outside (here a table name) cannot drive the
+        // terminal: its escape sequence is printed as `\u{1B}`, and the exit code stays 1.
+        let result = try CLI.run(["query", "--store", "memory:", "--table", "bad\u{1B}[31mname"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains(#"bad\u{1B}[31mname"#), "\(result)")
+        #expect(!result.stderr.contains("\u{1B}"), "\(result)")
+        // Usage errors stay ArgumentParser's own.
+        let usage = try CLI.run(["query", "--store", "memory:"])
+        #expect(usage.status == 64, "\(usage)")
+        #expect(usage.stderr.contains("Usage:"), "\(usage)")
+    }
+
     @Test func topLevelHelpListsEverySubcommand() throws {
         let result = try CLI.run(["--help"])
         #expect(result.status == 0)
