@@ -141,6 +141,7 @@ extension LMDBError {
 }
 
 extension LMDBError: StoreFullError {
-    /// `true` for ``Kind/mapSizeLimit``: the data no longer fits under the maximum map size.
-    public var isStoreFull: Bool { kind == .mapSizeLimit }
+    /// `true` for ``Kind/mapSizeLimit`` (the data no longer fits under the maximum map size)
+    /// and for `MDB_DBS_FULL` (no room for another table or index).
+    public var isStoreFull: Bool { kind == .mapSizeLimit || code == MDB_DBS_FULL }
 }

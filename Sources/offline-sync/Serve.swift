@@ -55,6 +55,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most rows one read returns (the server's page size cap).")
     var pageSize = 50
 
+    @Option(
+        help:
+            "With --dynamic-schema, the most tables the store may hold for a write to create another; beyond it, 400.")
+    var maxTables = 256
+
     @Option(help: "The largest request body accepted, in bytes; larger ones get 413.")
     var maxBodyBytes = 1 << 20
 
@@ -134,6 +139,7 @@ struct Serve: AsyncParsableCommand {
         guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 second or more") }
         guard requestTimeout >= 1 else { throw ValidationError("--request-timeout must be 1 second or more") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be 1 or more") }
+        guard maxTables >= 1 else { throw ValidationError("--max-tables must be 1 or more") }
         for origin in corsOrigin where origin != "*" && !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) {
             throw ValidationError("--cors-origin '\(origin)' is not an origin; write it as https://host[:port], or '*'")
         }
@@ -268,7 +274,7 @@ struct Serve: AsyncParsableCommand {
         }
         let failureLogger = requestLogger
         let service = try TableService(
-            store: store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic),
+            store: store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic, maximumTableCount: maxTables),
             failureLog: { failureLogger.error("\($0)") })
         var serverConfiguration = TableServer.Configuration(
             host: host, port: port, maximumBodyBytes: maxBodyBytes, createsTables: dynamic, logger: requestLogger)

@@ -113,6 +113,41 @@ import Testing
         #expect(try store.count("notes") == 2)
     }
 
+    /// LMDB holds 1,023 sub-databases; a served table takes two (its rows and its pull index).
+    /// A table created past that is a 507 naming the table, and the store goes on serving.
+    @Test func aServerWhoseStoreHasNoRoomForAnotherTableAnswers507() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let tables = (0..<505).map {
+            TableService.served(TableSchema("t\($0)", columns: [Column("x", .integer)], indexes: [], synced: true))
+        }
+        let store = try openStore(StoreSchema(tables), in: directory)
+        defer { try? store.close() }
+        let logged = Locked<[String]>([])
+        let service = try TableService(
+            store: store, options: .init(widensSchema: true, maximumTableCount: 10_000),
+            failureLog: { line in logged.withLock { $0.append(line) } })
+        var refusal: RemoteError?
+        var name = ""
+        for number in 0..<20 {
+            name = "more\(number)"
+            do {
+                _ = try service.insert(Item(id: "a", values: ["x": 1]), into: name, creatingTable: true)
+            } catch let error as RemoteError {
+                refusal = error
+                break
+            }
+        }
+        let error = try #require(refusal, "a table past LMDB's sub-databases is refused")
+        #expect(error.status == 507, "\(error)")
+        #expect(error.message.contains("'\(name)'"), "\(error.message)")
+        #expect(!error.message.contains("MDB"), "no internals in the answer: \(error.message)")
+        #expect(logged.withLock { $0 }.contains { $0.contains(name) && $0.contains("MDB_DBS_FULL") }, "the detail is logged")
+        _ = try service.insert(Item(id: "a", values: ["x": 1]), into: "t504")
+        #expect(try store.count("t504") == 1)
+        #expect(try store.schema.table(named: name) == nil)
+    }
+
     @Test func aMapGrownByAnotherProcessIsAdopted() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

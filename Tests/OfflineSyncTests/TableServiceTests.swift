@@ -73,6 +73,24 @@ import Testing
         #expect(try dynamic.store.schema.table(named: "todo")?.column(named: "rank")?.type == .integer)
     }
 
+    @Test func aDynamicSchemaCreatesTablesUpToItsLimitAndThenAnswers400() throws {
+        let options = TableService.Options(widensSchema: true, maximumTableCount: 3)
+        let service = try InMemoryRemote(tables: [Self.todo], options: options).service
+        _ = try service.insert(Item(id: "a", values: ["x": 1]), into: "second", creatingTable: true)
+        _ = try service.insert(Item(id: "a", values: ["x": 1]), into: "third", creatingTable: true)
+        let error = try #require(throws: RemoteError.self) {
+            try service.insert(Item(id: "a", values: ["x": 1]), into: "fourth", creatingTable: true)
+        }
+        #expect(error.status == 400)
+        #expect(error.message.contains("'fourth' was not created"), "\(error.message)")
+        #expect(error.message.contains("3 tables"), "\(error.message)")
+        #expect(try service.store.schema.table(named: "fourth") == nil)
+        // The tables there are still written and widened.
+        let widened = try service.insert(Item(id: "b", values: ["x": 2, "y": "new"]), into: "third", creatingTable: true)
+        #expect(widened["y"] == "new")
+        _ = try service.insert(Item(id: "b", values: ["text": "still"]), into: "todo")
+    }
+
     @Test func injectedFaultsFailTheMatchingCallsOnly() async throws {
         let remote = try InMemoryRemote(tables: [Self.todo])
         remote.inject(RemoteFault(.unauthorized, times: 2) { $0.operation == .insert })

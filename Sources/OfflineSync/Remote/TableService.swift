@@ -65,11 +65,20 @@ public final class TableService: Sendable {
         public var maximumPageSize: Int
         /// Add undeclared columns instead of rejecting them (dynamic schema).
         public var widensSchema: Bool
+        /// The most app tables the store may hold for a write to create another (dynamic
+        /// schema); a write that would create one more is a 400. Default 256.
+        ///
+        /// Each table created reopens the store with every table declared, so a client creating
+        /// tables without end would slow every later creation and grow the store; the limit
+        /// also keeps LMDB (1,023 sub-databases: a table and its pull index take two) from
+        /// running out. Tables the store already holds are served whatever their number.
+        public var maximumTableCount: Int
 
         /// Creates options.
-        public init(maximumPageSize: Int = 50, widensSchema: Bool = false) {
+        public init(maximumPageSize: Int = 50, widensSchema: Bool = false, maximumTableCount: Int = 256) {
             self.maximumPageSize = max(1, maximumPageSize)
             self.widensSchema = widensSchema
+            self.maximumTableCount = max(0, maximumTableCount)
         }
     }
 
@@ -397,6 +406,14 @@ public final class TableService: Sendable {
                         .server, status: 400,
                         message: "table '\(table)' differs only in letter case from a table the server has")
                 }
+                let tableCount = stored.tables.count { !$0.isSystem }
+                guard tableCount < options.maximumTableCount else {
+                    throw RemoteError(
+                        .server, status: 400,
+                        message:
+                            "table '\(table)' was not created: the server has \(tableCount) tables and creates none beyond \(options.maximumTableCount)"
+                    )
+                }
                 return nil
             }
             guard !declared.isSystem else {
@@ -463,6 +480,11 @@ public final class TableService: Sendable {
             } catch {
                 failureLog("widening table '\(change.name)' failed: \(error)")
                 try reopenAsBefore()
+                if let full = error as? any StoreFullError, full.isStoreFull {
+                    throw RemoteError(
+                        .server, status: 507,
+                        message: "the server's store has no room to add the columns of table '\(change.name)'")
+                }
                 throw RemoteError(
                     .server, status: 500,
                     message: "the server could not add the columns of table '\(change.name)'; see the server log")
