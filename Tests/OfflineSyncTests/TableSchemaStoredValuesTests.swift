@@ -101,4 +101,34 @@ import Testing
         #expect(todo.position(ofColumn: "Text") == nil)
         #expect(todo.position(ofColumn: "id") == nil)
     }
+    /// An item's values reach `body` in column order however the item is laid out, so a backend
+    /// encodes the same row the same way in every process (a dictionary's order follows the
+    /// process's hash seed).
+    @Test(arguments: [WriteOrigin.local, .server])
+    func valuesArriveInColumnOrderWhateverTheItemsOrder(origin: WriteOrigin) throws {
+        let names = ["text", "priority", "score", "due", "done", "tags", "updatedAt", "version", "id", "colour"]
+        let values: [String: Value] = [
+            "text": "a", "priority": 3, "score": 2, "due": "2026-01-02T03:04:05.678Z", "done": true,
+            "tags": .json("[1]"), "updatedAt": .null, "version": "v1", "id": "x", "colour": "red",
+        ]
+        var expected: [(Int, Value)]?
+        var orders = [names, Array(names.reversed())]
+        for rotation in 1..<names.count { orders.append(Array(names[rotation...] + names[..<rotation])) }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 { orders.append(names.shuffled(using: &generator)) }
+        for order in orders {
+            let kept = order.filter { origin == .server || $0 != "colour" }
+            let item = Item(id: "1", layout: RowLayout(uniqueNames: kept), values: kept.map { values[$0] })
+            var handed: [(Int, Value)] = []
+            try todo.forEachStoredValue(of: item, origin: origin) { handed.append(($0, $1)) }
+            #expect(handed.map(\.0) == handed.map(\.0).sorted(), "order \(order)")
+            if let expected {
+                #expect(handed.map(\.0) == expected.map(\.0), "order \(order)")
+                #expect(handed.map(\.1) == expected.map(\.1), "order \(order)")
+            } else {
+                expected = handed
+                #expect(handed.count == 7)
+            }
+        }
+    }
 }

@@ -6,8 +6,14 @@ extension TableSchema {
     /// one walk of the item's values, no normalised copy, and the column found once (a backend
     /// keys its encoding by column position instead of hashing the name again). The rules are
     /// the same ones (the same id check and the same value conversion); the values reach `body`
-    /// in the item's own order, and `null` values, `id` and (for ``WriteOrigin/server`` writes)
-    /// undeclared columns are skipped exactly as `normalize` drops them.
+    /// in column order (ascending positions) whatever the item's own order, and `null` values,
+    /// `id` and (for ``WriteOrigin/server`` writes) undeclared columns are skipped exactly as
+    /// `normalize` drops them.
+    ///
+    /// Column order makes an encoded row the same bytes however the item was built: an item made
+    /// from a dictionary lists its values in the order of the process's hash seed, and a record
+    /// written in that order made a filter that reads a few fields walk a different length of
+    /// every record in each process (LMDB's unindexed query took 0.65 to 0.95 ms between runs).
     ///
     /// When the item breaks a rule this throws the error `normalize` throws, possibly after
     /// `body` has seen some of the item's values: discard whatever `body` built.
@@ -35,21 +41,43 @@ extension TableSchema {
             }
             return
         }
+        // Laid out otherwise: each value's column is found by name first (its slot kept in an
+        // insertion-sorted list on the stack, the value not copied), then the values are handed
+        // on by ascending column position.
         let names = item.layout.names
-        for slot in item.slots.indices {
-            guard let value = item.slots[slot] else { continue }
-            let key = names[slot]
-            if !value.isNull, let (position, type) = declaredColumn(key) {
-                if TableSchema.isStoredAsIs(value, in: type) {
+        try withUnsafeTemporaryAllocation(of: (position: Int, slot: Int).self, capacity: item.slots.count) { order in
+            var found = 0
+            for slot in item.slots.indices {
+                switch item.slots[slot] {
+                case nil, .null?: continue
+                default: break
+                }
+                let key = names[slot]
+                guard let (position, _) = declaredColumn(key) else {
+                    guard key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
+                    continue
+                }
+                var index = found
+                while index > 0, order[index - 1].position > position {
+                    order[index] = order[index - 1]
+                    index -= 1
+                }
+                order[index] = (position, slot)
+                found += 1
+            }
+            for index in 0..<found {
+                let (position, slot) = order[index]
+                guard let value = item.slots[slot] else { continue }
+                let column = columns[position]
+                if TableSchema.isStoredAsIs(value, in: column.type) {
                     try body(position, value)
                 } else {
                     try body(
                         position,
-                        try TableSchema.converted(value, to: type, table: name, column: key, id: item.id) ?? value)
+                        try TableSchema.converted(value, to: column.type, table: name, column: column.name, id: item.id)
+                            ?? value)
                 }
-                continue
             }
-            guard value.isNull || key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
         }
     }
 
