@@ -14,6 +14,11 @@ package import OfflineSync
 /// | 6 | date | zigzag LEB128 milliseconds since 1970 |
 /// | 7 | JSON | LEB128 byte count, UTF-8 text |
 ///
+/// A reader accepts the fields in any order; the store writes them in ascending ordinal (column
+/// order, ``OfflineSync/TableSchema/forEachStoredValue(of:origin:_:)``), so a row is the same bytes
+/// in every process and a filter that stops once it has read the fields it tests walks the same
+/// length of every record.
+///
 /// The id is the record's key, not part of it. Ordinals are stable because a stored schema only
 /// ever appends columns (``OfflineSync/TableSchema/merged(with:)``), so old records read under a
 /// widened schema unchanged, and the new columns read as null.
