@@ -45,7 +45,9 @@ extension TableSchema {
         // insertion-sorted list on the stack, the value not copied), then the values are handed
         // on by ascending column position.
         let names = item.layout.names
-        try withUnsafeTemporaryAllocation(of: (position: Int, slot: Int).self, capacity: item.slots.count) { order in
+        try withUnsafeTemporaryAllocation(
+            of: (position: Int, slot: Int, type: ColumnType).self, capacity: item.slots.count
+        ) { order in
             var found = 0
             for slot in item.slots.indices {
                 switch item.slots[slot] {
@@ -53,7 +55,7 @@ extension TableSchema {
                 default: break
                 }
                 let key = names[slot]
-                guard let (position, _) = declaredColumn(key) else {
+                guard let (position, type) = declaredColumn(key) else {
                     guard key == "id" || origin == .server else { throw unknownColumn(key, item: item.id) }
                     continue
                 }
@@ -62,19 +64,18 @@ extension TableSchema {
                     order[index] = order[index - 1]
                     index -= 1
                 }
-                order[index] = (position, slot)
+                order[index] = (position, slot, type)
                 found += 1
             }
             for index in 0..<found {
-                let (position, slot) = order[index]
+                let (position, slot, type) = order[index]
                 guard let value = item.slots[slot] else { continue }
-                let column = columns[position]
-                if TableSchema.isStoredAsIs(value, in: column.type) {
+                if TableSchema.isStoredAsIs(value, in: type) {
                     try body(position, value)
                 } else {
                     try body(
                         position,
-                        try TableSchema.converted(value, to: column.type, table: name, column: column.name, id: item.id)
+                        try TableSchema.converted(value, to: type, table: name, column: names[slot], id: item.id)
                             ?? value)
                 }
             }
