@@ -10,10 +10,11 @@
 /// 1. **Declare before use.** ``open(schema:)`` receives every table the caller will use. Using an
 ///    undeclared table throws ``OfflineSyncError/Code-swift.struct/unknownTable``. Reopening with a
 ///    schema that adds columns, indexes or tables widens the stored schema (existing rows read the
-///    new columns as null, indexes added cover the rows already stored); tables and columns not
-///    mentioned on reopen are kept; a column never changes type: a reopen declaring another type
-///    throws ``OfflineSyncError/Code-swift.struct/invalidSchema`` whether the table holds rows or
-///    not, and changes nothing. ``schema`` answers the stored, widened schema.
+///    new columns as null, indexes added cover the rows already stored); tables, columns and
+///    indexes not mentioned on reopen are kept, by every later open too; a column never changes
+///    type: a reopen declaring another type throws ``OfflineSyncError/Code-swift.struct/invalidSchema``
+///    whether the table holds rows or not, and changes nothing. ``schema`` answers the stored,
+///    widened schema.
 /// 2. **Values are checked by the core.** Every upsert passes each item through
 ///    ``TableSchema/normalize(_:origin:)`` and stores exactly what it returns, so value conversions
 ///    and unknown-column handling (an error for local writes, dropped for server writes) are the
