@@ -34,8 +34,9 @@
 ///    does nothing.
 /// 6. **Writes are atomic transactions across tables.** Everything done through the
 ///    ``StoreTransaction`` handed to ``write(_:)`` commits together when the closure returns, and
-///    nothing of it remains when the closure throws (the error is rethrown). Reads inside the
-///    closure (`read`, `lookup` and `delete(matching:)`) see the transaction's own writes, in
+///    nothing of it remains when the closure throws (the error is rethrown); an operation's error
+///    that the closure catches rolls nothing back. Reads inside the closure (`read`, `lookup`,
+///    `insertNew` and `delete(matching:)`) see the transaction's own writes and deletes, in
 ///    every table it wrote. Until `write` returns, no read outside the closure, on any thread,
 ///    sees any of them. Transactions are serialised: two concurrent `write` calls never
 ///    interleave, so read-modify-write inside one closure is safe. An
