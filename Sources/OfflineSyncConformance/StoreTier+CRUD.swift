@@ -61,6 +61,31 @@ extension StoreTierGroups {
                 try store.delete(ids: [precomposed], from: "values")
                 context.expectRows(store, "values", [rows[1]], "delete(ids: ['caf\\u{e9}']) must keep 'cafe\\u{301}'")
             },
+            /// Ids compare byte for byte: a backend storing them in a padded or trimmed column, or
+            /// comparing them with a collation that ignores trailing spaces, merges these rows.
+            ConformanceCase("ids that differ only in spaces are different rows") { context in
+                let store = try context.openStore(Fixtures.schema)
+                let rows = [
+                    Fixtures.note("k", priority: 1), Fixtures.note("k ", priority: 2),
+                    Fixtures.note("k  ", priority: 3), Fixtures.note(" k", priority: 4),
+                ]
+                let written = "upsert(notes) of ids 'k', 'k ', 'k  ' and ' k'"
+                context.attempt(written) { try store.upsert(rows, into: "notes") }
+                context.expectRows(store, "notes", rows, written)
+                for row in rows { context.expectLookup(store, "notes", row.id, row, written) }
+                for filter: FilterExpression in [
+                    .comparison(.column("id"), .eq, .literal("k ")), .isIn(.column("id"), ["k", "k  "]),
+                    .comparison(.column("id"), .gt, .literal("k")),
+                ] {
+                    context.expectReference(
+                        store, Query(table: "notes", filter: filter), rows: rows, schema: Fixtures.notes)
+                }
+                context.attempt("delete(ids: ['k '], from: notes)") { try store.delete(ids: ["k "], from: "notes") }
+                context.expectRows(
+                    store, "notes", rows.filter { $0.id != "k " }, "delete(ids: ['k ']) must keep 'k', 'k  ' and ' k'")
+                context.expectLookup(store, "notes", "k ", nil, "delete(ids: ['k '])")
+                context.expectLookup(store, "notes", "k", rows[0], "delete(ids: ['k '])")
+            },
             ConformanceCase("1 MiB strings round-trip", requires: .largeValues) { context in
                 let store = try context.openStore(Fixtures.schema)
                 let ascii = String(repeating: "abcdefghijklmnop", count: 65_536)
@@ -143,7 +168,11 @@ extension StoreTierGroups {
                     "upsert(notes, id 'l1', origin: .local) with column 'localOnly'", code: .unknownColumn,
                     mentioning: ["notes", "localOnly", "l1"]
                 ) { try store.upsert([item], into: "notes", origin: .local) }
-                context.expectRows(store, "notes", [], "a rejected local upsert must store nothing")
+                context.expectThrows(
+                    "transaction.insertNew(notes, id 'l1', origin: .local) with column 'localOnly'",
+                    code: .unknownColumn, mentioning: ["notes", "localOnly", "l1"]
+                ) { try store.write { try $0.insertNew([item], into: "notes", origin: .local) } }
+                context.expectRows(store, "notes", [], "a rejected local upsert or insertNew must store nothing")
             },
             ConformanceCase("system columns round-trip") { context in
                 let store = try context.openStore(Fixtures.schema)

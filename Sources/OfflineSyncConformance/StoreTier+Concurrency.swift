@@ -80,7 +80,8 @@ extension StoreTierGroups {
                 }
             },
             /// A writer thread writes two rows inside a transaction and waits at a barrier; a reader
-            /// thread reads exactly then, by `lookup` and by `read`, and lets the writer go on,
+            /// thread reads exactly then, by `lookup`, by `read` with and without a total count and
+            /// by `schema`, and lets the writer go on,
             /// which then commits (odd rounds) or throws (even rounds). The reader must see the
             /// committed rows only, never the transaction's pending values, and its reads must not
             /// fail (rule 8). On a store that writes through before the commit, the reader sees
@@ -91,7 +92,9 @@ extension StoreTierGroups {
             /// `showsUncommittedWrites`) and one whose reads fail during a write
             /// (`readsFailDuringWrites`) were caught in the first round of 20 of 20 runs, one whose
             /// lookups fail during a write (`lookupsFailDuringWrites`) by the second round (the first
-            /// to look up first) of 20 of 20 runs.
+            /// to look up first) of 20 of 20 runs. One whose counting reads fail during a write
+            /// (`countingReadsFailDuringWrites`) and one whose `schema` does
+            /// (`schemaFailsDuringWrites`) are caught by the rounds that call those first (3 and 4).
             ConformanceCase("readers on other OS threads never see a transaction's uncommitted writes") { context in
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert([Item(id: "x", values: ["n": 0]), Item(id: "y", values: ["n": 0])], into: "lefts")
@@ -135,17 +138,37 @@ extension StoreTierGroups {
                                 return
                             }
                             // A store whose readers wait for the writer answers only the first call
-                            // during the write, so rounds alternate which call comes first.
+                            // during the write, so rounds rotate which call comes first: read in
+                            // round 1, lookup in 2, a read with a total count in 3, schema in 4.
                             var found: Value??
                             var read: [Value]?
-                            for call in round % 2 == 1 ? ["read", "lookup"] : ["lookup", "read"] {
-                                if call == "lookup" {
+                            var counted: QueryResult?
+                            let calls = ["read", "lookup", "count", "schema"]
+                            let first = (round - 1) % calls.count
+                            for call in calls[first...] + calls[..<first] {
+                                switch call {
+                                case "lookup":
                                     found = context.attempt(
                                         "round \(round): lookup(lefts, id 'x') during a write on another thread"
                                     ) {
                                         try store.lookup(table: "lefts", id: "x")?["n"]
                                     }
-                                } else {
+                                case "count":
+                                    counted = context.attempt(
+                                        "round \(round): read(lefts) with its total count during a write on another thread"
+                                    ) {
+                                        try store.read(Query(table: "lefts", includeTotalCount: true))
+                                    }
+                                case "schema":
+                                    let schema = context.attempt(
+                                        "round \(round): schema during a write on another thread"
+                                    ) { try store.schema }
+                                    if let schema, schema.table(named: "lefts") == nil {
+                                        context.fail(
+                                            "round \(round): schema during a write on another thread lacks table 'lefts'"
+                                        )
+                                    }
+                                default:
                                     read = context.attempt(
                                         "round \(round): read(lefts) during a write on another thread"
                                     ) {
@@ -154,14 +177,24 @@ extension StoreTierGroups {
                                 }
                             }
                             readDone.raise()
+                            if let counted, counted.totalCount != 2 {
+                                context.fail(
+                                    "round \(round): read(lefts) with its total count on another thread during a write answered a total count of \(counted.totalCount.map(String.init) ?? "nil"); expected 2"
+                                )
+                            }
                             if let found, let value = found, !allowed.contains(value) {
                                 context.fail(
                                     "round \(round): lookup(lefts, id 'x') on another thread during an uncommitted write answered n = \(RowDifference.show(value)); the committed value is \(before)\(commits ? " (or \(before + 1) once committed)" : "") and \(pending) was never committed"
                                 )
                             }
-                            if let read, read.count != 2 || read[0] != read[1] || !allowed.contains(read[0]) {
+                            let reads = [
+                                ("read(lefts)", read),
+                                ("read(lefts) with its total count", counted?.items.map { $0["n"] }),
+                            ]
+                            for case let (what, read?) in reads
+                            where read.count != 2 || read[0] != read[1] || !allowed.contains(read[0]) {
                                 context.fail(
-                                    "round \(round): read(lefts) on another thread during an uncommitted write answered n = \(read.map(RowDifference.show)) for ids 'x', 'y'; expected both \(before)\(commits ? " or both \(before + 1)" : "")"
+                                    "round \(round): \(what) on another thread during an uncommitted write answered n = \(read.map(RowDifference.show)) for ids 'x', 'y'; expected both \(before)\(commits ? " or both \(before + 1)" : "")"
                                 )
                             }
                         },

@@ -8,22 +8,28 @@ extension StoreTierGroups {
             ConformanceCase("looking up a missing id answers nil") { context in
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert([Fixtures.note("present")], into: "notes")
+                try store.upsert([Item(id: "elsewhere", values: ["n": 1])], into: "lefts")
                 for id in ["absent", "Present", "present ", "😀"] {
                     context.expectLookup(store, "notes", id, nil, "lookup of a missing id")
                 }
-                let inside = context.attempt("lookup(notes, id 'absent') inside write(_:)") {
-                    try store.write { try $0.lookup(table: "notes", id: "absent") }
+                // An id another table holds is still missing from this one.
+                context.expectLookup(store, "notes", "elsewhere", nil, "lookup of an id only table 'lefts' holds")
+                context.expectLookup(store, "lefts", "present", nil, "lookup of an id only table 'notes' holds")
+                for id in ["absent", "elsewhere"] {
+                    let inside = context.attempt("lookup(notes, id '\(id)') inside write(_:)") {
+                        try store.write { try $0.lookup(table: "notes", id: id) }
+                    }
+                    context.expect(
+                        inside == .some(nil),
+                        "lookup(notes, id '\(id)') inside write(_:): expected nil, got \(String(describing: inside))")
                 }
-                context.expect(
-                    inside == .some(nil),
-                    "lookup(notes, id 'absent') inside write(_:): expected nil, got \(String(describing: inside))")
             },
             ConformanceCase("deleting missing ids does nothing") { context in
                 let store = try context.openStore(Fixtures.schema)
                 let kept = Fixtures.note("kept", priority: 1)
                 try store.upsert([kept], into: "notes")
-                context.attempt("delete(ids: ['absent', 'KEPT'], from: notes)") {
-                    try store.delete(ids: ["absent", "KEPT"], from: "notes")
+                context.attempt("delete(ids: ['absent', 'KEPT', 'kept ', ' kept'], from: notes)") {
+                    try store.delete(ids: ["absent", "KEPT", "kept ", " kept"], from: "notes")
                 }
                 context.attempt("delete(ids: [], from: notes)") { try store.delete(ids: [], from: "notes") }
                 context.expectRows(store, "notes", [kept], "delete of missing ids")

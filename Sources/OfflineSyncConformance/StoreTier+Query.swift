@@ -83,6 +83,65 @@ extension StoreTierGroups {
                     "write(_:) must rethrow the body's own error, got \(error.map { CaseContext.describe($0) } ?? "nothing")"
                 )
             },
+            /// A backend translating the string functions into `LIKE` patterns must escape `%`,
+            /// `_` and its escape character; one that forgets one of them, or that reads `\` as an
+            /// escape of its own, matches other rows.
+            ConformanceCase("startswith, endswith and contains take %, _ and \\ literally") { context in
+                let store = try context.openStore(Fixtures.schema)
+                let titles = [
+                    "a\\b", "ab", "a_b", "axb", "a%b", "50%", "50", "\\", "\\\\", "_", "%", "a\\%b", "a\\_b",
+                    "x\\", "\\x", "x", "",
+                ]
+                let rows = titles.enumerated().map { Fixtures.note("t\($0.offset)", title: $0.element) }
+                try store.upsert(rows, into: "notes")
+                let needles = [
+                    "\\", "\\\\", "a\\b", "a\\", "\\b", "\\%", "\\_", "_", "%", "a_", "a%", "_b", "%b", "\\x",
+                    "x\\",
+                ]
+                for needle in needles {
+                    for function in [Function.startsWith, .endsWith, .contains] {
+                        context.expectReference(
+                            store,
+                            Query(
+                                table: "notes",
+                                filter: .function(function, [.column("title"), .literal(.string(needle))])),
+                            rows: rows, schema: Fixtures.notes)
+                    }
+                }
+            },
+            /// A backend that seeks once per listed value (an index lookup per id, a union of
+            /// equalities) answers a row as often as its value is listed, and may count or delete it
+            /// that often.
+            ConformanceCase("in lists with repeated values answer each row once") { context in
+                let store = try context.openStore(Fixtures.schema)
+                let rows = [
+                    Fixtures.note("a", title: "x", priority: 1), Fixtures.note("b", title: "y", priority: 2),
+                    Fixtures.note("c", title: "x", priority: 1),
+                ]
+                try store.upsert(rows, into: "notes")
+                let filters: [FilterExpression] = [
+                    .isIn(.column("id"), ["a", "a", "b"]),
+                    .isIn(.column("id"), ["c", "a", "c", "a"]),
+                    .and(.isIn(.column("id"), ["a", "a"]), .comparison(.column("priority"), .eq, .literal(1))),
+                    .isIn(.column("title"), ["x", "x", "y"]),
+                    .isIn(.column("priority"), [1, 1, .double(1.0)]),
+                ]
+                for filter in filters {
+                    context.expectReference(
+                        store, Query(table: "notes", filter: filter, includeTotalCount: true), rows: rows,
+                        schema: Fixtures.notes)
+                    context.expectReference(
+                        store,
+                        Query(
+                            table: "notes", filter: filter, orderBy: [SortKey("title", descending: true)], skip: 1,
+                            top: 1, includeTotalCount: true), rows: rows, schema: Fixtures.notes)
+                }
+                let doomed = Query(table: "notes", filter: .isIn(.column("id"), ["a", "a", "b", "a"]))
+                context.expectEqual(
+                    context.attempt("delete(matching: \(doomed))") { try store.delete(matching: doomed) }, 2,
+                    "delete(matching: \(doomed)) count")
+                context.expectRows(store, "notes", [rows[2]], "delete(matching: \(doomed))")
+            },
             ConformanceCase("nulls sort first ascending and last descending, ties by id") { context in
                 let store = try context.openStore(Fixtures.schema)
                 let rows = [

@@ -73,6 +73,67 @@ extension StoreTierGroups {
                 context.attempt("upsert(added, id 'n1')") { try store.upsert([item], into: "added") }
                 context.expectRows(store, "added", [item], "upsert into table 'added' declared on reopen")
             },
+            /// The stored schema is the union of every declaration: a reopen that declares a table with
+            /// fewer columns or indexes (an older version of the app) drops none of them.
+            ConformanceCase(
+                "reopening keeps the columns and indexes a table's declaration leaves out", requires: .persistent
+            ) { context in
+                let store = try context.openStore(StoreSchema([Fixtures.notes]))
+                var row = Fixtures.note("full", title: "t", priority: 2, score: 1.5, done: true)
+                row["due"] = .date(Timestamp(millisecondsSince1970: 86_400_000))
+                row["tags"] = .json("[\"a\"]")
+                try store.upsert([row], into: "notes")
+                try store.close()
+                let narrowed = TableSchema("notes", columns: [Column("title", .string)])
+                let reopened = "reopen with a declaration of notes holding only column 'title' and no index"
+                try store.open(schema: StoreSchema([narrowed]))
+                if let stored = context.attempt("schema after the \(reopened)", { try store.schema }) {
+                    expectDeclares(context, stored, StoreSchema([Fixtures.notes]), "schema after the \(reopened)")
+                }
+                context.expectLookup(store, "notes", "full", row, reopened)
+                let query = Query(table: "notes", filter: .comparison(.column("score"), .eq, .literal(1.5)))
+                let ids = context.attempt("read(notes) \(query)") { try store.read(query).items.map(\.id) }
+                context.expectEqual(ids, ["full"], "\(reopened): read(notes) \(query)")
+                let new = Fixtures.note("new", title: "after", priority: 3, score: 0.5)
+                context.attempt("upsert(notes, id 'new') with columns left out of the reopening declaration") {
+                    try store.upsert([new], into: "notes")
+                }
+                context.expectLookup(store, "notes", "new", new, "\(reopened): upsert into columns left out")
+            },
+            /// What a reopen added (a column, an index, a table) stays when the next reopen declares
+            /// the original schema again, as a backend comparing each declaration with the first
+            /// one, instead of with the stored schema, would not.
+            ConformanceCase("a widening is kept by later reopens that leave it out", requires: .persistent) {
+                context in
+                let store = try context.openStore(StoreSchema([Fixtures.notes]))
+                try store.close()
+                let widened = TableSchema(
+                    "notes", columns: Fixtures.notes.columns + [Column("extra", .string)],
+                    indexes: Fixtures.notes.indexes + [TableIndex("notes_extra", on: ["extra"])])
+                let added = TableSchema("added", columns: [Column("n", .integer)], synced: false)
+                try store.open(schema: StoreSchema([widened, added]))
+                var row = Fixtures.note("w", title: "widened")
+                row["extra"] = "x"
+                let addedRow = Item(id: "a1", values: ["n": 1])
+                context.attempt("upsert(notes, id 'w') into the added column 'extra'") {
+                    try store.upsert([row], into: "notes")
+                }
+                context.attempt("upsert(added, id 'a1') into the added table") {
+                    try store.upsert([addedRow], into: "added")
+                }
+                try store.close()
+                let reopened =
+                    "reopen with the original notes only, after a reopen that added column 'extra', index 'notes_extra' and table 'added'"
+                try store.open(schema: StoreSchema([Fixtures.notes]))
+                if let stored = context.attempt("schema after the \(reopened)", { try store.schema }) {
+                    expectDeclares(context, stored, StoreSchema([widened, added]), "schema after the \(reopened)")
+                }
+                context.expectLookup(store, "notes", "w", row, reopened)
+                context.expectRows(store, "added", [addedRow], reopened)
+                let query = Query(table: "notes", filter: .comparison(.column("extra"), .eq, .literal("x")))
+                let ids = context.attempt("read(notes) \(query)") { try store.read(query).items.map(\.id) }
+                context.expectEqual(ids, ["w"], "\(reopened): read(notes) \(query)")
+            },
             ConformanceCase("an index added on reopen covers the rows written before", requires: .persistent) {
                 context in
                 let store = try context.openStore(StoreSchema([Fixtures.notes]))

@@ -33,6 +33,19 @@ extension StoreTierGroups {
                         ).items.map(\.id)
                         context.expectEqual(
                             rights, ["r2", "r3", "r9"], "transaction.read(rights) where n ge 2 after writing notes")
+                        // Filters that match the deleted rows must not find them either.
+                        let deletedLefts = try transaction.read(
+                            Query(table: "lefts", filter: .comparison(.column("n"), .le, .literal(1)))
+                        ).items.map(\.id)
+                        context.expectEqual(
+                            deletedLefts, [], "transaction.read(lefts) where n le 1 after deleting id 'l1' (n 1)")
+                        let deletedRights = try transaction.read(
+                            Query(
+                                table: "rights", filter: .comparison(.column("n"), .lt, .literal(2)),
+                                includeTotalCount: true))
+                        context.expectEqual(
+                            deletedRights, QueryResult(items: [], totalCount: 0),
+                            "transaction.read(rights) where n lt 2 after delete(matching: rights where n eq 1)")
                     }
                 }
                 context.expectRows(

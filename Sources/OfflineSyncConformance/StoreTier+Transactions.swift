@@ -48,6 +48,40 @@ extension StoreTierGroups {
                     context.expectRows(store, table, rows, "write(_:) rolled back by a failing upsert")
                 }
             },
+            /// Only a throw out of the closure rolls back. A backend that rolls back once any
+            /// operation failed (a database that aborts the transaction on a statement's error, a
+            /// flag set by a failing operation) loses the writes of a body that caught the error.
+            ConformanceCase(
+                "a transaction whose body catches an operation's error and returns commits its other writes"
+            ) {
+                context in
+                let store = try context.openStore(Fixtures.schema)
+                let before = Dictionary(uniqueKeysWithValues: try seedTables(store))
+                context.attempt("write(_:) whose body catches the errors of three failing operations and returns") {
+                    try store.write { transaction in
+                        try transaction.upsert([Item(id: "l1", values: ["n": 11])], into: "lefts", origin: .local)
+                        context.expectThrows(
+                            "transaction.upsert(rights, id 'r4') with unknown column 'nope'", code: .unknownColumn
+                        ) {
+                            try transaction.upsert(
+                                [Item(id: "r4", values: ["nope": 1])], into: "rights", origin: .local)
+                        }
+                        context.expectThrows("transaction.read(undeclared)", code: .unknownTable) {
+                            try transaction.read(Query(table: "undeclared"))
+                        }
+                        let invalid = Query(table: "rights", filter: .comparison(.column("nope"), .eq, .literal(1)))
+                        context.expectThrows("transaction.delete(matching: \(invalid))", code: .unknownColumn) {
+                            try transaction.delete(matching: invalid)
+                        }
+                        try transaction.delete(ids: ["r1"], from: "rights")
+                    }
+                }
+                let operation = "write(_:) whose body caught an operation's error and returned"
+                context.expectRows(
+                    store, "lefts", [Item(id: "l1", values: ["n": 11]), Item(id: "l2", values: ["n": 2])], operation)
+                context.expectRows(store, "rights", (before["rights"] ?? []).filter { $0.id != "r1" }, operation)
+                context.expectRows(store, "notes", before["notes"] ?? [], operation)
+            },
             ConformanceCase("a transaction across tables commits all of its writes") { context in
                 let store = try context.openStore(Fixtures.schema)
                 _ = try seedTables(store)
@@ -86,6 +120,20 @@ extension StoreTierGroups {
                         context.expectEqual(
                             try transaction.lookup(table: "lefts", id: "l1"), nil,
                             "transaction.lookup(lefts, id 'l1') after deleting it")
+                        // insertNew sees them too: 'l9' is there since its upsert, 'l1' gone since its delete.
+                        let present = try transaction.insertNew(
+                            [Item(id: "l9", values: ["n": 90]), Item(id: "l1", values: ["n": 10])], into: "lefts",
+                            origin: .local)
+                        context.expectEqual(
+                            present, ["l9"],
+                            "transaction.insertNew(lefts) of ids 'l9' (upserted earlier in the transaction) and 'l1' (deleted earlier): the ids already there"
+                        )
+                        context.expectEqual(
+                            try transaction.lookup(table: "lefts", id: "l9"), Item(id: "l9", values: ["n": 9]),
+                            "transaction.lookup(lefts, id 'l9') after insertNew, which must leave it as upserted")
+                        context.expectEqual(
+                            try transaction.lookup(table: "lefts", id: "l1"), Item(id: "l1", values: ["n": 10]),
+                            "transaction.lookup(lefts, id 'l1') after insertNew, which must insert it again")
                         let deleted = try transaction.delete(
                             matching: Query(table: "rights", filter: .comparison(.column("n"), .le, .literal(2))))
                         context.expectEqual(deleted, 2, "transaction.delete(matching: rights where n le 2) count")

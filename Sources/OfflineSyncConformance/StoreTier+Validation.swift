@@ -122,18 +122,24 @@ extension StoreTierGroups {
                 ]
                 for (index, (column, value)) in bad.enumerated() {
                     let id = "bad-\(index)"
-                    context.expectThrows(
-                        "upsert(values, id '\(id)') column '\(column)' = \(RowDifference.show(value))",
-                        code: .invalidValue,
-                        mentioning: ["values", column, id]
-                    ) {
-                        try store.upsert(
-                            [Item(id: "good-\(index)", values: ["s": "fine"]), Item(id: id, values: [column: value])],
-                            into: "values")
+                    for origin in [WriteOrigin.local, .server] {
+                        context.expectThrows(
+                            "upsert(values, id '\(id)', origin: .\(origin)) column '\(column)' = \(RowDifference.show(value))",
+                            code: .invalidValue,
+                            mentioning: ["values", column, id]
+                        ) {
+                            try store.upsert(
+                                [
+                                    Item(id: "good-\(index)", values: ["s": "fine"]),
+                                    Item(id: id, values: [column: value]),
+                                ],
+                                into: "values", origin: origin)
+                        }
                     }
                 }
                 context.expectRows(
-                    store, "values", [], "rejected upserts (each batch held one good row before the bad one)")
+                    store, "values", [],
+                    "rejected upserts from either origin (each batch held one good row before the bad one)")
             },
             ConformanceCase("empty, oversized and NUL ids are rejected") { context in
                 let store = try context.openStore(Fixtures.schema)

@@ -197,6 +197,58 @@ extension StoreTierGroups {
                     context.expectReference(store, query, rows: rows, schema: table)
                 }
             },
+            /// An index that keeps the entry of a deleted row, or of a write its transaction rolled
+            /// back, answers a filter on the old values with the row (an index-only answer) or with
+            /// the row now under that id. Every value of every row ever written is looked for again.
+            ConformanceCase("rows deleted or rolled back are no longer found through an index") { context in
+                let store = try context.openStore(ValueFixtures.schema)
+                let table = ValueFixtures.indexed
+                let rows = ValueFixtures.rows(for: table)
+                try store.upsert(rows, into: table.name)
+                let byIds = rows.indices.filter { $0 % 3 == 0 }.map { rows[$0].id }
+                context.attempt("delete(ids:) of \(byIds.count) rows from \(table.name)") {
+                    try store.delete(ids: byIds, from: table.name)
+                }
+                let byQuery = Query(table: table.name, filter: .comparison(.column("d"), .lt, .literal(.double(0))))
+                _ = context.attempt("delete(matching: \(byQuery))") { try store.delete(matching: byQuery) }
+                var pending = ValueFixtures.fullRow(id: "rolled-back", for: table)
+                pending["s"] = "written, then rolled back"
+                pending["i"] = 424_242
+                pending["j"] = .json("[\"rolled back\"]")
+                var replacement = pending
+                replacement.id = rows[1].id
+                let rollback = context.expectThrows(
+                    "write(_:) that upserts new id 'rolled-back' and replaces id '\(rows[1].id)', then throws"
+                ) {
+                    try store.write { transaction in
+                        try transaction.upsert([pending, replacement], into: table.name, origin: .local)
+                        throw RollBack()
+                    }
+                }
+                context.expect(rollback is RollBack, "write(_:) that throws must rethrow the body's error")
+                var reinserted = pending
+                reinserted.id = rows[0].id
+                reinserted["s"] = "deleted, then written again"
+                context.attempt("upsert(\(table.name), id '\(reinserted.id)') of a deleted id with other values") {
+                    try store.upsert([reinserted], into: table.name)
+                }
+                var remaining = rows.filter { !byIds.contains($0.id) }.compactMap {
+                    try? table.normalize($0, origin: .local)
+                }
+                let deletedByQuery = Set(
+                    try QueryEvaluator(query: byQuery, schema: table).run(over: remaining).items.map(\.id))
+                remaining.removeAll { deletedByQuery.contains($0.id) }
+                remaining.append(try table.normalize(reinserted, origin: .local))
+                let operation =
+                    "after delete(ids:), delete(matching: \(byQuery)), a rolled-back upsert and a deleted id written again"
+                for query in ValueFixtures.probes(for: table, rows: rows + [pending, reinserted]) {
+                    if let difference = Reference.difference(
+                        query, rows: remaining, schema: table, answer: { try store.read(query) })
+                    {
+                        context.fail("\(operation): read(\(table.name)) \(query): \(difference)")
+                    }
+                }
+            },
         ])
 }
 
@@ -228,7 +280,10 @@ enum ValueFixtures {
             "\u{FEFF}", "\u{FEFF}bom first", "bom \u{FEFF} inside", "😀", "𝄞 clef", "\u{10FFFF}", "a\u{1F600}b",
             " leading space", "trailing space ", "\ttab", "line\r\n", "Zed", "zed", "ZED", "caf\u{E9}", "cafe\u{301}",
             "\u{FB01}", "Å", "A\u{30A}", "nul\u{0}inside", "", "%_", "O'Brien",
-        ] + longStrings
+        ] + longStrings + lineEnds
+
+    /// Lone carriage returns, which a backend converting line ends would turn into line feeds.
+    static let lineEnds: [String] = ["lone\rreturn", "\r", "\r\r\n"]
 
     /// Strings longer than 255 (and 511) UTF-8 bytes that share long prefixes and differ at the end.
     static let longStrings: [String] = {
@@ -244,6 +299,10 @@ enum ValueFixtures {
     static let json: [String] = [
         "{ \"b\" : 1 , \"a\" : 2 }", "{\"z\":1,\"a\":2}", "[1.0, 2e0, -0, 1E+2]", "[\"\\u00e9\", \"\u{E9}\"]",
         "\n[\n  true\n]\n", "{\"a\":{\"a\":[]},\"a\":null}", "\"\\ud83d\\ude00\"", "[\"\u{FEFF}\"]", "123.4500",
+        // The first text without its spacing: equal as JSON, different as text.
+        "{\"b\":1,\"a\":2}",
+        // An escaped solidus, which a JSON parser reads as a plain "/".
+        "{\"url\":\"https:\\/\\/example.com\\/a\"}",
     ]
 
     static let integers: [Int64] = [
@@ -294,12 +353,16 @@ enum ValueFixtures {
     }
 
     /// Rows whose values the core converts (int into double, integral double into integer, ISO
-    /// text into date), as written.
+    /// text into date, also with an offset from UTC, which names the instant that far before or
+    /// after UTC), as written.
     static func convertible(for table: TableSchema) -> [Item] {
         [
             Item(
                 id: "convert-1", values: ["d": .int(.max), "i": .double(-4), "t": .string("1969-12-31T23:59:59.999Z")]),
             Item(id: "convert-2", values: ["d": .int(-3), "i": .double(9_007_199_254_740_992)]),
+            Item(id: "convert-3", values: ["t": .string("2024-02-29T23:30:00.250+02:00")]),
+            Item(id: "convert-4", values: ["t": .string("1969-12-31T19:00:00.001-05:00")]),
+            Item(id: "convert-5", values: ["t": .string("2000-01-01T05:29:59.999+05:30")]),
         ]
     }
 
@@ -312,6 +375,9 @@ enum ValueFixtures {
                     "d": .double(Double(Int64.max)), "i": .int(-4), "t": .date(Timestamp(millisecondsSince1970: -1)),
                 ]),
             Item(id: "convert-2", values: ["d": .double(-3), "i": .int(9_007_199_254_740_992)]),
+            Item(id: "convert-3", values: ["t": .date(Timestamp(millisecondsSince1970: 1_709_242_200_250))]),
+            Item(id: "convert-4", values: ["t": .date(Timestamp(millisecondsSince1970: 1))]),
+            Item(id: "convert-5", values: ["t": .date(Timestamp(millisecondsSince1970: 946_684_799_999))]),
         ]
     }
 

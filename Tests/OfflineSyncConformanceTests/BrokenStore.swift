@@ -29,6 +29,9 @@ final class BrokenStore: LocalStore {
         case closeDoesNothing
         case losesSchemaOnReopen
         case dropsValuesOfColumnsAddedOnReopen
+        case dropsColumnsLeftOutOfAReopenedTable
+        case dropsIndexesLeftOutOfAReopenedTable
+        case forgetsWideningAtTheNextReopen
         // Rule 2: values are checked by the core; upserts replace the whole row.
         case truncatesConvertedDates
         case truncatesConvertedDatesFromServer
@@ -40,6 +43,8 @@ final class BrokenStore: LocalStore {
         case keepsOldValueUnderExplicitNullFromServer
         case transactionLookupAnswersItemsAsWritten
         case transactionReadsAnswerItemsAsWritten
+        case insertNewDropsUnknownLocalColumns
+        case convertsOffsetDatesAsUTC
         // Rule 3: values round-trip exactly.
         case dropsNegativeZeroSign
         case readsDropNegativeZeroSign
@@ -54,6 +59,9 @@ final class BrokenStore: LocalStore {
         case normalisesUnicode
         case trimsStrings
         case roundsIntegersThroughDouble
+        case convertsLoneCarriageReturns
+        case unescapesSolidusInJSON
+        case trimsTrailingSpacesOfIds
         // Rule 4: queries mean what QueryEvaluator says.
         case ignoresTop
         case returnsOneRowTooManyForTop
@@ -71,12 +79,33 @@ final class BrokenStore: LocalStore {
         case deleteByQueryIgnoresSkip
         case deleteByQueryCapsTopAt1000
         case deleteByQueryTreatsNullComparisonsAsUnknown
+        case ordersStringsByUTF16
+        case treatsUnderscoreAsWildcard
+        case treatsBackslashAsEscape
+        case repeatsRowsForRepeatedIdsInLists
+        case comparesJSONIgnoringWhitespace
+        case comparesLargeIntegersThroughDouble
+        case neIsNotNullSafe
+        case inListsNeverMatchNull
+        case notOfNullIsFalse
+        case floorsModuloOfNegatives
+        case prefixMatchesStopBeforeAstralCharacters
+        case breaksTiesByIdDescendingWhenDescending
+        case equatesNullWithEmptyString
+        case lengthCountsUTF16Units
+        case trimsOnlyASCIIWhitespace
+        case truncatesPre1970DatesInCalendarFunctions
+        case comparesDatesToTheSecond
+        case deleteKeepsIndexEntries
+        case transactionReadsIgnoreSelection
         // Rule 5: missing ids are not errors.
         case lookupOfMissingIdThrows
         case transactionLookupOfMissingIdThrows
         case deletingMissingIdsThrows
         case looksUpIdsCaseInsensitively
         case deletesIdsCaseInsensitively
+        case looksUpMissingIdsInOtherTables
+        case deletesIdsIgnoringTrailingSpaces
         // Rule 6: atomic, isolated, serialised transactions that see their own writes.
         case commitsPartialTransactions
         case rollbackKeepsDeletesByIds
@@ -90,14 +119,24 @@ final class BrokenStore: LocalStore {
         case deleteByQueryInTransactionIgnoresOwnWrites
         case interleavesTransactions
         case showsUncommittedWrites
+        case rollbackKeepsIndexEntries
+        case rollsBackWhenTheBodyCaughtAnError
+        case insertNewIgnoresOwnWrites
+        case filteredTransactionReadsMissOwnDeletes
+        case losesTheLastTransactionOnClose
         // Rule 7: errors, not crashes, naming what is at fault.
         case reportsUnknownTablesAsStorageErrors
         case errorsOmitTheColumn
         case skipsQueryValidation
+        case serverWriteErrorsOmitTheColumn
+        case transactionQueryErrorsOmitTheColumn
+        case invalidValueErrorsNameTheFirstRow
         // Rule 8: any method from any thread.
         case readsFailDuringWrites
         case lookupsFailDuringWrites
         case writesFailWhenConcurrent
+        case schemaFailsDuringWrites
+        case countingReadsFailDuringWrites
 
         var description: String { rawValue }
 
@@ -110,37 +149,52 @@ final class BrokenStore: LocalStore {
                 .ignoresDeletesByIdsFromUndeclaredTables, .ignoresDeletesByQueryOnUndeclaredTables,
                 .dropsRowsWhenWidening, .forgetsTablesLeftOutOnReopen, .skipsIndexBackfillOnWiden,
                 .acceptsRetypingEmptyTables, .acceptsRetypingTablesWithRows, .schemaAnswersTheLastDeclaration,
-                .closeDoesNothing, .losesSchemaOnReopen, .dropsValuesOfColumnsAddedOnReopen:
+                .closeDoesNothing, .losesSchemaOnReopen, .dropsValuesOfColumnsAddedOnReopen,
+                .dropsColumnsLeftOutOfAReopenedTable, .dropsIndexesLeftOutOfAReopenedTable,
+                .forgetsWideningAtTheNextReopen:
                 return 1
             case .truncatesConvertedDates, .truncatesConvertedDatesFromServer, .transactionReadsAnswerItemsAsWritten,
                 .keepsUnknownServerColumns, .dropsUnknownLocalColumns, .mergesLocalUpserts,
                 .mergesServerUpserts, .keepsOldValueUnderExplicitNullFromLocal,
                 .keepsOldValueUnderExplicitNullFromServer,
-                .transactionLookupAnswersItemsAsWritten:
+                .transactionLookupAnswersItemsAsWritten, .insertNewDropsUnknownLocalColumns, .convertsOffsetDatesAsUTC:
                 return 2
             case .dropsNegativeZeroSign, .readsDropNegativeZeroSign, .lookupsDropNegativeZeroSign,
                 .transactionReadsDropNegativeZeroSign, .reloadDropsNegativeZeroSign, .stripsLeadingByteOrderMark,
                 .truncatesIndexedStringsTo255Bytes, .replacesNonBMPCharactersInIndexedColumns, .canonicalisesJSON,
-                .truncatesDateMilliseconds, .normalisesUnicode, .trimsStrings, .roundsIntegersThroughDouble:
+                .truncatesDateMilliseconds, .normalisesUnicode, .trimsStrings, .roundsIntegersThroughDouble,
+                .convertsLoneCarriageReturns, .unescapesSolidusInJSON, .trimsTrailingSpacesOfIds:
                 return 3
             case .ignoresTop, .returnsOneRowTooManyForTop, .ignoresSkipWithoutTop, .capsTopAt1000, .capsSkipAt1000,
                 .truncatesLongInLists, .failsOnInListsPast32766, .ordersIdsAscendingAlways, .ordersNullsLast,
                 .comparesStringsCaseInsensitively, .totalCountIgnoresFilter, .indexedFiltersComparePrefixOnly,
                 .transactionReadsIgnoreTop, .deleteByQueryIgnoresSkip, .deleteByQueryCapsTopAt1000,
-                .deleteByQueryTreatsNullComparisonsAsUnknown:
+                .deleteByQueryTreatsNullComparisonsAsUnknown, .ordersStringsByUTF16, .treatsUnderscoreAsWildcard,
+                .treatsBackslashAsEscape, .repeatsRowsForRepeatedIdsInLists, .comparesJSONIgnoringWhitespace,
+                .comparesLargeIntegersThroughDouble, .neIsNotNullSafe, .inListsNeverMatchNull, .notOfNullIsFalse,
+                .floorsModuloOfNegatives, .prefixMatchesStopBeforeAstralCharacters,
+                .breaksTiesByIdDescendingWhenDescending, .equatesNullWithEmptyString, .lengthCountsUTF16Units,
+                .trimsOnlyASCIIWhitespace, .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond,
+                .deleteKeepsIndexEntries, .transactionReadsIgnoreSelection:
                 return 4
             case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .deletingMissingIdsThrows,
-                .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively:
+                .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively, .looksUpMissingIdsInOtherTables,
+                .deletesIdsIgnoringTrailingSpaces:
                 return 5
             case .commitsPartialTransactions, .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery,
                 .rollbackKeepsServerUpserts, .rollbackRestoresOnlyTheLastWrittenTable, .rethrowsAWrappedError,
                 .transactionReadsIgnoreOwnWrites, .transactionLookupsIgnoreOwnWrites,
                 .ownWritesVisibleOnlyInTheLastWrittenTable, .deleteByQueryInTransactionIgnoresOwnWrites,
-                .interleavesTransactions, .showsUncommittedWrites:
+                .interleavesTransactions, .showsUncommittedWrites, .rollbackKeepsIndexEntries,
+                .rollsBackWhenTheBodyCaughtAnError, .insertNewIgnoresOwnWrites, .filteredTransactionReadsMissOwnDeletes,
+                .losesTheLastTransactionOnClose:
                 return 6
-            case .reportsUnknownTablesAsStorageErrors, .errorsOmitTheColumn, .skipsQueryValidation:
+            case .reportsUnknownTablesAsStorageErrors, .errorsOmitTheColumn, .skipsQueryValidation,
+                .serverWriteErrorsOmitTheColumn, .transactionQueryErrorsOmitTheColumn,
+                .invalidValueErrorsNameTheFirstRow:
                 return 7
-            case .readsFailDuringWrites, .lookupsFailDuringWrites, .writesFailWhenConcurrent:
+            case .readsFailDuringWrites, .lookupsFailDuringWrites, .writesFailWhenConcurrent, .schemaFailsDuringWrites,
+                .countingReadsFailDuringWrites:
                 return 8
             }
         }
@@ -161,6 +215,16 @@ final class BrokenStore: LocalStore {
         var addedColumns: [String: Set<String>] = [:]
         /// Write transactions running now.
         var activeWrites = 0
+        /// The stored schema after the first open.
+        var firstStored: StoreSchema?
+        /// Per table, the columns and indexes a reopen lost; tables a reopen lost.
+        var lostColumns: [String: Set<String>] = [:]
+        var lostIndexes: [String: Set<String>] = [:]
+        var lostTables: Set<String> = []
+        /// Per table and id, the indexed values an index still lists the row under (stale entries).
+        var staleEntries: [String: [[UInt8]: [Item]]] = [:]
+        /// The committed tables before the last write transaction, to put back when closing.
+        var beforeLastWrite: [String: [Item]]?
     }
 
     let fault: Fault
@@ -178,9 +242,29 @@ final class BrokenStore: LocalStore {
 
     var schema: StoreSchema {
         get throws {
+            if fault == .schemaFailsDuringWrites { try failIfWriting() }
             let stored = try store.schema
-            return fault == .schemaAnswersTheLastDeclaration ? side.withLock { $0.declared } : stored
+            if fault == .schemaAnswersTheLastDeclaration { return side.withLock { $0.declared } }
+            return side.withLock { side in
+                StoreSchema(
+                    stored.tables.filter { !side.lostTables.contains($0.name) }.map { table in
+                        let columns = side.lostColumns[table.name] ?? []
+                        let indexes = side.lostIndexes[table.name] ?? []
+                        guard !columns.isEmpty || !indexes.isEmpty else { return table }
+                        return TableSchema(
+                            table.name, columns: table.columns.filter { !columns.contains($0.name) },
+                            indexes: table.indexes.filter { !indexes.contains($0.name) }, synced: table.synced)
+                    })
+            }
         }
+    }
+
+    /// `item` without the values of columns a reopen lost.
+    private func withoutLostColumns(_ item: Item, table: String) -> Item {
+        guard let lost = side.withLock({ $0.lostColumns[table] }), !lost.isEmpty else { return item }
+        var item = item
+        for column in lost { item.values[column] = nil }
+        return item
     }
 
     // MARK: Open and close
@@ -206,6 +290,7 @@ final class BrokenStore: LocalStore {
         side.withLock {
             $0.stored = stored
             $0.declared = schema
+            if $0.firstStored == nil { $0.firstStored = stored }
         }
         if let previous { try reopened(store, previous: previous, declared: schema, stored: stored) }
     }
@@ -240,6 +325,45 @@ final class BrokenStore: LocalStore {
                 let ids = try store.read(Query(table: table.name, selection: [])).items.map { Array($0.id.utf8) }
                 side.withLock { $0.unindexed[table.name] = (Set(added.flatMap(\.columns)), Set(ids)) }
             }
+        case .dropsColumnsLeftOutOfAReopenedTable, .dropsIndexesLeftOutOfAReopenedTable:
+            for table in declared.tables {
+                guard let old = previous.table(named: table.name) else { continue }
+                let columns = old.columns.map(\.name).filter { table.column(named: $0) == nil }
+                let indexes = old.indexes.map(\.name).filter { name in !table.indexes.contains { $0.name == name } }
+                side.withLock { side in
+                    side.lostColumns[table.name, default: []].subtract(table.columns.map(\.name))
+                    side.lostIndexes[table.name, default: []].subtract(table.indexes.map(\.name))
+                    if fault == .dropsColumnsLeftOutOfAReopenedTable {
+                        side.lostColumns[table.name, default: []].formUnion(columns)
+                    } else {
+                        side.lostIndexes[table.name, default: []].formUnion(indexes)
+                    }
+                }
+            }
+        case .forgetsWideningAtTheNextReopen:
+            // What an earlier reopen added is lost unless this open declares it again.
+            guard let first = side.withLock({ $0.firstStored }) else { break }
+            for table in previous.tables {
+                let again = declared.table(named: table.name)
+                guard let original = first.table(named: table.name) else {
+                    if again == nil {
+                        try store.delete(matching: Query(table: table.name))
+                        side.withLock { _ = $0.lostTables.insert(table.name) }
+                    }
+                    continue
+                }
+                let columns = table.columns.map(\.name).filter {
+                    original.column(named: $0) == nil && again?.column(named: $0) == nil
+                }
+                let indexes = table.indexes.map(\.name).filter { name in
+                    !original.indexes.contains { $0.name == name }
+                        && !(again?.indexes.contains { $0.name == name } ?? false)
+                }
+                side.withLock { side in
+                    side.lostColumns[table.name, default: []].formUnion(columns)
+                    side.lostIndexes[table.name, default: []].formUnion(indexes)
+                }
+            }
         case .reloadDropsNegativeZeroSign:
             for table in stored.tables {
                 let rows = try store.read(Query(table: table.name)).items
@@ -253,6 +377,15 @@ final class BrokenStore: LocalStore {
     func close() throws {
         if fault == .closeDoesNothing { return }
         let store = self.store
+        if fault == .losesTheLastTransactionOnClose, let before = side.withLock({ $0.beforeLastWrite }) {
+            try store.write { transaction in
+                for (table, rows) in before {
+                    try transaction.delete(matching: Query(table: table))
+                    try transaction.upsert(rows, into: table, origin: .server)
+                }
+            }
+            side.withLock { $0.beforeLastWrite = nil }
+        }
         if let stored = try? store.schema {
             let counts = stored.tables.map { ($0.name, (try? store.count($0.name)) ?? 0) }
             side.withLock { $0.rowCounts = Dictionary(counts, uniquingKeysWith: { $1 }) }
@@ -268,6 +401,7 @@ final class BrokenStore: LocalStore {
 
     func read(_ query: Query) throws -> QueryResult {
         if fault == .readsFailDuringWrites { try failIfWriting() }
+        if fault == .countingReadsFailDuringWrites, query.includeTotalCount { try failIfWriting() }
         let store = self.store
         let schema = try store.schema
         if fault == .readsUndeclaredTablesAsEmpty, schema.table(named: query.table) == nil {
@@ -277,6 +411,7 @@ final class BrokenStore: LocalStore {
             try distortedRead(query, schema: schema, inTransaction: false, read: store.read)
         }
         if fault == .readsDropNegativeZeroSign { result.items = result.items.map(withoutNegativeZero) }
+        result.items = result.items.map { withoutLostColumns($0, table: query.table) }
         return result
     }
 
@@ -292,6 +427,13 @@ final class BrokenStore: LocalStore {
             found = try store.read(Query(table: table)).items.first { $0.id.lowercased() == id.lowercased() }
         case .lookupsDropNegativeZeroSign:
             found = found.map(withoutNegativeZero)
+        case .looksUpMissingIdsInOtherTables where found == nil:
+            for other in try store.schema.tables where other.name != table {
+                if let row = try store.lookup(table: other.name, id: id) {
+                    found = row
+                    break
+                }
+            }
         case .keepsUnknownServerColumns:
             if var item = found, let extra = side.withLock({ $0.extras[table]?[Array(id.utf8)] }) {
                 item.values.merge(extra) { $1 }
@@ -300,7 +442,7 @@ final class BrokenStore: LocalStore {
         default:
             break
         }
-        return found
+        return found.map { withoutLostColumns($0, table: table) }
     }
 
     /// Answers `query` through `read`, bending the query rule this store breaks.
@@ -312,7 +454,16 @@ final class BrokenStore: LocalStore {
         if fault == .skipsQueryValidation, (try? query.validate(against: table)) == nil {
             return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil)
         }
+        if BentEvaluator.faults.contains(fault) {
+            let rows = try read(Query(table: query.table)).items
+            return try BentEvaluator(fault: fault, query: query, schema: table).run(over: rows)
+        }
+        if query.filter != nil, let stale = side.withLock({ $0.staleEntries[query.table] }), !stale.isEmpty {
+            let rows = try read(Query(table: query.table)).items
+            return try BentEvaluator(fault: nil, query: query, schema: table, staleEntries: stale).run(over: rows)
+        }
         switch fault {
+        case .transactionReadsIgnoreSelection where inTransaction: query.selection = nil
         case .ignoresTop: query.top = nil
         case .transactionReadsIgnoreTop where inTransaction: query.top = nil
         case .returnsOneRowTooManyForTop: query.top = query.top.map { $0 > 0 && $0 < Int.max ? $0 + 1 : $0 }
@@ -387,17 +538,32 @@ final class BrokenStore: LocalStore {
         let needsSnapshot: Set<Fault> = [
             .transactionReadsIgnoreOwnWrites, .transactionLookupsIgnoreOwnWrites,
             .ownWritesVisibleOnlyInTheLastWrittenTable, .deleteByQueryInTransactionIgnoresOwnWrites,
+            .insertNewIgnoresOwnWrites, .losesTheLastTransactionOnClose,
         ]
         let snapshot = needsSnapshot.contains(fault) ? try Self.snapshot(of: store, schema: schema) : [:]
         var replay: [Transaction.Operation] = []
+        var upserted: [(table: String, item: Item)] = []
+        var silentlyRolledBack: Result?
         do {
-            return try store.write { inner in
+            let result = try store.write { inner in
                 let transaction = Transaction(
                     store: self, schema: schema, target: .transaction(inner), snapshot: snapshot)
-                defer { replay = transaction.operationsKeptOnRollback() }
-                return try body(transaction)
+                defer {
+                    replay = transaction.operationsKeptOnRollback()
+                    upserted = transaction.upserted
+                }
+                let result = try body(transaction)
+                if fault == .rollsBackWhenTheBodyCaughtAnError, transaction.anOperationFailed {
+                    silentlyRolledBack = result
+                    throw SilentRollback()
+                }
+                return result
             }
+            if fault == .losesTheLastTransactionOnClose { side.withLock { $0.beforeLastWrite = snapshot } }
+            return result
         } catch {
+            if error is SilentRollback, let silentlyRolledBack { return silentlyRolledBack }
+            if fault == .rollbackKeepsIndexEntries { keepStaleEntries(upserted, schema: schema) }
             if !replay.isEmpty {
                 try store.write { inner in
                     for operation in replay { try operation.apply(to: inner) }
@@ -445,6 +611,18 @@ final class BrokenStore: LocalStore {
         return rows
     }
 
+    /// The error that rolls back a transaction whose body returned (``Fault/rollsBackWhenTheBodyCaughtAnError``).
+    private struct SilentRollback: Error {}
+
+    /// Notes `rows` (written and then rolled back, or deleted) as still listed by their indexes.
+    fileprivate func keepStaleEntries(_ rows: [(table: String, item: Item)], schema: StoreSchema) {
+        side.withLock { side in
+            for (table, item) in rows where !(schema.table(named: table)?.indexes.isEmpty ?? true) {
+                side.staleEntries[table, default: [:]][Array(item.id.utf8), default: []].append(item)
+            }
+        }
+    }
+
     private func failIfWriting() throws {
         if side.withLock({ $0.activeWrites > 0 }) {
             throw OfflineSyncError(.storage, "the database is locked by a write transaction")
@@ -485,6 +663,18 @@ final class BrokenStore: LocalStore {
         return items.map { item in
             var item = item
             for column in added { item.values[column] = nil }
+            if fault == .trimsTrailingSpacesOfIds {
+                let trimmed = String(item.id.reversed().drop { $0 == " " }.reversed())
+                if !trimmed.isEmpty { item.id = trimmed }
+            }
+            if fault == .convertsOffsetDatesAsUTC {
+                for column in table.columns where column.type == .date {
+                    guard case .string(let text)? = item.values[column.name], let time = text.firstIndex(of: "T"),
+                        let offset = text[time...].firstIndex(where: { $0 == "+" || $0 == "-" })
+                    else { continue }
+                    if let date = Timestamp(iso8601: text[..<offset] + "Z") { item.values[column.name] = .date(date) }
+                }
+            }
             if fault == .truncatesConvertedDatesFromServer, origin == .server {
                 for column in table.columns where column.type == .date {
                     if case .string(let text)? = item.values[column.name], let date = Timestamp(iso8601: text) {
@@ -515,6 +705,15 @@ final class BrokenStore: LocalStore {
             return .string(
                 String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value > 0xFFFF ? "\u{FFFD}" : $0 })))
         case (.canonicalisesJSON, .json(let text)): return .json(Self.withoutWhitespace(text))
+        case (.unescapesSolidusInJSON, .json(let text)): return .json(text.replacingOccurrences(of: "\\/", with: "/"))
+        case (.convertsLoneCarriageReturns, .string(let text)):
+            let scalars = Array(text.unicodeScalars)
+            var result = String.UnicodeScalarView()
+            for (position, scalar) in scalars.enumerated() {
+                let lone = scalar == "\r" && (position + 1 == scalars.count || scalars[position + 1] != "\n")
+                result.append(lone ? "\n" : scalar)
+            }
+            return .string(String(result))
         case (.truncatesDateMilliseconds, .date(let date)):
             let milliseconds = date.millisecondsSince1970
             return .date(Timestamp(millisecondsSince1970: milliseconds - ((milliseconds % 1000) + 1000) % 1000))
@@ -706,6 +905,12 @@ final class BrokenStore: LocalStore {
         private var operations: [Operation] = []
         private var itemsAsWritten: [String: [[UInt8]: Item]] = [:]
         private var tablesBeforeWriteThrough: [String: [Item]] = [:]
+        /// The rows this transaction upserted, normalized, by table.
+        private(set) var upserted: [(table: String, item: Item)] = []
+        /// The rows this transaction deleted, as they were, by table.
+        private var deletedRows: [String: [Item]] = [:]
+        /// `true` once an operation threw (whether or not the body caught it).
+        private(set) var anOperationFailed = false
 
         init(store: BrokenStore, schema: StoreSchema, target: Target, snapshot: [String: [Item]] = [:]) {
             self.store = store
@@ -717,6 +922,15 @@ final class BrokenStore: LocalStore {
         private var fault: Fault { store.fault }
 
         private func perform<T>(_ table: String, _ operation: (any StoreTransaction) throws -> T) throws -> T {
+            do {
+                return try performUnmarked(table, operation)
+            } catch {
+                anOperationFailed = true
+                throw error
+            }
+        }
+
+        private func performUnmarked<T>(_ table: String, _ operation: (any StoreTransaction) throws -> T) throws -> T {
             try store.reportingErrors {
                 switch target {
                 case .transaction(let transaction): return try operation(transaction)
@@ -770,6 +984,35 @@ final class BrokenStore: LocalStore {
         }
 
         func read(_ query: Query) throws -> QueryResult {
+            try withQueryErrorsBent(query.table) { try bentRead(query) }
+        }
+
+        /// Runs `body`, dropping the column from its query errors for ``Fault/transactionQueryErrorsOmitTheColumn``.
+        private func withQueryErrorsBent<T>(_ table: String, _ body: () throws -> T) throws -> T {
+            do {
+                return try body()
+            } catch let error as OfflineSyncError
+                where fault == .transactionQueryErrorsOmitTheColumn
+                && (error.code == .unknownColumn || error.code == .invalidQuery)
+            {
+                throw OfflineSyncError(error.code, "a query on table '\(table)' is invalid")
+            }
+        }
+
+        /// Rows this transaction deleted that a filtered read still finds
+        /// (``Fault/filteredTransactionReadsMissOwnDeletes``).
+        private func withOwnDeletes(_ query: Query, _ result: QueryResult) throws -> QueryResult {
+            guard fault == .filteredTransactionReadsMissOwnDeletes, query.filter != nil,
+                let deleted = deletedRows[query.table], !deleted.isEmpty
+            else { return result }
+            let current = try perform(query.table) { try $0.read(Query(table: query.table)) }.items
+            let present = Set(current.map { Array($0.id.utf8) })
+            let ghosts = deleted.filter { !present.contains(Array($0.id.utf8)) }
+            return try QueryEvaluator(query: query, schema: schema.requireTable(query.table)).run(
+                over: current + ghosts)
+        }
+
+        private func bentRead(_ query: Query) throws -> QueryResult {
             if fault == .transactionReadsUndeclaredTablesAsEmpty, isUndeclared(query.table) {
                 return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil)
             }
@@ -787,7 +1030,7 @@ final class BrokenStore: LocalStore {
             {
                 result.items = result.items.map { written[Array($0.id.utf8)] ?? $0 }
             }
-            return result
+            return try withOwnDeletes(query, result)
         }
 
         func lookup(table: String, id: String) throws -> Item? {
@@ -844,7 +1087,22 @@ final class BrokenStore: LocalStore {
                     return merged
                 }
             }
-            try perform(table) { try $0.upsert(items, into: table, origin: origin) }
+            do {
+                try perform(table) { try $0.upsert(items, into: table, origin: origin) }
+            } catch let error as OfflineSyncError where error.code == .invalidValue {
+                if fault == .serverWriteErrorsOmitTheColumn, origin == .server {
+                    throw OfflineSyncError(.invalidValue, "a value from the server for table '\(table)' is invalid")
+                }
+                if fault == .invalidValueErrorsNameTheFirstRow, let first = items.first,
+                    let bad = items.first(where: { (try? declared.normalize($0, origin: origin)) == nil }),
+                    bad.id != first.id
+                {
+                    throw OfflineSyncError(
+                        .invalidValue, error.message.replacingOccurrences(of: "'\(bad.id)'", with: "'\(first.id)'"))
+                }
+                throw error
+            }
+            upserted += items.compactMap { item in (try? declared.normalize(item, origin: origin)).map { (table, $0) } }
             if fault == .keepsUnknownServerColumns, origin == .server { store.rememberExtras(items, table: declared) }
             if fault == .transactionLookupAnswersItemsAsWritten || fault == .transactionReadsAnswerItemsAsWritten {
                 for item in items { itemsAsWritten[table, default: [:]][Array(item.id.utf8)] = item }
@@ -865,6 +1123,10 @@ final class BrokenStore: LocalStore {
                     throw OfflineSyncError(.invalidOperation, "table '\(table)' has no row with id '\(id)' to delete")
                 }
             }
+            if fault == .deletesIdsIgnoringTrailingSpaces {
+                ids += ids.map { String($0.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
+            }
+            try noteDeleted(ids, from: table)
             if fault == .deletesIdsCaseInsensitively, !isUndeclared(table) {
                 let folded = Set(ids.map { $0.lowercased() })
                 let all = try perform(table) { try $0.read(Query(table: table, selection: [])) }.items.map(\.id)
@@ -878,8 +1140,52 @@ final class BrokenStore: LocalStore {
             wrote(table)
         }
 
+        /// Notes the rows `ids` name as deleted, for the faults that remember them.
+        private func noteDeleted(_ ids: [String], from table: String) throws {
+            guard fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes,
+                !isUndeclared(table)
+            else { return }
+            let rows = try ids.compactMap { id in try perform(table) { try $0.lookup(table: table, id: id) } }
+            deletedRows[table, default: []] += rows
+            if fault == .deleteKeepsIndexEntries { store.keepStaleEntries(rows.map { (table, $0) }, schema: schema) }
+        }
+
+        func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
+            var present: [String] = []
+            var absent: [Item] = []
+            var seen: Set<[UInt8]> = []
+            let committed = snapshot[table].map { Set($0.map { Array($0.id.utf8) }) }
+            for item in items {
+                let isNew = seen.insert(Array(item.id.utf8)).inserted
+                let there: Bool
+                if fault == .insertNewIgnoresOwnWrites, let committed {
+                    there = committed.contains(Array(item.id.utf8))
+                } else {
+                    there = try lookup(table: table, id: item.id) != nil
+                }
+                if !isNew || there { present.append(item.id) } else { absent.append(item) }
+            }
+            if !absent.isEmpty {
+                try upsert(absent, into: table, origin: fault == .insertNewDropsUnknownLocalColumns ? .server : origin)
+            }
+            return present
+        }
+
         func delete(matching query: Query) throws -> Int {
+            try withQueryErrorsBent(query.table) { try bentDelete(matching: query) }
+        }
+
+        private func bentDelete(matching query: Query) throws -> Int {
             if fault == .ignoresDeletesByQueryOnUndeclaredTables, isUndeclared(query.table) { return 0 }
+            if fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes,
+                !isUndeclared(query.table)
+            {
+                var chosen = query
+                chosen.includeTotalCount = false
+                chosen.selection = []
+                let ids = try perform(query.table) { try $0.read(chosen) }.items.map(\.id)
+                try noteDeleted(ids, from: query.table)
+            }
             let bent: Set<Fault> = [
                 .deleteByQueryIgnoresSkip, .deleteByQueryCapsTopAt1000, .deleteByQueryTreatsNullComparisonsAsUnknown,
                 .deleteByQueryInTransactionIgnoresOwnWrites, .rollbackKeepsDeletesByQuery,

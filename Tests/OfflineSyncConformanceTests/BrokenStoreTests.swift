@@ -22,11 +22,13 @@ import Testing
 
     /// The forced interleavings catch a concurrency bug by the first round that is sure to show
     /// it: a store whose readers wait for the writer answers only the first call of the reader
-    /// thread during the write for certain, and round 2 is the first to call `lookup` first (round
-    /// 1 may catch it too, when the lookup comes before the writer has quite finished).
+    /// thread during the write for certain, and rounds 2, 3 and 4 are the first to call `lookup`,
+    /// a counting `read` and `schema` first (an earlier round may catch it too, when the call
+    /// comes before the writer has quite finished).
     @Test(arguments: [
         (BrokenStore.Fault.interleavesTransactions, 1), (.writesFailWhenConcurrent, 1), (.showsUncommittedWrites, 1),
-        (.readsFailDuringWrites, 1), (.lookupsFailDuringWrites, 2),
+        (.readsFailDuringWrites, 1), (.lookupsFailDuringWrites, 2), (.countingReadsFailDuringWrites, 3),
+        (.schemaFailsDuringWrites, 4),
     ])
     func theConcurrencyCasesCatchByTheFirstRoundThatIsSureTo(_ fault: BrokenStore.Fault, _ round: Int) async {
         let result = await run("concurrency", on: fault)
@@ -39,7 +41,7 @@ import Testing
     @Test func everyRuleHasBrokenStores() {
         let rules = Set(BrokenStore.Fault.allCases.map(\.rule))
         #expect(rules == Set(1...8))
-        #expect(BrokenStore.Fault.allCases.count == 79)
+        #expect(BrokenStore.Fault.allCases.count == 118)
     }
 
     @Test func aFailingGeneratedQueryIsPrintedWithItsSeed() async {
@@ -143,8 +145,53 @@ import Testing
         case .interleavesTransactions, .writesFailWhenConcurrent: return [("concurrency", [Case.noInterleaving])]
         case .showsUncommittedWrites, .readsFailDuringWrites, .lookupsFailDuringWrites:
             return [("concurrency", [Case.noDirtyReads])]
-        case .errorsOmitTheColumn: return [("validation", [Case.wrongTypes])]
+        case .errorsOmitTheColumn, .invalidValueErrorsNameTheFirstRow, .serverWriteErrorsOmitTheColumn:
+            return [("validation", [Case.wrongTypes])]
         case .skipsQueryValidation: return [("validation", [Case.illTyped])]
+        // Reopening keeps what a declaration leaves out, and what earlier reopens added.
+        case .dropsColumnsLeftOutOfAReopenedTable, .dropsIndexesLeftOutOfAReopenedTable:
+            return [("schema", [Case.reopenKeepsLeftOut, Case.wideningKept])]
+        case .forgetsWideningAtTheNextReopen: return [("schema", [Case.wideningKept])]
+        case .losesTheLastTransactionOnClose:
+            return [("schema", [Case.reopenKeeps]), ("values", [Case.valuesReopen])]
+        // Values as written: conversions, line ends, JSON text, ids.
+        case .convertsOffsetDatesAsUTC: return [("values", [Case.valuesServer, Case.valuesInTransaction])]
+        case .insertNewDropsUnknownLocalColumns: return [("crud", [Case.localRejects])]
+        case .convertsLoneCarriageReturns, .unescapesSolidusInJSON:
+            return [("values", [Case.valuesRoundTrip, Case.valuesServer])]
+        case .trimsTrailingSpacesOfIds: return [("crud", [Case.spacedIds])]
+        case .deletesIdsIgnoringTrailingSpaces:
+            return [("crud", [Case.spacedIds]), ("missing", [Case.missingDelete])]
+        case .looksUpMissingIdsInOtherTables: return [("missing", [Case.missingLookup])]
+        // Query semantics a backend's translation can bend.
+        case .ordersStringsByUTF16: return [("values", [Case.valuesRoundTrip, Case.valuesFilters])]
+        case .comparesJSONIgnoringWhitespace: return [("values", [Case.valuesFilters])]
+        case .comparesDatesToTheSecond: return [("values", [Case.valuesFilters]), ("query", [Case.generated])]
+        case .equatesNullWithEmptyString:
+            return [("values", [Case.valuesFilters]), ("query", [Case.generated, Case.bounds])]
+        case .neIsNotNullSafe: return [("query", [Case.generated, Case.bounds])]
+        case .comparesLargeIntegersThroughDouble: return [("query", [Case.generated, Case.generatedIndexed])]
+        case .floorsModuloOfNegatives, .inListsNeverMatchNull, .lengthCountsUTF16Units, .notOfNullIsFalse,
+            .trimsOnlyASCIIWhitespace, .truncatesPre1970DatesInCalendarFunctions:
+            return [("query", [Case.generated])]
+        case .prefixMatchesStopBeforeAstralCharacters: return [("query", [Case.generatedIndexed, Case.bounds])]
+        case .breaksTiesByIdDescendingWhenDescending:
+            return [("query", [Case.nullsFirst, Case.generated]), ("paging", [Case.windows])]
+        case .treatsUnderscoreAsWildcard: return [("query", [Case.likeCharacters, Case.generated])]
+        case .treatsBackslashAsEscape: return [("query", [Case.likeCharacters])]
+        case .repeatsRowsForRepeatedIdsInLists: return [("query", [Case.repeatedInLists])]
+        case .transactionReadsIgnoreSelection: return [("query", [Case.generatedInTransaction])]
+        case .transactionQueryErrorsOmitTheColumn: return [("deleteByQuery", [Case.invalidDelete])]
+        // Index entries left behind by deletes and rollbacks.
+        case .deleteKeepsIndexEntries:
+            return [("values", [Case.staleIndexEntries]), ("query", [Case.generatedIndexed])]
+        case .rollbackKeepsIndexEntries: return [("values", [Case.staleIndexEntries])]
+        // What a transaction sees of its own writes, and what it commits.
+        case .insertNewIgnoresOwnWrites: return [("transactions", [Case.ownWrites])]
+        case .filteredTransactionReadsMissOwnDeletes: return [("transactionScope", [Case.ownWritesEveryTable])]
+        case .rollsBackWhenTheBodyCaughtAnError: return [("transactions", [Case.caughtErrorCommits])]
+        // Calls that fail while another thread writes.
+        case .countingReadsFailDuringWrites, .schemaFailsDuringWrites: return [("concurrency", [Case.noDirtyReads])]
         }
     }
 
@@ -200,6 +247,18 @@ import Testing
         static let ownWrites = "reads inside a transaction see its own writes"
         static let noInterleaving = "read-modify-write transactions on two OS threads never interleave"
         static let noDirtyReads = "readers on other OS threads never see a transaction's uncommitted writes"
+        static let reopenKeepsLeftOut = "reopening keeps the columns and indexes a table's declaration leaves out"
+        static let wideningKept = "a widening is kept by later reopens that leave it out"
+        static let spacedIds = "ids that differ only in spaces are different rows"
+        static let valuesFilters = "filters on indexed columns find every hard value"
+        static let staleIndexEntries = "rows deleted or rolled back are no longer found through an index"
+        static let generatedIndexed = "generated queries on indexed columns agree with the reference evaluator"
+        static let bounds = "bounds at the edges of ids and indexed columns"
+        static let likeCharacters = "startswith, endswith and contains take %, _ and \\ literally"
+        static let repeatedInLists = "in lists with repeated values answer each row once"
+        static let invalidDelete = "deleting by an invalid query deletes nothing"
+        static let caughtErrorCommits =
+            "a transaction whose body catches an operation's error and returns commits its other writes"
     }
 
     // MARK: Running

@@ -10,10 +10,11 @@
 /// 1. **Declare before use.** ``open(schema:)`` receives every table the caller will use. Using an
 ///    undeclared table throws ``OfflineSyncError/Code-swift.struct/unknownTable``. Reopening with a
 ///    schema that adds columns, indexes or tables widens the stored schema (existing rows read the
-///    new columns as null, indexes added cover the rows already stored); tables and columns not
-///    mentioned on reopen are kept; a column never changes type: a reopen declaring another type
-///    throws ``OfflineSyncError/Code-swift.struct/invalidSchema`` whether the table holds rows or
-///    not, and changes nothing. ``schema`` answers the stored, widened schema.
+///    new columns as null, indexes added cover the rows already stored); tables, columns and
+///    indexes not mentioned on reopen are kept, by every later open too; a column never changes
+///    type: a reopen declaring another type throws ``OfflineSyncError/Code-swift.struct/invalidSchema``
+///    whether the table holds rows or not, and changes nothing. ``schema`` answers the stored,
+///    widened schema.
 /// 2. **Values are checked by the core.** Every upsert passes each item through
 ///    ``TableSchema/normalize(_:origin:)`` and stores exactly what it returns, so value conversions
 ///    and unknown-column handling (an error for local writes, dropped for server writes) are the
@@ -33,8 +34,9 @@
 ///    does nothing.
 /// 6. **Writes are atomic transactions across tables.** Everything done through the
 ///    ``StoreTransaction`` handed to ``write(_:)`` commits together when the closure returns, and
-///    nothing of it remains when the closure throws (the error is rethrown). Reads inside the
-///    closure (`read`, `lookup` and `delete(matching:)`) see the transaction's own writes, in
+///    nothing of it remains when the closure throws (the error is rethrown); an operation's error
+///    that the closure catches rolls nothing back. Reads inside the closure (`read`, `lookup`,
+///    `insertNew` and `delete(matching:)`) see the transaction's own writes and deletes, in
 ///    every table it wrote. Until `write` returns, no read outside the closure, on any thread,
 ///    sees any of them. Transactions are serialised: two concurrent `write` calls never
 ///    interleave, so read-modify-write inside one closure is safe. An

@@ -1,0 +1,309 @@
+import OfflineSync
+
+/// The reference query semantics with one rule bent the way a ``BrokenStore/Fault`` of rule 4
+/// says: a plausible backend's translation of a filter, an ordering or a function, written as a
+/// copy of ``QueryEvaluator``'s rules with the fault's change in one place. Used for the faults
+/// that no rewrite of the query into a correct one expresses.
+struct BentEvaluator {
+    /// The faults this evaluator bends; a store with one of them answers every read with it.
+    static let faults: Set<BrokenStore.Fault> = [
+        .ordersStringsByUTF16, .treatsUnderscoreAsWildcard, .treatsBackslashAsEscape,
+        .repeatsRowsForRepeatedIdsInLists, .comparesJSONIgnoringWhitespace, .comparesLargeIntegersThroughDouble,
+        .neIsNotNullSafe, .inListsNeverMatchNull, .notOfNullIsFalse, .floorsModuloOfNegatives,
+        .prefixMatchesStopBeforeAstralCharacters, .breaksTiesByIdDescendingWhenDescending,
+        .equatesNullWithEmptyString, .lengthCountsUTF16Units, .trimsOnlyASCIIWhitespace,
+        .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond,
+    ]
+
+    let fault: BrokenStore.Fault?
+    let query: Query
+    private let reference: QueryEvaluator
+    /// Stale index entries: for a row's id, other values of its indexed columns that an index
+    /// still lists it under (the row then matches a filter on them, as an index scan without a
+    /// recheck answers it), or, for an id no longer stored, the row as it was (answered as it
+    /// was by a filter on an indexed column that it matched).
+    private let staleEntries: [[UInt8]: [Item]]
+    private let indexedColumns: Set<String>
+
+    init(
+        fault: BrokenStore.Fault?, query: Query, schema: TableSchema, staleEntries: [[UInt8]: [Item]] = [:]
+    ) throws {
+        reference = try QueryEvaluator(query: query, schema: schema)
+        self.fault = fault
+        self.query = query
+        self.staleEntries = staleEntries
+        indexedColumns = Set(schema.indexes.flatMap(\.columns)).subtracting(["id"])
+    }
+
+    // MARK: Running
+
+    func run(over rows: [Item]) -> QueryResult {
+        var matching: [Item] = []
+        for row in rows where matches(row) {
+            for _ in 0..<multiplicity(of: row) { matching.append(row) }
+        }
+        // Rows no longer stored whose index entries are left: an index-only answer finds them.
+        let present = Set(rows.map { Array($0.id.utf8) })
+        for (id, entries) in staleEntries where !present.contains(id) {
+            if let ghost = entries.last(where: matchesThroughAnIndex) { matching.append(ghost) }
+        }
+        let total = query.includeTotalCount ? matching.count : nil
+        matching.sort(by: precedes)
+        let start = min(query.skip, matching.count)
+        let end = query.top.map { start + min(matching.count - start, $0) } ?? matching.count
+        return QueryResult(items: matching[start..<end].map(reference.select), totalCount: total)
+    }
+
+    private func matches(_ row: Item) -> Bool {
+        guard let filter = query.filter else { return true }
+        if isTrue(evaluate(filter, row)) { return true }
+        guard let stale = staleEntries[Array(row.id.utf8)], !indexedColumns.isDisjoint(with: columns(of: filter))
+        else { return false }
+        return stale.contains { entry in
+            var seen = row
+            for column in indexedColumns { seen.values[column] = entry[column].isNull ? nil : entry[column] }
+            return isTrue(evaluate(filter, seen))
+        }
+    }
+
+    /// `true` when the filter reads an indexed column and `entry` (a stale index entry) matches it.
+    private func matchesThroughAnIndex(_ entry: Item) -> Bool {
+        guard let filter = query.filter, !indexedColumns.isDisjoint(with: columns(of: filter)) else { return false }
+        return isTrue(evaluate(filter, entry))
+    }
+
+    /// How often a row comes back: once, or for a store that seeks once per listed id, as often
+    /// as its id is listed in a top-level `id in (…)` conjunct.
+    private func multiplicity(of row: Item) -> Int {
+        guard fault == .repeatsRowsForRepeatedIdsInLists, let filter = query.filter else { return 1 }
+        func listed(_ expression: FilterExpression) -> Int? {
+            switch expression {
+            case .isIn(.column("id"), let values):
+                return values.count { $0.stringValue.map { $0.utf8.elementsEqual(row.id.utf8) } ?? false }
+            case .and(let lhs, let rhs): return listed(lhs) ?? listed(rhs)
+            default: return nil
+            }
+        }
+        return max(listed(filter) ?? 1, 1)
+    }
+
+    private func precedes(_ lhs: Item, _ rhs: Item) -> Bool {
+        for key in query.orderBy {
+            let order = compare(lhs[key.column], rhs[key.column], inFilter: false)
+            if order != 0 { return key.descending ? order > 0 : order < 0 }
+        }
+        let order = compareText(lhs.id, rhs.id)
+        if fault == .breaksTiesByIdDescendingWhenDescending, query.orderBy.first?.descending == true {
+            return order > 0
+        }
+        return order < 0
+    }
+
+    // MARK: Values
+
+    private func isTrue(_ value: Value) -> Bool { QueryEvaluator.isTrue(value) }
+
+    private func compareText(_ a: String, _ b: String) -> Int {
+        guard fault == .ordersStringsByUTF16 else { return ValueSemantics.compareBytes(a, b) }
+        return a.utf16.lexicographicallyPrecedes(b.utf16) ? -1 : (a.utf16.elementsEqual(b.utf16) ? 0 : 1)
+    }
+
+    /// The order of two values, bent for strings (UTF-16), dates (seconds, in filters) and
+    /// integer–double pairs (through `Double`, in filters).
+    private func compare(_ lhs: Value, _ rhs: Value, inFilter: Bool) -> Int {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)), (.json(let a), .json(let b)), (.string(let a), .json(let b)),
+            (.json(let a), .string(let b)):
+            return compareText(a, b)
+        case (.date(let a), .date(let b)) where inFilter && fault == .comparesDatesToTheSecond:
+            let x = floorDivide(a.millisecondsSince1970, 1000)
+            let y = floorDivide(b.millisecondsSince1970, 1000)
+            return x < y ? -1 : (x > y ? 1 : 0)
+        case (.int(let a), .double(let b)) where inFilter && fault == .comparesLargeIntegersThroughDouble:
+            return Double(a) < b ? -1 : (Double(a) > b ? 1 : 0)
+        case (.double(let a), .int(let b)) where inFilter && fault == .comparesLargeIntegersThroughDouble:
+            return a < Double(b) ? -1 : (a > Double(b) ? 1 : 0)
+        default:
+            return ValueSemantics.compare(lhs, rhs)
+        }
+    }
+
+    private func equal(_ lhs: Value, _ rhs: Value) -> Bool {
+        var lhs = lhs
+        var rhs = rhs
+        if fault == .equatesNullWithEmptyString {
+            if lhs.isNull, rhs.stringValue != nil { lhs = .string("") }
+            if rhs.isNull, lhs.stringValue != nil { rhs = .string("") }
+        }
+        if fault == .comparesJSONIgnoringWhitespace {
+            switch (lhs, rhs) {
+            case (.json(let a), .json(let b)), (.json(let a), .string(let b)), (.string(let a), .json(let b)):
+                return Self.withoutWhitespace(a) == Self.withoutWhitespace(b)
+            default: break
+            }
+        }
+        if lhs.isNull || rhs.isNull { return lhs.isNull && rhs.isNull }
+        return compare(lhs, rhs, inFilter: true) == 0
+    }
+
+    private func compare(_ lhs: Value, _ op: ComparisonOperator, _ rhs: Value) -> Bool {
+        switch op {
+        case .eq: return equal(lhs, rhs)
+        case .ne:
+            if fault == .neIsNotNullSafe, lhs.isNull || rhs.isNull { return false }
+            return !equal(lhs, rhs)
+        default:
+            if lhs.isNull || rhs.isNull { return false }
+            let order = compare(lhs, rhs, inFilter: true)
+            switch op {
+            case .gt: return order > 0
+            case .ge: return order >= 0
+            case .lt: return order < 0
+            default: return order <= 0
+            }
+        }
+    }
+
+    // MARK: Expressions
+
+    private func evaluate(_ expression: FilterExpression, _ item: Item) -> Value {
+        switch expression {
+        case .literal(let value): return value
+        case .column(let name): return item[name]
+        case .not(let operand):
+            let value = evaluate(operand, item)
+            if fault == .notOfNullIsFalse, value.isNull { return .bool(false) }
+            return .bool(!isTrue(value))
+        case .and(let lhs, let rhs): return .bool(isTrue(evaluate(lhs, item)) && isTrue(evaluate(rhs, item)))
+        case .or(let lhs, let rhs): return .bool(isTrue(evaluate(lhs, item)) || isTrue(evaluate(rhs, item)))
+        case .comparison(let lhs, let op, let rhs): return .bool(compare(evaluate(lhs, item), op, evaluate(rhs, item)))
+        case .isIn(let operand, let values):
+            let value = evaluate(operand, item)
+            if fault == .inListsNeverMatchNull, value.isNull { return .bool(false) }
+            return .bool(values.contains { equal(value, $0) })
+        case .function(let function, let arguments): return apply(function, arguments.map { evaluate($0, item) })
+        case .arithmetic(let lhs, let op, let rhs):
+            let a = evaluate(lhs, item)
+            let b = evaluate(rhs, item)
+            if fault == .floorsModuloOfNegatives, op == .mod {
+                let truncated = ValueSemantics.arithmetic(a, .mod, b)
+                switch (truncated, b) {
+                case (.int(let r), .int(let divisor)) where r != 0 && (r < 0) != (divisor < 0): return .int(r + divisor)
+                case (.double(let r), .int(let divisor)) where r != 0 && (r < 0) != (divisor < 0):
+                    return .double(r + Double(divisor))
+                case (.double(let r), .double(let divisor)) where r != 0 && (r < 0) != (divisor < 0):
+                    return .double(r + divisor)
+                default: return truncated
+                }
+            }
+            return ValueSemantics.arithmetic(a, op, b)
+        case .negate(let operand): return ValueSemantics.negate(evaluate(operand, item))
+        }
+    }
+
+    private func apply(_ function: Function, _ arguments: [Value]) -> Value {
+        if arguments.contains(where: \.isNull) { return .null }
+        let reference = QueryEvaluator.apply(function, arguments)
+        func text(_ index: Int) -> String {
+            switch arguments[index] {
+            case .string(let value), .json(let value): return value
+            default: return ""
+            }
+        }
+        switch (fault, function) {
+        case (.treatsUnderscoreAsWildcard, .startsWith), (.treatsUnderscoreAsWildcard, .endsWith),
+            (.treatsUnderscoreAsWildcard, .contains):
+            let needle = Array(text(1).unicodeScalars)
+            guard needle.contains("_") else { return reference }
+            let haystack = Array(text(0).unicodeScalars)
+            guard needle.count <= haystack.count else { return .bool(false) }
+            func fits(at start: Int) -> Bool {
+                needle.indices.allSatisfy { needle[$0] == "_" || needle[$0] == haystack[start + $0] }
+            }
+            switch function {
+            case .startsWith: return .bool(fits(at: 0))
+            case .endsWith: return .bool(fits(at: haystack.count - needle.count))
+            default: return .bool((0...(haystack.count - needle.count)).contains(where: fits))
+            }
+        case (.treatsBackslashAsEscape, .startsWith), (.treatsBackslashAsEscape, .endsWith),
+            (.treatsBackslashAsEscape, .contains):
+            var needle = String.UnicodeScalarView()
+            var escaped = false
+            for scalar in text(1).unicodeScalars {
+                if scalar == "\\" && !escaped {
+                    escaped = true
+                } else {
+                    needle.append(scalar)
+                    escaped = false
+                }
+            }
+            return QueryEvaluator.apply(function, [arguments[0], .string(String(needle))])
+        case (.prefixMatchesStopBeforeAstralCharacters, .startsWith):
+            guard QueryEvaluator.isTrue(reference) else { return reference }
+            let prefixLength = text(1).utf8.count
+            let rest = String(decoding: text(0).utf8.dropFirst(prefixLength), as: UTF8.self)
+            return .bool((rest.unicodeScalars.first?.value ?? 0) <= 0xFFFF)
+        case (.lengthCountsUTF16Units, .length):
+            return .int(Int64(text(0).utf16.count))
+        case (.trimsOnlyASCIIWhitespace, .trim):
+            let ascii: Set<Unicode.Scalar> = [" ", "\t", "\n", "\r", "\u{0B}", "\u{0C}"]
+            let scalars = text(0).unicodeScalars
+            guard let first = scalars.firstIndex(where: { !ascii.contains($0) }),
+                let last = scalars.lastIndex(where: { !ascii.contains($0) })
+            else { return .string("") }
+            return .string(String(scalars[first...last]))
+        case (.truncatesPre1970DatesInCalendarFunctions, .year), (.truncatesPre1970DatesInCalendarFunctions, .month),
+            (.truncatesPre1970DatesInCalendarFunctions, .day), (.truncatesPre1970DatesInCalendarFunctions, .hour),
+            (.truncatesPre1970DatesInCalendarFunctions, .minute), (.truncatesPre1970DatesInCalendarFunctions, .second):
+            guard case .date(let date) = arguments[0] else { return reference }
+            let seconds = date.millisecondsSince1970 / 1000  // truncates toward zero
+            return QueryEvaluator.apply(function, [.date(Timestamp(millisecondsSince1970: seconds * 1000))])
+        default:
+            return reference
+        }
+    }
+
+    // MARK: Helpers
+
+    private func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+        let quotient = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
+    }
+
+    private func columns(of expression: FilterExpression) -> Set<String> {
+        switch expression {
+        case .column(let name): return [name]
+        case .literal: return []
+        case .not(let operand), .isIn(let operand, _), .negate(let operand): return columns(of: operand)
+        case .and(let lhs, let rhs), .or(let lhs, let rhs), .comparison(let lhs, _, let rhs),
+            .arithmetic(let lhs, _, let rhs):
+            return columns(of: lhs).union(columns(of: rhs))
+        case .function(_, let arguments): return arguments.reduce(into: []) { $0.formUnion(columns(of: $1)) }
+        }
+    }
+
+    /// JSON text without the white space between tokens.
+    static func withoutWhitespace(_ text: String) -> String {
+        var result = String.UnicodeScalarView()
+        var inString = false
+        var escaped = false
+        for scalar in text.unicodeScalars {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if scalar == "\\" {
+                    escaped = true
+                } else if scalar == "\"" {
+                    inString = false
+                }
+                result.append(scalar)
+            } else if scalar == "\"" {
+                inString = true
+                result.append(scalar)
+            } else if !(scalar == " " || scalar == "\n" || scalar == "\r" || scalar == "\t") {
+                result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+}
