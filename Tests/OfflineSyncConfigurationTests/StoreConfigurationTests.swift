@@ -100,6 +100,21 @@ struct StoreConfigurationTests {
         #expect(error?.message.contains(secret) == false)
     }
 
+    @Test func anOptionWithoutAValueIsRefusedWithoutRepeatingIt() {
+        let secret = "hunter2-very-secret"
+        let error = #expect(throws: OfflineSyncError.self) { try parse("sqlcipher:/tmp/x.db?sync=full&\(secret)") }
+        #expect(error?.code == .configuration)
+        #expect(error?.message.contains("option 2 of the store") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("NAME=VALUE") == true)
+        #expect(error?.message.contains(secret) == false)
+    }
+
+    @Test func aStoreWithoutSchemeIsNamedWithoutItsOptions() {
+        let error = #expect(throws: OfflineSyncError.self) { try parse("./x.db?key=hunter2-very-secret") }
+        #expect(error?.message.contains("'./x.db?…' has no scheme") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("hunter2") == false)
+    }
+
     @Test func keyEnvHoldingSomethingOtherThanAVariableNameIsRefusedWithoutRepeatingIt() {
         let key = String(repeating: "ab", count: 32)
         let error = #expect(throws: OfflineSyncError.self) {

@@ -103,7 +103,7 @@ extension StoreConfiguration {
         guard let colon = trimmed.firstIndex(of: ":") else {
             throw OfflineSyncError(
                 .configuration,
-                "the store '\(trimmed.prefix(200))' has no scheme; write SCHEME:PATH, e.g. \(named)")
+                "the store '\(Self.withoutOptions(trimmed).prefix(200))' has no scheme; write SCHEME:PATH, e.g. \(named)")
         }
         let scheme = trimmed[..<colon].lowercased()
         let schemeIsValid =
@@ -130,10 +130,13 @@ extension StoreConfiguration {
         }
         let path = try unescape(rawPath, what: "the path")
         var options: [Option] = []
-        for pair in (rawQuery ?? "").split(separator: "&", omittingEmptySubsequences: true) {
+        for (number, pair) in (rawQuery ?? "").split(separator: "&", omittingEmptySubsequences: true).enumerated() {
             guard let equals = pair.firstIndex(of: "=") else {
+                // Not repeated: text without a name may be a key pasted where `key-env=` belongs.
                 throw OfflineSyncError(
-                    .configuration, "the store option '\(pair.prefix(40))' has no value; write NAME=VALUE")
+                    .configuration,
+                    "option \(number + 1) of the store (\(pair.count) characters, not shown in case it is key material) has no '='; write NAME=VALUE, e.g. key-env=VAR for a key"
+                )
             }
             let name = try unescape(pair[..<equals], what: "an option name").lowercased()
             if inlineKeyOptions.contains(name) {
@@ -149,6 +152,13 @@ extension StoreConfiguration {
             options.append(Option(name, value))
         }
         return (scheme, path, options)
+    }
+
+    /// `text` up to its options (`?…`), which an error message does not repeat: they may hold
+    /// key material.
+    static func withoutOptions(_ text: Substring) -> Substring {
+        guard let question = text.firstIndex(of: "?") else { return text }
+        return text[..<question] + "?…"
     }
 
     /// Decodes `%XX` escapes.
