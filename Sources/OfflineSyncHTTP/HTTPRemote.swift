@@ -90,7 +90,16 @@ public final class HTTPRemote: RemoteService {
             throw RemoteError(
                 .server,
                 message:
-                    "the base URL '\(configuration.baseURL)' is not an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080)"
+                    "the base URL '\(HTTPRemote.withoutCredentials(configuration.baseURL))' is not an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080)"
+            )
+        }
+        guard url.user == nil, url.password == nil else {
+            if ownsClient { client.shutdown { _ in } }
+            // Not repeated: the user part may be a password. Credentials in a URL end up in logs.
+            throw RemoteError(
+                .server,
+                message:
+                    "the base URL of \(scheme)://…@\(host) holds a user name or password, which would appear in logs and error messages; remove it and sign in with the configuration's authentication instead"
             )
         }
         if configuration.pushPipelineDepth > 1 {
@@ -114,6 +123,14 @@ public final class HTTPRemote: RemoteService {
         self.configuration = configuration
         self.client = ClientTransport(
             client: client, ownsClient: ownsClient, baseURL: base, configuration: configuration)
+    }
+
+    /// `url` with whatever precedes an `@` of its authority replaced by `…`, for messages.
+    static func withoutCredentials(_ url: String) -> String {
+        let start = url.range(of: "://")?.upperBound ?? url.startIndex
+        let authorityEnd = url[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
+        guard let at = url[start..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<start]) + "…" + String(url[at...])
     }
 
     /// Closes the connections of the remote's own HTTP client and its pipelining connection.

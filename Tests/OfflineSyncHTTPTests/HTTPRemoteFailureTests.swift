@@ -303,6 +303,20 @@ struct HTTPRemoteFailureTests {
         #expect(throws: RemoteError.self) { try HTTPRemote(configuration: .init(baseURL: "ftp://example.com")) }
     }
 
+    @Test("a base URL with credentials is rejected without repeating them")
+    func credentialsInBaseURL() {
+        for base in [
+            "http://alice:hunter2-secret@127.0.0.1:8080", "https://hunter2-secret@example.com/api",
+            "ftp://alice:hunter2-secret@example.com",
+        ] {
+            let error = #expect(throws: RemoteError.self) { try HTTPRemote(configuration: .init(baseURL: base)) }
+            #expect(
+                error?.message.contains("user name or password") == true || base.hasPrefix("ftp"),
+                "\(String(describing: error))")
+            #expect(error?.message.contains("hunter2") == false, "\(String(describing: error))")
+        }
+    }
+
     @Test("ids and table names are percent-escaped in the path")
     func escapedId() async throws {
         let requests = try await against(ScriptedResponse(status: 404)) { remote in
