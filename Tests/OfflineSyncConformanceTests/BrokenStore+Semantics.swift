@@ -12,7 +12,9 @@ struct BentEvaluator {
         .neIsNotNullSafe, .inListsNeverMatchNull, .notOfNullIsFalse, .floorsModuloOfNegatives,
         .prefixMatchesStopBeforeAstralCharacters, .breaksTiesByIdDescendingWhenDescending,
         .equatesNullWithEmptyString, .lengthCountsUTF16Units, .trimsOnlyASCIIWhitespace,
-        .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond,
+        .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond, .ordersNumbersAsText,
+        .ordersByTheFirstSortKeyOnly, .breaksTiesByIdInTheLastKeysDirection,
+        .truncatesDoubleLiteralsComparedWithIntegers, .comparesStringsByCanonicalEquivalence,
     ]
 
     let fault: BrokenStore.Fault?
@@ -88,12 +90,20 @@ struct BentEvaluator {
     }
 
     private func precedes(_ lhs: Item, _ rhs: Item) -> Bool {
-        for key in query.orderBy {
+        // A translation that emits only the first key of the ordering.
+        let keys = fault == .ordersByTheFirstSortKeyOnly ? Array(query.orderBy.prefix(1)) : query.orderBy
+        for key in keys {
             let order = compare(lhs[key.column], rhs[key.column], inFilter: false)
             if order != 0 { return key.descending ? order > 0 : order < 0 }
         }
         let order = compareText(lhs.id, rhs.id)
         if fault == .breaksTiesByIdDescendingWhenDescending, query.orderBy.first?.descending == true {
+            return order > 0
+        }
+        // A translation that appends `id` with the direction of the last of several keys.
+        if fault == .breaksTiesByIdInTheLastKeysDirection, query.orderBy.count > 1,
+            query.orderBy.last?.descending == true
+        {
             return order > 0
         }
         return order < 0
@@ -112,6 +122,22 @@ struct BentEvaluator {
     /// integer–double pairs (through `Double`, in filters).
     private func compare(_ lhs: Value, _ rhs: Value, inFilter: Bool) -> Int {
         switch (lhs, rhs) {
+        case _ where !inFilter && fault == .ordersNumbersAsText && Self.isNumber(lhs) && Self.isNumber(rhs):
+            // Numbers kept as text in the ordering (an index or sort key of their decimal text).
+            let a = Self.text(of: lhs)
+            let b = Self.text(of: rhs)
+            return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : (a == b ? 0 : 1)
+        case (.int(let a), .double(let b))
+        where inFilter && fault == .truncatesDoubleLiteralsComparedWithIntegers && b.rounded(.towardZero) != b
+            && abs(b) < 9e18:
+            return ValueSemantics.compare(.int(a), .int(Int64(b)))
+        case (.double(let a), .int(let b))
+        where inFilter && fault == .truncatesDoubleLiteralsComparedWithIntegers && a.rounded(.towardZero) != a
+            && abs(a) < 9e18:
+            return ValueSemantics.compare(.int(Int64(a)), .int(b))
+        case (.string(let a), .string(let b)) where fault == .comparesStringsByCanonicalEquivalence:
+            // Swift's String order: canonically equivalent strings tie.
+            return a < b ? -1 : (b < a ? 1 : 0)
         case (.string(let a), .string(let b)), (.json(let a), .json(let b)), (.string(let a), .json(let b)),
             (.json(let a), .string(let b)):
             return compareText(a, b)
@@ -143,6 +169,9 @@ struct BentEvaluator {
             }
         }
         if lhs.isNull || rhs.isNull { return lhs.isNull && rhs.isNull }
+        if fault == .comparesStringsByCanonicalEquivalence, case .string(let a) = lhs, case .string(let b) = rhs {
+            return a.utf8.elementsEqual(b.utf8)  // equality stays byte-wise: only lt, gt and ordering bend
+        }
         return compare(lhs, rhs, inFilter: true) == 0
     }
 
@@ -264,6 +293,21 @@ struct BentEvaluator {
     }
 
     // MARK: Helpers
+
+    private static func isNumber(_ value: Value) -> Bool {
+        switch value {
+        case .int, .double: return true
+        default: return false
+        }
+    }
+
+    private static func text(of number: Value) -> String {
+        switch number {
+        case .int(let value): return String(value)
+        case .double(let value): return String(value)
+        default: return ""
+        }
+    }
 
     private func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
         let quotient = a / b
