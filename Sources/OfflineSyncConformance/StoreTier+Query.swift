@@ -26,6 +26,11 @@ extension StoreTierGroups {
             /// holding null, `length` in scalars, `not` of null, `trim` of Unicode white space,
             /// calendar functions of dates before 1970, integers past 2^53 against doubles, null-safe
             /// `ne`, and orderings by several keys, by doubles and by dates (ties by id ascending).
+            /// Also the functions an SQL dialect computes otherwise: case-sensitive `startswith`,
+            /// `endswith` and `contains` (SQLite's `LIKE` is not), ASCII-only `tolower` and `toupper`
+            /// (PostgreSQL's fold every letter), `round` of halves away from zero (PostgreSQL's
+            /// `round(double precision)` takes them to even), integer `div`, null from `concat`
+            /// with a null (SQL's `CONCAT()` skips it) and `indexof` in scalars.
             ConformanceCase(Pinned.caseName) { context in
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert(Pinned.rows, into: "notes")
@@ -308,6 +313,7 @@ enum Pinned {
             note("n7", "x", 2, 2.5, true, 1_000),
             note("N8", "x", 2, 9, true, 1_000),
             note("n9", "\u{2003}\u{2003}", -2, nil, true, -62_135_596_800_000),
+            note("n10", "\u{C9}lan X", -3, 0.5, false, 1_500),
         ]
     }()
 
@@ -340,6 +346,27 @@ enum Pinned {
             // `ne` is null-safe: null ne 'x' is true.
             compare(title, .ne, "x"), compare(priority, .ne, 2), compare(done, .ne, true),
             compare(title, .ne, .null),
+            // `startswith`, `endswith` and `contains` keep letter case; `tolower` and `toupper`
+            // change ASCII letters only.
+            .function(.startsWith, [title, .literal("X")]), .function(.endsWith, [title, .literal("x")]),
+            .function(.contains, [title, .literal("A")]), .function(.contains, [title, .literal("lan x")]),
+            compare(.function(.toLower, [title]), .eq, "\u{E9}lan x"),
+            compare(.function(.toLower, [title]), .eq, "\u{C9}lan x"),
+            compare(.function(.toUpper, [title]), .eq, "\u{C9}LAN X"),
+            // `round` takes halves away from zero.
+            compare(.function(.round, [score]), .eq, .double(3)), compare(.function(.round, [score]), .eq, .double(11)),
+            compare(.function(.round, [score]), .eq, .double(-1)), compare(.function(.round, [score]), .eq, .double(1)),
+            // `div` of two integers truncates toward zero and stays an integer.
+            compare(.arithmetic(priority, .div, .literal(2)), .eq, 1),
+            compare(.arithmetic(priority, .div, .literal(2)), .eq, -3),
+            compare(.arithmetic(priority, .div, .literal(2)), .lt, .double(-3.2)),
+            // `concat` with a null is null.
+            compare(.function(.concat, [title, .literal("y")]), .eq, "y"),
+            compare(.function(.concat, [.literal("y"), title]), .ne, .null),
+            // `indexof` counts Unicode scalars.
+            compare(.function(.indexOf, [title, .literal("x")]), .eq, 1),
+            compare(.function(.indexOf, [title, .literal("X")]), .eq, 5),
+            compare(.function(.indexOf, [title, .literal("x")]), .eq, 3),
         ]
         // Calendar functions of dates before 1970 (and at midnight, and in year 1).
         let calendar: [(Function, Int64)] = [

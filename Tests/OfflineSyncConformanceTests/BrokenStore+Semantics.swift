@@ -15,6 +15,8 @@ struct BentEvaluator {
         .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond, .ordersNumbersAsText,
         .ordersByTheFirstSortKeyOnly, .breaksTiesByIdInTheLastKeysDirection,
         .truncatesDoubleLiteralsComparedWithIntegers, .comparesStringsByCanonicalEquivalence,
+        .matchesSubstringsCaseInsensitively, .foldsCaseOfNonASCIILetters, .roundsHalvesToEven,
+        .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes,
     ]
 
     let fault: BrokenStore.Fault?
@@ -214,6 +216,9 @@ struct BentEvaluator {
         case .arithmetic(let lhs, let op, let rhs):
             let a = evaluate(lhs, item)
             let b = evaluate(rhs, item)
+            if fault == .dividesIntegersAsDoubles, op == .div, case .int(let x) = a, case .int(let y) = b, y != 0 {
+                return .double(Double(x) / Double(y))  // a translation that divides as doubles
+            }
             if fault == .floorsModuloOfNegatives, op == .mod {
                 let truncated = ValueSemantics.arithmetic(a, .mod, b)
                 switch (truncated, b) {
@@ -231,6 +236,10 @@ struct BentEvaluator {
     }
 
     private func apply(_ function: Function, _ arguments: [Value]) -> Value {
+        if fault == .concatSkipsNulls, function == .concat {
+            // SQL's CONCAT() (PostgreSQL, MySQL) reads null as '', where || gives null.
+            return .string(arguments.map { $0.stringValue ?? "" }.joined())
+        }
         if arguments.contains(where: \.isNull) { return .null }
         let reference = QueryEvaluator.apply(function, arguments)
         func text(_ index: Int) -> String {
@@ -272,6 +281,20 @@ struct BentEvaluator {
             let prefixLength = text(1).utf8.count
             let rest = String(decoding: text(0).utf8.dropFirst(prefixLength), as: UTF8.self)
             return .bool((rest.unicodeScalars.first?.value ?? 0) <= 0xFFFF)
+        case (.matchesSubstringsCaseInsensitively, .startsWith), (.matchesSubstringsCaseInsensitively, .endsWith),
+            (.matchesSubstringsCaseInsensitively, .contains):
+            // SQLite's LIKE folds ASCII letter case.
+            let folded = arguments.map { QueryEvaluator.apply(.toLower, [$0]) }
+            return QueryEvaluator.apply(function, folded)
+        case (.foldsCaseOfNonASCIILetters, .toLower): return .string(text(0).lowercased())
+        case (.foldsCaseOfNonASCIILetters, .toUpper): return .string(text(0).uppercased())
+        case (.roundsHalvesToEven, .round): return ValueSemantics.rounded(arguments[0], .toNearestOrEven)
+        case (.indexOfCountsUTF8Bytes, .indexOf):
+            let haystack = Array(text(0).utf8)
+            let needle = Array(text(1).utf8)
+            guard needle.count <= haystack.count else { return .int(-1) }
+            let offset = (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+            return .int(Int64(offset ?? -1))
         case (.lengthCountsUTF16Units, .length):
             return .int(Int64(text(0).utf16.count))
         case (.trimsOnlyASCIIWhitespace, .trim):

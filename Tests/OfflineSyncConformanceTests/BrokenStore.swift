@@ -121,6 +121,12 @@ final class BrokenStore: LocalStore {
         case deleteByQueryIgnoresOrderByWithTop
         case deleteByQueryReportsTheMatchingCount
         case unfilteredCountIgnoresDeletesByQuery
+        case matchesSubstringsCaseInsensitively
+        case foldsCaseOfNonASCIILetters
+        case roundsHalvesToEven
+        case dividesIntegersAsDoubles
+        case concatSkipsNulls
+        case indexOfCountsUTF8Bytes
         // Rule 5: missing ids are not errors.
         case lookupOfMissingIdThrows
         case transactionLookupOfMissingIdThrows
@@ -207,7 +213,8 @@ final class BrokenStore: LocalStore {
                 .ordersByTheFirstSortKeyOnly, .breaksTiesByIdInTheLastKeysDirection,
                 .truncatesDoubleLiteralsComparedWithIntegers, .comparesStringsByCanonicalEquivalence,
                 .deleteByQueryIgnoresOrderByWithTop, .deleteByQueryReportsTheMatchingCount,
-                .unfilteredCountIgnoresDeletesByQuery:
+                .unfilteredCountIgnoresDeletesByQuery, .matchesSubstringsCaseInsensitively, .foldsCaseOfNonASCIILetters,
+                .roundsHalvesToEven, .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes:
                 return 4
             case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .deletingMissingIdsThrows,
                 .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively, .looksUpMissingIdsInOtherTables,
