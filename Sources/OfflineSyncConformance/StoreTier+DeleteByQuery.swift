@@ -41,8 +41,8 @@ extension StoreTierGroups {
             },
         ])
 
-    /// Deletes by `query` in a fresh store of ``pagingRows()`` and checks the count returned and the
-    /// rows left against the reference evaluator.
+    /// Deletes by `query` in a fresh store of ``pagingRows()`` and checks the count returned, the
+    /// rows left and the counts the store answers afterwards against the reference evaluator.
     private static func expectDeletion(_ context: CaseContext, _ query: Query) {
         let rows = pagingRows()
         let stored = rows.compactMap { try? Fixtures.notes.normalize($0, origin: .local) }
@@ -60,5 +60,13 @@ extension StoreTierGroups {
         context.expectEqual(deleted, doomed.count, "delete(matching: \(query)) count")
         let remaining = stored.filter { !doomed.contains(Array($0.id.utf8)) }
         context.expectRows(store, "notes", remaining, "delete(matching: \(query))")
+        // The counts too: a row counter that a delete by query forgets answers the old number.
+        context.expectEqual(
+            context.attempt("count(notes) after delete(matching: \(query))") { try store.count("notes") },
+            remaining.count, "count(notes) after delete(matching: \(query))")
+        let done = FilterExpression.comparison(.column("done"), .eq, .literal(true))
+        context.expectReference(
+            store, Query(table: "notes", filter: done, top: 0, includeTotalCount: true), rows: remaining,
+            schema: Fixtures.notes)
     }
 }

@@ -21,6 +21,23 @@ extension StoreTierGroups {
                 let queries = (0..<corpusQueries).map { _ in corpus.query() }
                 compare(context, queries: queries, rows: rows, operation: "read") { try store.read($0) }
             },
+            /// The corners of the semantics that only the seeded generated queries reached before,
+            /// pinned so that every run with any seed checks them: modulo of negatives, `in` lists
+            /// holding null, `length` in scalars, `not` of null, `trim` of Unicode white space,
+            /// calendar functions of dates before 1970, integers past 2^53 against doubles, null-safe
+            /// `ne`, and orderings by several keys, by doubles and by dates (ties by id ascending).
+            /// Also the functions an SQL dialect computes otherwise: case-sensitive `startswith`,
+            /// `endswith` and `contains` (SQLite's `LIKE` is not), ASCII-only `tolower` and `toupper`
+            /// (PostgreSQL's fold every letter), `round` of halves away from zero (PostgreSQL's
+            /// `round(double precision)` takes them to even), integer `div`, null from `concat`
+            /// with a null (SQL's `CONCAT()` skips it) and `indexof` in scalars.
+            ConformanceCase(Pinned.caseName) { context in
+                let store = try context.openStore(Fixtures.schema)
+                try store.upsert(Pinned.rows, into: "notes")
+                for query in Pinned.queries() {
+                    context.expectReference(store, query, rows: Pinned.rows, schema: Fixtures.notes)
+                }
+            },
             ConformanceCase("generated queries on indexed columns agree with the reference evaluator") { context in
                 let store = try context.openStore(StoreSchema([QueryCorpus.indexedTable]))
                 var corpus = QueryCorpus(seed: context.suite.seed &+ 3)
@@ -270,6 +287,117 @@ extension StoreTierGroups {
                 "\(operation)(\(schema.name)): \(failing - reportedQueries) more of \(queries.count) generated queries disagree with the reference evaluator"
             )
         }
+    }
+}
+
+/// The fixture and the hand-written queries of the query group's pinned semantics case.
+enum Pinned {
+    static let caseName = "pinned filter and ordering semantics agree with the reference evaluator"
+
+    /// Notes whose values sit at the corners the queries probe.
+    static let rows: [Item] = {
+        func note(
+            _ id: String, _ title: String?, _ priority: Int64?, _ score: Double?, _ done: Bool?, _ due: Int64?
+        ) -> Item {
+            var item = Fixtures.note(id, title: title, priority: priority, score: score, done: done)
+            if let due { item["due"] = .date(Timestamp(millisecondsSince1970: due)) }
+            return item
+        }
+        return [
+            note("n1", "\u{1F600}", -7, -7.5, nil, -1),
+            note("n2", "\u{3000}x\u{A0}", 9_007_199_254_740_993, 10.5, true, -2_208_988_800_001),
+            note("n3", nil, nil, nil, false, nil),
+            note("n4", "x", 2, 2.5, true, 1_000),
+            note("n5", "", 3, -0.5, nil, 86_399_999),
+            note("n6", "a", -9_007_199_254_740_993, 100, false, -86_400_000),
+            note("n7", "x", 2, 2.5, true, 1_000),
+            note("N8", "x", 2, 9, true, 1_000),
+            note("n9", "\u{2003}\u{2003}", -2, nil, true, -62_135_596_800_000),
+            note("n10", "\u{C9}lan X", -3, 0.5, false, 1_500),
+        ]
+    }()
+
+    static func queries() -> [Query] {
+        func compare(_ lhs: FilterExpression, _ op: ComparisonOperator, _ rhs: Value) -> FilterExpression {
+            .comparison(lhs, op, .literal(rhs))
+        }
+        let title = FilterExpression.column("title")
+        let priority = FilterExpression.column("priority")
+        let score = FilterExpression.column("score")
+        let due = FilterExpression.column("due")
+        let done = FilterExpression.column("done")
+        let twoTo53 = Value.double(9_007_199_254_740_992)
+        var filters: [FilterExpression] = [
+            // Modulo truncates toward zero: -7 mod 3 is -1, not 2.
+            compare(.arithmetic(priority, .mod, .literal(3)), .eq, -1),
+            compare(.arithmetic(priority, .mod, .literal(3)), .lt, 0),
+            compare(.arithmetic(priority, .mod, .literal(-3)), .eq, 1),
+            compare(.arithmetic(score, .mod, .literal(2)), .eq, .double(-1.5)),
+            // A null in an `in` list matches null.
+            .isIn(title, ["x", .null]), .isIn(priority, [.null]), .not(.isIn(title, ["x", .null])),
+            // `length` counts Unicode scalars: an emoji is one.
+            compare(.function(.length, [title]), .eq, 1), compare(.function(.length, [title]), .eq, 2),
+            // `not` of null is true.
+            .not(done), .not(.function(.startsWith, [title, .literal("x")])),
+            .not(compare(title, .eq, "x")),
+            // `trim` removes Unicode white space.
+            compare(.function(.trim, [title]), .eq, "x"), compare(.function(.trim, [title]), .eq, ""),
+            compare(.function(.length, [.function(.trim, [title])]), .eq, 0),
+            // `ne` is null-safe: null ne 'x' is true.
+            compare(title, .ne, "x"), compare(priority, .ne, 2), compare(done, .ne, true),
+            compare(title, .ne, .null),
+            // `startswith`, `endswith` and `contains` keep letter case; `tolower` and `toupper`
+            // change ASCII letters only.
+            .function(.startsWith, [title, .literal("X")]), .function(.endsWith, [title, .literal("x")]),
+            .function(.contains, [title, .literal("A")]), .function(.contains, [title, .literal("lan x")]),
+            compare(.function(.toLower, [title]), .eq, "\u{E9}lan x"),
+            compare(.function(.toLower, [title]), .eq, "\u{C9}lan x"),
+            compare(.function(.toUpper, [title]), .eq, "\u{C9}LAN X"),
+            // `round` takes halves away from zero.
+            compare(.function(.round, [score]), .eq, .double(3)), compare(.function(.round, [score]), .eq, .double(11)),
+            compare(.function(.round, [score]), .eq, .double(-1)), compare(.function(.round, [score]), .eq, .double(1)),
+            // `div` of two integers truncates toward zero and stays an integer.
+            compare(.arithmetic(priority, .div, .literal(2)), .eq, 1),
+            compare(.arithmetic(priority, .div, .literal(2)), .eq, -3),
+            compare(.arithmetic(priority, .div, .literal(2)), .lt, .double(-3.2)),
+            // `concat` with a null is null.
+            compare(.function(.concat, [title, .literal("y")]), .eq, "y"),
+            compare(.function(.concat, [.literal("y"), title]), .ne, .null),
+            // `indexof` counts Unicode scalars.
+            compare(.function(.indexOf, [title, .literal("x")]), .eq, 1),
+            compare(.function(.indexOf, [title, .literal("X")]), .eq, 5),
+            compare(.function(.indexOf, [title, .literal("x")]), .eq, 3),
+        ]
+        // Calendar functions of dates before 1970 (and at midnight, and in year 1).
+        let calendar: [(Function, Int64)] = [
+            (.year, 1969), (.month, 12), (.day, 31), (.hour, 23), (.minute, 59), (.second, 59), (.year, 1899),
+            (.year, 1), (.day, 1), (.hour, 0), (.second, 0),
+        ]
+        filters += calendar.map { compare(.function($0.0, [due]), .eq, .int($0.1)) }
+        // Integers past 2^53 compare exactly with doubles.
+        for op in ComparisonOperator.allCases {
+            filters.append(compare(priority, op, twoTo53))
+            filters.append(compare(priority, op, .double(-9_007_199_254_740_992)))
+        }
+        // Integers compare with fractional doubles as numbers, not truncated.
+        for op in ComparisonOperator.allCases {
+            filters.append(compare(priority, op, .double(2.5)))
+            filters.append(compare(priority, op, .double(-2.5)))
+        }
+        var queries = filters.map { Query(table: "notes", filter: $0, includeTotalCount: true) }
+        // Orderings by several keys, by doubles, dates and booleans, with ties broken by id ascending.
+        let orderings: [[SortKey]] = [
+            [SortKey("score")], [SortKey("score", descending: true)], [SortKey("due")],
+            [SortKey("due", descending: true)], [SortKey("done")], [SortKey("done", descending: true)],
+            [SortKey("done"), SortKey("title", descending: true)],
+            [SortKey("done", descending: true), SortKey("title"), SortKey("score", descending: true)],
+            [SortKey("title"), SortKey("priority", descending: true)],
+            [SortKey("priority"), SortKey("score", descending: true)],
+            [SortKey("due", descending: true), SortKey("priority", descending: true)],
+        ]
+        queries += orderings.map { Query(table: "notes", orderBy: $0) }
+        queries += orderings.map { Query(table: "notes", orderBy: $0, skip: 2, top: 4, includeTotalCount: true) }
+        return queries
     }
 }
 

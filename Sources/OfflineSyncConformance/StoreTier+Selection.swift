@@ -31,6 +31,41 @@ extension StoreTierGroups {
                     includeTotalCount: true, selection: ["title"])
                 context.expectReference(store, query, rows: rows, schema: Fixtures.notes)
             },
+            /// A transaction's reads run through another path than the store's (its own
+            /// connection, cursor or overlay of pending writes); the selection must apply there too,
+            /// to committed and pending rows alike.
+            ConformanceCase("a selection applies inside a transaction, to committed and pending rows") { context in
+                let (store, rows) = try openWithPagingRows(context)
+                let pending = [
+                    Fixtures.note("q1", title: "pending", priority: 7, score: 1.5, done: true),
+                    Fixtures.note("p3", title: "replaced", priority: 8, done: false),
+                ]
+                let pendingIds = Set(pending.map { Array($0.id.utf8) })
+                let visible = (rows.filter { !pendingIds.contains(Array($0.id.utf8)) } + pending).compactMap {
+                    try? Fixtures.notes.normalize($0, origin: .local)
+                }
+                let queries =
+                    [["title"], ["priority", "done"], [], ["id"], ["id", "score"]].map {
+                        Query(table: "notes", selection: $0)
+                    } + [
+                        Query(
+                            table: "notes", filter: .comparison(.column("done"), .eq, .literal(true)),
+                            orderBy: [SortKey("priority", descending: true)], skip: 1, top: 3, includeTotalCount: true,
+                            selection: ["title"])
+                    ]
+                context.attempt("write(_:) that upserts ids 'q1' and 'p3' and reads with selections") {
+                    try store.write { transaction in
+                        try transaction.upsert(pending, into: "notes", origin: .local)
+                        for query in queries {
+                            if let difference = Reference.difference(
+                                query, rows: visible, schema: Fixtures.notes, answer: { try transaction.read(query) })
+                            {
+                                context.fail("transaction.read(notes) \(query): \(difference)")
+                            }
+                        }
+                    }
+                }
+            },
             ConformanceCase("selecting an unknown column is an unknownColumn error") { context in
                 let store = try context.openStore(Fixtures.schema)
                 context.expectThrows(

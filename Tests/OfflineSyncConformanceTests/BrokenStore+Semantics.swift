@@ -12,7 +12,11 @@ struct BentEvaluator {
         .neIsNotNullSafe, .inListsNeverMatchNull, .notOfNullIsFalse, .floorsModuloOfNegatives,
         .prefixMatchesStopBeforeAstralCharacters, .breaksTiesByIdDescendingWhenDescending,
         .equatesNullWithEmptyString, .lengthCountsUTF16Units, .trimsOnlyASCIIWhitespace,
-        .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond,
+        .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond, .ordersNumbersAsText,
+        .ordersByTheFirstSortKeyOnly, .breaksTiesByIdInTheLastKeysDirection,
+        .truncatesDoubleLiteralsComparedWithIntegers, .comparesStringsByCanonicalEquivalence,
+        .matchesSubstringsCaseInsensitively, .foldsCaseOfNonASCIILetters, .roundsHalvesToEven,
+        .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes,
     ]
 
     let fault: BrokenStore.Fault?
@@ -88,12 +92,20 @@ struct BentEvaluator {
     }
 
     private func precedes(_ lhs: Item, _ rhs: Item) -> Bool {
-        for key in query.orderBy {
+        // A translation that emits only the first key of the ordering.
+        let keys = fault == .ordersByTheFirstSortKeyOnly ? Array(query.orderBy.prefix(1)) : query.orderBy
+        for key in keys {
             let order = compare(lhs[key.column], rhs[key.column], inFilter: false)
             if order != 0 { return key.descending ? order > 0 : order < 0 }
         }
         let order = compareText(lhs.id, rhs.id)
         if fault == .breaksTiesByIdDescendingWhenDescending, query.orderBy.first?.descending == true {
+            return order > 0
+        }
+        // A translation that appends `id` with the direction of the last of several keys.
+        if fault == .breaksTiesByIdInTheLastKeysDirection, query.orderBy.count > 1,
+            query.orderBy.last?.descending == true
+        {
             return order > 0
         }
         return order < 0
@@ -112,6 +124,22 @@ struct BentEvaluator {
     /// integer–double pairs (through `Double`, in filters).
     private func compare(_ lhs: Value, _ rhs: Value, inFilter: Bool) -> Int {
         switch (lhs, rhs) {
+        case _ where !inFilter && fault == .ordersNumbersAsText && Self.isNumber(lhs) && Self.isNumber(rhs):
+            // Numbers kept as text in the ordering (an index or sort key of their decimal text).
+            let a = Self.text(of: lhs)
+            let b = Self.text(of: rhs)
+            return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : (a == b ? 0 : 1)
+        case (.int(let a), .double(let b))
+        where inFilter && fault == .truncatesDoubleLiteralsComparedWithIntegers && b.rounded(.towardZero) != b
+            && abs(b) < 9e18:
+            return ValueSemantics.compare(.int(a), .int(Int64(b)))
+        case (.double(let a), .int(let b))
+        where inFilter && fault == .truncatesDoubleLiteralsComparedWithIntegers && a.rounded(.towardZero) != a
+            && abs(a) < 9e18:
+            return ValueSemantics.compare(.int(Int64(a)), .int(b))
+        case (.string(let a), .string(let b)) where fault == .comparesStringsByCanonicalEquivalence:
+            // Swift's String order: canonically equivalent strings tie.
+            return a < b ? -1 : (b < a ? 1 : 0)
         case (.string(let a), .string(let b)), (.json(let a), .json(let b)), (.string(let a), .json(let b)),
             (.json(let a), .string(let b)):
             return compareText(a, b)
@@ -143,6 +171,9 @@ struct BentEvaluator {
             }
         }
         if lhs.isNull || rhs.isNull { return lhs.isNull && rhs.isNull }
+        if fault == .comparesStringsByCanonicalEquivalence, case .string(let a) = lhs, case .string(let b) = rhs {
+            return a.utf8.elementsEqual(b.utf8)  // equality stays byte-wise: only lt, gt and ordering bend
+        }
         return compare(lhs, rhs, inFilter: true) == 0
     }
 
@@ -185,6 +216,9 @@ struct BentEvaluator {
         case .arithmetic(let lhs, let op, let rhs):
             let a = evaluate(lhs, item)
             let b = evaluate(rhs, item)
+            if fault == .dividesIntegersAsDoubles, op == .div, case .int(let x) = a, case .int(let y) = b, y != 0 {
+                return .double(Double(x) / Double(y))  // a translation that divides as doubles
+            }
             if fault == .floorsModuloOfNegatives, op == .mod {
                 let truncated = ValueSemantics.arithmetic(a, .mod, b)
                 switch (truncated, b) {
@@ -202,6 +236,10 @@ struct BentEvaluator {
     }
 
     private func apply(_ function: Function, _ arguments: [Value]) -> Value {
+        if fault == .concatSkipsNulls, function == .concat {
+            // SQL's CONCAT() (PostgreSQL, MySQL) reads null as '', where || gives null.
+            return .string(arguments.map { $0.stringValue ?? "" }.joined())
+        }
         if arguments.contains(where: \.isNull) { return .null }
         let reference = QueryEvaluator.apply(function, arguments)
         func text(_ index: Int) -> String {
@@ -243,6 +281,20 @@ struct BentEvaluator {
             let prefixLength = text(1).utf8.count
             let rest = String(decoding: text(0).utf8.dropFirst(prefixLength), as: UTF8.self)
             return .bool((rest.unicodeScalars.first?.value ?? 0) <= 0xFFFF)
+        case (.matchesSubstringsCaseInsensitively, .startsWith), (.matchesSubstringsCaseInsensitively, .endsWith),
+            (.matchesSubstringsCaseInsensitively, .contains):
+            // SQLite's LIKE folds ASCII letter case.
+            let folded = arguments.map { QueryEvaluator.apply(.toLower, [$0]) }
+            return QueryEvaluator.apply(function, folded)
+        case (.foldsCaseOfNonASCIILetters, .toLower): return .string(text(0).lowercased())
+        case (.foldsCaseOfNonASCIILetters, .toUpper): return .string(text(0).uppercased())
+        case (.roundsHalvesToEven, .round): return ValueSemantics.rounded(arguments[0], .toNearestOrEven)
+        case (.indexOfCountsUTF8Bytes, .indexOf):
+            let haystack = Array(text(0).utf8)
+            let needle = Array(text(1).utf8)
+            guard needle.count <= haystack.count else { return .int(-1) }
+            let offset = (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+            return .int(Int64(offset ?? -1))
         case (.lengthCountsUTF16Units, .length):
             return .int(Int64(text(0).utf16.count))
         case (.trimsOnlyASCIIWhitespace, .trim):
@@ -264,6 +316,21 @@ struct BentEvaluator {
     }
 
     // MARK: Helpers
+
+    private static func isNumber(_ value: Value) -> Bool {
+        switch value {
+        case .int, .double: return true
+        default: return false
+        }
+    }
+
+    private static func text(of number: Value) -> String {
+        switch number {
+        case .int(let value): return String(value)
+        case .double(let value): return String(value)
+        default: return ""
+        }
+    }
 
     private func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
         let quotient = a / b

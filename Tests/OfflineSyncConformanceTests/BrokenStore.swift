@@ -45,6 +45,11 @@ final class BrokenStore: LocalStore {
         case transactionReadsAnswerItemsAsWritten
         case insertNewDropsUnknownLocalColumns
         case convertsOffsetDatesAsUTC
+        case keepsTheFirstOfDuplicateIdsInABatch
+        case insertNewOverwritesPresentRows
+        case insertNewReportsEveryId
+        case insertNewMissesDuplicatesInsideTheBatch
+        case lookupsAnswerStaleRowsAfterServerUpserts
         // Rule 3: values round-trip exactly.
         case dropsNegativeZeroSign
         case readsDropNegativeZeroSign
@@ -62,6 +67,8 @@ final class BrokenStore: LocalStore {
         case convertsLoneCarriageReturns
         case unescapesSolidusInJSON
         case trimsTrailingSpacesOfIds
+        case storesEmptyStringsAsNull
+        case flushesSubnormalDoublesToZero
         // Rule 4: queries mean what QueryEvaluator says.
         case ignoresTop
         case returnsOneRowTooManyForTop
@@ -98,6 +105,28 @@ final class BrokenStore: LocalStore {
         case comparesDatesToTheSecond
         case deleteKeepsIndexEntries
         case transactionReadsIgnoreSelection
+        case upsertsDropTheRowsPastTheFirst1000
+        case deletesOnlyTheFirst999Ids
+        case deleteByQueryTruncatesInListsAt999
+        case readsIgnoreSelectionOutsideTransactions
+        case selectionDropsTheId
+        case totalCountSubtractsSkip
+        case totalCountCountsOnlyThePage
+        case skipPastTheEndAnswersTheLastPage
+        case ordersNumbersAsText
+        case ordersByTheFirstSortKeyOnly
+        case breaksTiesByIdInTheLastKeysDirection
+        case truncatesDoubleLiteralsComparedWithIntegers
+        case comparesStringsByCanonicalEquivalence
+        case deleteByQueryIgnoresOrderByWithTop
+        case deleteByQueryReportsTheMatchingCount
+        case unfilteredCountIgnoresDeletesByQuery
+        case matchesSubstringsCaseInsensitively
+        case foldsCaseOfNonASCIILetters
+        case roundsHalvesToEven
+        case dividesIntegersAsDoubles
+        case concatSkipsNulls
+        case indexOfCountsUTF8Bytes
         // Rule 5: missing ids are not errors.
         case lookupOfMissingIdThrows
         case transactionLookupOfMissingIdThrows
@@ -157,13 +186,16 @@ final class BrokenStore: LocalStore {
                 .keepsUnknownServerColumns, .dropsUnknownLocalColumns, .mergesLocalUpserts,
                 .mergesServerUpserts, .keepsOldValueUnderExplicitNullFromLocal,
                 .keepsOldValueUnderExplicitNullFromServer,
-                .transactionLookupAnswersItemsAsWritten, .insertNewDropsUnknownLocalColumns, .convertsOffsetDatesAsUTC:
+                .transactionLookupAnswersItemsAsWritten, .insertNewDropsUnknownLocalColumns, .convertsOffsetDatesAsUTC,
+                .keepsTheFirstOfDuplicateIdsInABatch, .insertNewOverwritesPresentRows, .insertNewReportsEveryId,
+                .insertNewMissesDuplicatesInsideTheBatch, .lookupsAnswerStaleRowsAfterServerUpserts:
                 return 2
             case .dropsNegativeZeroSign, .readsDropNegativeZeroSign, .lookupsDropNegativeZeroSign,
                 .transactionReadsDropNegativeZeroSign, .reloadDropsNegativeZeroSign, .stripsLeadingByteOrderMark,
                 .truncatesIndexedStringsTo255Bytes, .replacesNonBMPCharactersInIndexedColumns, .canonicalisesJSON,
                 .truncatesDateMilliseconds, .normalisesUnicode, .trimsStrings, .roundsIntegersThroughDouble,
-                .convertsLoneCarriageReturns, .unescapesSolidusInJSON, .trimsTrailingSpacesOfIds:
+                .convertsLoneCarriageReturns, .unescapesSolidusInJSON, .trimsTrailingSpacesOfIds,
+                .storesEmptyStringsAsNull, .flushesSubnormalDoublesToZero:
                 return 3
             case .ignoresTop, .returnsOneRowTooManyForTop, .ignoresSkipWithoutTop, .capsTopAt1000, .capsSkipAt1000,
                 .truncatesLongInLists, .failsOnInListsPast32766, .ordersIdsAscendingAlways, .ordersNullsLast,
@@ -175,7 +207,14 @@ final class BrokenStore: LocalStore {
                 .floorsModuloOfNegatives, .prefixMatchesStopBeforeAstralCharacters,
                 .breaksTiesByIdDescendingWhenDescending, .equatesNullWithEmptyString, .lengthCountsUTF16Units,
                 .trimsOnlyASCIIWhitespace, .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond,
-                .deleteKeepsIndexEntries, .transactionReadsIgnoreSelection:
+                .deleteKeepsIndexEntries, .transactionReadsIgnoreSelection, .upsertsDropTheRowsPastTheFirst1000,
+                .deletesOnlyTheFirst999Ids, .deleteByQueryTruncatesInListsAt999, .readsIgnoreSelectionOutsideTransactions,
+                .selectionDropsTheId, .totalCountSubtractsSkip, .totalCountCountsOnlyThePage, .skipPastTheEndAnswersTheLastPage, .ordersNumbersAsText,
+                .ordersByTheFirstSortKeyOnly, .breaksTiesByIdInTheLastKeysDirection,
+                .truncatesDoubleLiteralsComparedWithIntegers, .comparesStringsByCanonicalEquivalence,
+                .deleteByQueryIgnoresOrderByWithTop, .deleteByQueryReportsTheMatchingCount,
+                .unfilteredCountIgnoresDeletesByQuery, .matchesSubstringsCaseInsensitively, .foldsCaseOfNonASCIILetters,
+                .roundsHalvesToEven, .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes:
                 return 4
             case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .deletingMissingIdsThrows,
                 .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively, .looksUpMissingIdsInOtherTables,
@@ -225,6 +264,10 @@ final class BrokenStore: LocalStore {
         var staleEntries: [String: [[UInt8]: [Item]]] = [:]
         /// The committed tables before the last write transaction, to put back when closing.
         var beforeLastWrite: [String: [Item]]?
+        /// Rows answered by `lookup`, by table and id, until a local write or a delete drops them.
+        var lookupCache: [String: [[UInt8]: Item]] = [:]
+        /// Per table, the rows `delete(matching:)` removed, which a row counter never took off.
+        var deletedByQuery: [String: Int] = [:]
     }
 
     let fault: Fault
@@ -376,6 +419,7 @@ final class BrokenStore: LocalStore {
 
     func close() throws {
         if fault == .closeDoesNothing { return }
+        side.withLock { $0.lookupCache = [:] }
         let store = self.store
         if fault == .losesTheLastTransactionOnClose, let before = side.withLock({ $0.beforeLastWrite }) {
             try store.write { transaction in
@@ -419,7 +463,15 @@ final class BrokenStore: LocalStore {
         if fault == .lookupsFailDuringWrites { try failIfWriting() }
         let store = self.store
         if fault == .looksUpUndeclaredTablesAsMissing, try store.schema.table(named: table) == nil { return nil }
+        if fault == .lookupsAnswerStaleRowsAfterServerUpserts,
+            let cached = side.withLock({ $0.lookupCache[table]?[Array(id.utf8)] })
+        {
+            return cached
+        }
         var found = try reportingErrors { try store.lookup(table: table, id: id) }
+        if fault == .lookupsAnswerStaleRowsAfterServerUpserts, let found {
+            side.withLock { $0.lookupCache[table, default: [:]][Array(id.utf8)] = found }
+        }
         switch fault {
         case .lookupOfMissingIdThrows where found == nil:
             throw OfflineSyncError(.invalidOperation, "table '\(table)' has no row with id '\(id)'")
@@ -462,8 +514,22 @@ final class BrokenStore: LocalStore {
             let rows = try read(Query(table: query.table)).items
             return try BentEvaluator(fault: nil, query: query, schema: table, staleEntries: stale).run(over: rows)
         }
+        if fault == .skipPastTheEndAnswersTheLastPage, query.skip > 0, query.top != 0 {
+            // An "offset past the end" special case that clamps to the last page.
+            let total = try read(Query(table: query.table, filter: query.filter, top: 0, includeTotalCount: true))
+                .totalCount ?? 0
+            if total > 0, query.skip >= total {
+                let wanted = query.top ?? 1
+                let lastPage = try read(
+                    Query(
+                        table: query.table, filter: query.filter, orderBy: query.orderBy,
+                        skip: max(0, total - min(wanted, total)), top: query.top, selection: query.selection))
+                return QueryResult(items: lastPage.items, totalCount: query.includeTotalCount ? total : nil)
+            }
+        }
         switch fault {
         case .transactionReadsIgnoreSelection where inTransaction: query.selection = nil
+        case .readsIgnoreSelectionOutsideTransactions where !inTransaction: query.selection = nil
         case .ignoresTop: query.top = nil
         case .transactionReadsIgnoreTop where inTransaction: query.top = nil
         case .returnsOneRowTooManyForTop: query.top = query.top.map { $0 > 0 && $0 < Int.max ? $0 + 1 : $0 }
@@ -501,6 +567,20 @@ final class BrokenStore: LocalStore {
         var result = try read(query)
         if fault == .totalCountIgnoresFilter, query.includeTotalCount {
             result.totalCount = try read(Query(table: query.table, top: 0, includeTotalCount: true)).totalCount
+        }
+        if fault == .totalCountSubtractsSkip, let total = result.totalCount {
+            // COUNT(*) over the statement with its OFFSET.
+            result.totalCount = max(0, total - query.skip)
+        }
+        if fault == .totalCountCountsOnlyThePage, result.totalCount != nil, let top = query.top, top > 0 {
+            // COUNT(*) over the statement with its LIMIT and OFFSET (count() itself asks top 0).
+            result.totalCount = result.items.count
+        }
+        if fault == .unfilteredCountIgnoresDeletesByQuery, query.filter == nil, let total = result.totalCount {
+            result.totalCount = total + side.withLock { $0.deletedByQuery[query.table] ?? 0 }
+        }
+        if fault == .selectionDropsTheId, let selection = query.selection, !selection.contains("id") {
+            result.items = result.items.map { Item(id: "", values: $0.values) }
         }
         return result
     }
@@ -623,6 +703,18 @@ final class BrokenStore: LocalStore {
         }
     }
 
+    /// Drops cached lookups of `ids` (every row of `table` when `nil`).
+    fileprivate func forgetCachedRows(_ table: String, ids: [String]?) {
+        side.withLock { side in
+            guard let ids else { return side.lookupCache[table] = nil }
+            for id in ids { side.lookupCache[table]?[Array(id.utf8)] = nil }
+        }
+    }
+
+    fileprivate func countDeletedByQuery(_ count: Int, in table: String) {
+        side.withLock { $0.deletedByQuery[table, default: 0] += count }
+    }
+
     private func failIfWriting() throws {
         if side.withLock({ $0.activeWrites > 0 }) {
             throw OfflineSyncError(.storage, "the database is locked by a write transaction")
@@ -722,6 +814,9 @@ final class BrokenStore: LocalStore {
             let milliseconds = date.millisecondsSince1970
             return .date(Timestamp(millisecondsSince1970: milliseconds - ((milliseconds % 1000) + 1000) % 1000))
         case (.normalisesUnicode, .string(let text)): return .string(text.precomposedStringWithCanonicalMapping)
+        case (.storesEmptyStringsAsNull, .string(let text)) where text.isEmpty: return .null
+        case (.flushesSubnormalDoublesToZero, .double(let number)) where number.isSubnormal:
+            return .double(number.sign == .minus ? -0.0 : 0.0)
         case (.trimsStrings, .string(let text)): return .string(text.trimmingCharacters(in: .whitespacesAndNewlines))
         case (.roundsIntegersThroughDouble, .int(let number)):
             let rounded = Double(number)
@@ -811,7 +906,7 @@ final class BrokenStore: LocalStore {
         }
     }
 
-    private func rewrite(_ expression: FilterExpression, lists: @escaping ([Value]) -> [Value]) -> FilterExpression {
+    fileprivate func rewrite(_ expression: FilterExpression, lists: @escaping ([Value]) -> [Value]) -> FilterExpression {
         transform(expression) { node in
             guard case .isIn(let operand, let values) = node else { return nil }
             return .isIn(operand, lists(values))
@@ -1063,6 +1158,18 @@ final class BrokenStore: LocalStore {
                 return try perform(table) { try $0.upsert(items, into: table, origin: origin) }
             }
             var items = store.distorted(items, table: declared, origin: origin)
+            if fault == .keepsTheFirstOfDuplicateIdsInABatch {
+                // INSERT OR IGNORE of the batch: a repeated id keeps its first row.
+                var seen: Set<[UInt8]> = []
+                items = items.filter { seen.insert(Array($0.id.utf8)).inserted }
+            }
+            if fault == .upsertsDropTheRowsPastTheFirst1000, items.count > 1_000 {
+                // A chunked write whose loop stops after the first chunk.
+                items = Array(items.prefix(1_000))
+            }
+            if fault == .lookupsAnswerStaleRowsAfterServerUpserts, origin == .local {
+                store.forgetCachedRows(table, ids: items.map(\.id))
+            }
             var origin = origin
             if fault == .dropsUnknownLocalColumns { origin = .server }
             let merges =
@@ -1127,6 +1234,8 @@ final class BrokenStore: LocalStore {
                 ids += ids.map { String($0.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
             }
             try noteDeleted(ids, from: table)
+            if fault == .deletesOnlyTheFirst999Ids { ids = Array(ids.prefix(999)) }
+            if fault == .lookupsAnswerStaleRowsAfterServerUpserts { store.forgetCachedRows(table, ids: ids) }
             if fault == .deletesIdsCaseInsensitively, !isUndeclared(table) {
                 let folded = Set(ids.map { $0.lowercased() })
                 let all = try perform(table) { try $0.read(Query(table: table, selection: [])) }.items.map(\.id)
@@ -1156,7 +1265,7 @@ final class BrokenStore: LocalStore {
             var seen: Set<[UInt8]> = []
             let committed = snapshot[table].map { Set($0.map { Array($0.id.utf8) }) }
             for item in items {
-                let isNew = seen.insert(Array(item.id.utf8)).inserted
+                let isNew = seen.insert(Array(item.id.utf8)).inserted || fault == .insertNewMissesDuplicatesInsideTheBatch
                 let there: Bool
                 if fault == .insertNewIgnoresOwnWrites, let committed {
                     there = committed.contains(Array(item.id.utf8))
@@ -1165,9 +1274,15 @@ final class BrokenStore: LocalStore {
                 }
                 if !isNew || there { present.append(item.id) } else { absent.append(item) }
             }
+            if fault == .insertNewOverwritesPresentRows {
+                // INSERT OR REPLACE where INSERT OR IGNORE was meant.
+                try upsert(items, into: table, origin: origin)
+                return present
+            }
             if !absent.isEmpty {
                 try upsert(absent, into: table, origin: fault == .insertNewDropsUnknownLocalColumns ? .server : origin)
             }
+            if fault == .insertNewReportsEveryId { return items.map(\.id) }
             return present
         }
 
@@ -1177,6 +1292,13 @@ final class BrokenStore: LocalStore {
 
         private func bentDelete(matching query: Query) throws -> Int {
             if fault == .ignoresDeletesByQueryOnUndeclaredTables, isUndeclared(query.table) { return 0 }
+            if fault == .lookupsAnswerStaleRowsAfterServerUpserts { store.forgetCachedRows(query.table, ids: nil) }
+            if fault == .unfilteredCountIgnoresDeletesByQuery, !isUndeclared(query.table) {
+                let count = try perform(query.table) { try $0.delete(matching: query) }
+                store.countDeletedByQuery(count, in: query.table)
+                wrote(query.table)
+                return count
+            }
             if fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes,
                 !isUndeclared(query.table)
             {
@@ -1190,7 +1312,8 @@ final class BrokenStore: LocalStore {
                 .deleteByQueryIgnoresSkip, .deleteByQueryCapsTopAt1000, .deleteByQueryTreatsNullComparisonsAsUnknown,
                 .deleteByQueryInTransactionIgnoresOwnWrites, .rollbackKeepsDeletesByQuery,
                 .rollbackRestoresOnlyTheLastWrittenTable, .transactionLookupAnswersItemsAsWritten,
-                .transactionReadsAnswerItemsAsWritten,
+                .transactionReadsAnswerItemsAsWritten, .deleteByQueryTruncatesInListsAt999,
+                .deleteByQueryIgnoresOrderByWithTop, .deleteByQueryReportsTheMatchingCount,
             ]
             guard bent.contains(fault) else {
                 let count = try perform(query.table) { try $0.delete(matching: query) }
@@ -1202,6 +1325,10 @@ final class BrokenStore: LocalStore {
             chosen.selection = nil
             if fault == .deleteByQueryIgnoresSkip { chosen.skip = 0 }
             if fault == .deleteByQueryCapsTopAt1000 { chosen.top = chosen.top.map { min($0, 1_000) } }
+            if fault == .deleteByQueryTruncatesInListsAt999 {
+                chosen.filter = chosen.filter.map { store.rewrite($0, lists: { Array($0.prefix(999)) }) }
+            }
+            if fault == .deleteByQueryIgnoresOrderByWithTop, chosen.top != nil { chosen.orderBy = [] }
             var rows: [Item]
             if fault == .deleteByQueryInTransactionIgnoresOwnWrites, let committed = snapshot[query.table] {
                 rows = try QueryEvaluator(query: chosen, schema: schema.requireTable(query.table)).run(over: committed)
@@ -1214,11 +1341,18 @@ final class BrokenStore: LocalStore {
                 rows.removeAll { row in compared.contains { row[$0].isNull } }
             }
             let ids = rows.map(\.id)
+            // The count of a COUNT(*) over the filter, not of the rows the window deleted.
+            let matching =
+                fault == .deleteByQueryReportsTheMatchingCount
+                ? try perform(query.table) {
+                    try $0.read(Query(table: query.table, filter: query.filter, top: 0, includeTotalCount: true))
+                }.totalCount : nil
             let tracked = fault == .rollbackKeepsDeletesByQuery || fault == .rollbackRestoresOnlyTheLastWrittenTable
             try perform(query.table) { try $0.delete(ids: ids, from: query.table) }
             itemsAsWritten[query.table] = itemsAsWritten[query.table]?.filter { !ids.contains($0.value.id) }
             if tracked { operations.append(.delete(ids, query.table)) }
             wrote(query.table)
+            if let matching { return matching }
             return ids.count
         }
     }

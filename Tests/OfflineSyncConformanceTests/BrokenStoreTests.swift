@@ -41,7 +41,7 @@ import Testing
     @Test func everyRuleHasBrokenStores() {
         let rules = Set(BrokenStore.Fault.allCases.map(\.rule))
         #expect(rules == Set(1...8))
-        #expect(BrokenStore.Fault.allCases.count == 118)
+        #expect(BrokenStore.Fault.allCases.count == 147)
     }
 
     @Test func aFailingGeneratedQueryIsPrintedWithItsSeed() async {
@@ -169,18 +169,20 @@ import Testing
         case .comparesDatesToTheSecond: return [("values", [Case.valuesFilters]), ("query", [Case.generated])]
         case .equatesNullWithEmptyString:
             return [("values", [Case.valuesFilters]), ("query", [Case.generated, Case.bounds])]
-        case .neIsNotNullSafe: return [("query", [Case.generated, Case.bounds])]
-        case .comparesLargeIntegersThroughDouble: return [("query", [Case.generated, Case.generatedIndexed])]
+        case .neIsNotNullSafe: return [("query", [Case.generated, Case.bounds, Case.pinned])]
+        case .comparesLargeIntegersThroughDouble:
+            return [("query", [Case.generated, Case.generatedIndexed, Case.pinned])]
         case .floorsModuloOfNegatives, .inListsNeverMatchNull, .lengthCountsUTF16Units, .notOfNullIsFalse,
             .trimsOnlyASCIIWhitespace, .truncatesPre1970DatesInCalendarFunctions:
-            return [("query", [Case.generated])]
+            return [("query", [Case.generated, Case.pinned])]
         case .prefixMatchesStopBeforeAstralCharacters: return [("query", [Case.generatedIndexed, Case.bounds])]
         case .breaksTiesByIdDescendingWhenDescending:
             return [("query", [Case.nullsFirst, Case.generated]), ("paging", [Case.windows])]
         case .treatsUnderscoreAsWildcard: return [("query", [Case.likeCharacters, Case.generated])]
         case .treatsBackslashAsEscape: return [("query", [Case.likeCharacters])]
         case .repeatsRowsForRepeatedIdsInLists: return [("query", [Case.repeatedInLists])]
-        case .transactionReadsIgnoreSelection: return [("query", [Case.generatedInTransaction])]
+        case .transactionReadsIgnoreSelection:
+            return [("query", [Case.generatedInTransaction]), ("selection", [Case.selectionInTransaction])]
         case .transactionQueryErrorsOmitTheColumn: return [("deleteByQuery", [Case.invalidDelete])]
         // Index entries left behind by deletes and rollbacks.
         case .deleteKeepsIndexEntries:
@@ -192,6 +194,49 @@ import Testing
         case .rollsBackWhenTheBodyCaughtAnError: return [("transactions", [Case.caughtErrorCommits])]
         // Calls that fail while another thread writes.
         case .countingReadsFailDuringWrites, .schemaFailsDuringWrites: return [("concurrency", [Case.noDirtyReads])]
+        // Writes of batches: repeated ids, insertNew's report and what it leaves, chunks.
+        case .keepsTheFirstOfDuplicateIdsInABatch: return [("crud", [Case.lastDuplicateWins])]
+        case .insertNewOverwritesPresentRows, .insertNewReportsEveryId:
+            return [("crud", [Case.insertNew]), ("transactions", [Case.ownWrites])]
+        case .insertNewMissesDuplicatesInsideTheBatch: return [("crud", [Case.insertNew])]
+        case .lookupsAnswerStaleRowsAfterServerUpserts: return [("values", [Case.explicitNull])]
+        case .upsertsDropTheRowsPastTheFirst1000: return [("limits", [Case.largeUpserts, Case.largePages])]
+        case .deletesOnlyTheFirst999Ids: return [("limits", [Case.largeIdDeletes])]
+        case .deleteByQueryTruncatesInListsAt999: return [("limits", [Case.largeDeletes])]
+        // Values a backend's storage changes.
+        case .storesEmptyStringsAsNull:
+            return [("crud", [Case.roundTrip]), ("values", [Case.valuesRoundTrip]), ("query", [Case.pinned])]
+        case .flushesSubnormalDoublesToZero:
+            return [("crud", [Case.roundTrip]), ("values", [Case.valuesRoundTrip]), ("query", [Case.numbers])]
+        // Selections, counts and windows.
+        case .readsIgnoreSelectionOutsideTransactions:
+            return [("selection", [Case.selectionChosen, Case.selectionEmpty])]
+        case .selectionDropsTheId: return [("selection", [Case.selectionChosen, Case.selectionUnselected])]
+        case .totalCountSubtractsSkip:
+            return [("paging", [Case.windows, Case.skipPastEnd]), ("query", [Case.pinned])]
+        case .totalCountCountsOnlyThePage: return [("paging", [Case.windows]), ("query", [Case.pinned])]
+        case .skipPastTheEndAnswersTheLastPage:
+            return [("paging", [Case.windows, Case.skipPastEnd]), ("limits", [Case.largePages])]
+        // Orderings and comparisons.
+        case .ordersNumbersAsText: return [("query", [Case.numbers, Case.pinned])]
+        case .ordersByTheFirstSortKeyOnly:
+            return [("query", [Case.nullsFirst, Case.pinned]), ("selection", [Case.selectionUnselected])]
+        case .breaksTiesByIdInTheLastKeysDirection: return [("query", [Case.pinned])]
+        case .truncatesDoubleLiteralsComparedWithIntegers:
+            return [("query", [Case.numbers, Case.bounds, Case.pinned])]
+        case .comparesStringsByCanonicalEquivalence: return [("query", [Case.byteStrings])]
+        // Functions as an SQL dialect or a library computes them.
+        case .matchesSubstringsCaseInsensitively, .foldsCaseOfNonASCIILetters:
+            return [("query", [Case.byteStrings, Case.pinned])]
+        case .roundsHalvesToEven, .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes:
+            return [("query", [Case.pinned])]
+        // Deletes by query: the rows chosen, the count answered, the counts afterwards.
+        case .deleteByQueryIgnoresOrderByWithTop:
+            return [("deleteByQuery", [Case.deleteOrdered, Case.deleteWindow])]
+        case .deleteByQueryReportsTheMatchingCount:
+            return [("deleteByQuery", [Case.deleteOrdered, Case.deleteWindow, Case.deleteNothing])]
+        case .unfilteredCountIgnoresDeletesByQuery:
+            return [("deleteByQuery", [Case.deleteFilter, Case.deleteOrdered, Case.deleteWindow, Case.deleteAll])]
         }
     }
 
@@ -257,6 +302,19 @@ import Testing
         static let likeCharacters = "startswith, endswith and contains take %, _ and \\ literally"
         static let repeatedInLists = "in lists with repeated values answer each row once"
         static let invalidDelete = "deleting by an invalid query deletes nothing"
+        static let pinned = "pinned filter and ordering semantics agree with the reference evaluator"
+        static let numbers = "numbers compare numerically and negative zero equals zero"
+        static let lastDuplicateWins = "the last of duplicate ids in one upsert wins"
+        static let insertNew = "insertNew inserts absent ids, keeps present rows and their index entries"
+        static let largeUpserts = "more than 1,000 rows upserted at once are all stored"
+        static let largeIdDeletes = "deleting more than 32,766 ids removes every listed row"
+        static let selectionChosen = "a selection returns the chosen columns and id"
+        static let selectionEmpty = "an empty selection returns ids only"
+        static let selectionUnselected = "filter and ordering may use columns that are not selected"
+        static let selectionInTransaction = "a selection applies inside a transaction, to committed and pending rows"
+        static let deleteOrdered = "deleting by filter, ordering and top removes the first rows in order"
+        static let deleteNothing = "deleting with top 0 or skip beyond the end removes nothing"
+        static let deleteAll = "deleting without a filter empties the table"
         static let caughtErrorCommits =
             "a transaction whose body catches an operation's error and returns commits its other writes"
     }
