@@ -349,7 +349,8 @@ struct BentEvaluator {
         }
     }
 
-    /// JSON text without the white space between tokens.
+    /// JSON text without the white space between tokens (what `canonicalisesJSON` stores, and
+    /// what `comparesJSONIgnoringWhitespace` compares).
     static func withoutWhitespace(_ text: String) -> String {
         var result = String.UnicodeScalarView()
         var inString = false

@@ -796,7 +796,7 @@ final class BrokenStore: LocalStore {
         case (.replacesNonBMPCharactersInIndexedColumns, .string(let text)) where indexed:
             return .string(
                 String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value > 0xFFFF ? "\u{FFFD}" : $0 })))
-        case (.canonicalisesJSON, .json(let text)): return .json(Self.withoutWhitespace(text))
+        case (.canonicalisesJSON, .json(let text)): return .json(BentEvaluator.withoutWhitespace(text))
         case (.unescapesSolidusInJSON, .json(let text)): return .json(text.replacingOccurrences(of: "\\/", with: "/"))
         case (.convertsLoneCarriageReturns, .string(let text)):
             let scalars = Array(text.unicodeScalars)
@@ -837,31 +837,6 @@ final class BrokenStore: LocalStore {
                 if case .double(let number) = value, number == 0 { return .double(0) }
                 return value
             })
-    }
-
-    /// JSON text with the whitespace between tokens removed.
-    private static func withoutWhitespace(_ text: String) -> String {
-        var result = ""
-        var inString = false
-        var escaped = false
-        for character in text {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if character == "\\" {
-                    escaped = true
-                } else if character == "\"" {
-                    inString = false
-                }
-                result.append(character)
-            } else if character == "\"" {
-                inString = true
-                result.append(character)
-            } else if !character.isWhitespace {
-                result.append(character)
-            }
-        }
-        return result
     }
 
     private func nullsLastPrecedes(_ lhs: Item, _ rhs: Item, _ keys: [SortKey]) -> Bool {
