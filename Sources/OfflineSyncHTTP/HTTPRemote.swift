@@ -126,7 +126,7 @@ public final class HTTPRemote: RemoteService {
     }
 
     /// `url` with whatever precedes an `@` of its authority replaced by `…`, for messages.
-    static func withoutCredentials(_ url: String) -> String {
+    package static func withoutCredentials(_ url: String) -> String {
         let start = url.range(of: "://")?.upperBound ?? url.startIndex
         let authorityEnd = url[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
         guard let at = url[start..<authorityEnd].lastIndex(of: "@") else { return url }

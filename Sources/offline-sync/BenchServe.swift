@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import OfflineSyncHTTP
 
 /// `offline-sync bench-serve`: load on a running table server (ours or any server of the
 /// protocol) from concurrent clients: pages/s, inserts/s, and the latency of a small read while a
@@ -52,7 +53,7 @@ struct BenchServe: AsyncParsableCommand {
         guard rows >= 1_000 else { throw ValidationError("--rows must be at least 1000 (the large page)") }
         guard !baseURLs.isEmpty else { throw ValidationError("--url must name at least one URL") }
         for base in baseURLs where !(base.hasPrefix("http://") || base.hasPrefix("https://")) {
-            throw ValidationError("--url '\(base)' is not an http:// or https:// URL")
+            throw ValidationError("--url '\(HTTPRemote.withoutCredentials(base))' is not an http:// or https:// URL")
         }
         guard clientCounts.allSatisfy({ $0 >= 1 && $0 <= 1024 }), !clientCounts.isEmpty else {
             throw ValidationError("--clients must list counts between 1 and 1024, e.g. 1,8,64")

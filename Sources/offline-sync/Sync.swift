@@ -50,7 +50,7 @@ struct Sync: AsyncParsableCommand {
 
     func validate() throws {
         guard remote.hasPrefix("http://") || remote.hasPrefix("https://") else {
-            throw ValidationError("--remote '\(remote)' is not an http:// or https:// URL")
+            throw ValidationError("--remote '\(HTTPRemote.withoutCredentials(remote))' is not an http:// or https:// URL")
         }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
     }

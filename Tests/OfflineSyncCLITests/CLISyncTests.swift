@@ -121,4 +121,17 @@ struct CLISyncTests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("127.0.0.1:9"), "\(result)")
     }
+
+    @Test("a remote URL with a password is refused without repeating the password")
+    func syncWithCredentialsInTheURL() throws {
+        let directory = try TemporaryDirectory()
+        for remote in ["http://alice:hunter2-secret@127.0.0.1:9", "htp://alice:hunter2-secret@127.0.0.1:9"] {
+            let result = try CLI.run([
+                "sync", "--store", "sqlite:" + directory.path("device.sqlite"), "--remote", remote, "--table", "todoitem",
+            ])
+            #expect(result.status != 0, "\(result)")
+            #expect(result.stderr.contains("127.0.0.1"), "\(result)")
+            #expect(!result.stderr.contains("hunter2") && !result.stdout.contains("hunter2"), "\(result)")
+        }
+    }
 }
