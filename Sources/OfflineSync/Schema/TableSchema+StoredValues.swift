@@ -29,15 +29,9 @@ extension TableSchema {
             // Laid out on this schema: positions are columns, no name is looked up.
             for position in item.slots.indices {
                 guard let value = item.slots[position], !value.isNull else { continue }
-                let column = columns[position]
-                if TableSchema.isStoredAsIs(value, in: column.type) {
-                    try body(position, value)
-                } else {
-                    try body(
-                        position,
-                        try TableSchema.converted(value, to: column.type, table: name, column: column.name, id: item.id)
-                            ?? value)
-                }
+                try handOver(
+                    value, position: position, type: columns[position].type, column: columns[position].name,
+                    id: item.id, to: body)
             }
             return
         }
@@ -70,15 +64,23 @@ extension TableSchema {
             for index in 0..<found {
                 let (position, slot, type) = order[index]
                 guard let value = item.slots[slot] else { continue }
-                if TableSchema.isStoredAsIs(value, in: type) {
-                    try body(position, value)
-                } else {
-                    try body(
-                        position,
-                        try TableSchema.converted(value, to: type, table: name, column: names[slot], id: item.id)
-                            ?? value)
-                }
+                try handOver(value, position: position, type: type, column: names[slot], id: item.id, to: body)
             }
+        }
+    }
+
+    /// Hands `value` of the column at `position` to `body` as the column stores it: as it is, or
+    /// converted to `type` (the column's name, for the error of a value that does not convert,
+    /// is read only then).
+    @inlinable @inline(__always)
+    func handOver(
+        _ value: Value, position: Int, type: ColumnType, column: @autoclosure () -> String, id: String,
+        to body: (_ position: Int, _ value: Value) throws -> Void
+    ) throws {
+        if TableSchema.isStoredAsIs(value, in: type) {
+            try body(position, value)
+        } else {
+            try body(position, try TableSchema.converted(value, to: type, table: name, column: column(), id: id) ?? value)
         }
     }
 
