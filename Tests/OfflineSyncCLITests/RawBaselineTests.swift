@@ -42,6 +42,44 @@ struct RawBaselineTests {
         baseline.close()
     }
 
+    /// The server's change gives each record a new `updatedAt` and version (shorter than the
+    /// seeded one) along with its new quantity; a raw side that wrote only the quantity would
+    /// overwrite each record in place, where the store must move it.
+    @Test("the raw side of the incremental pull writes the records the store receives")
+    func incrementalPullWritesWhatTheStoreReceives() async throws {
+        let size = BenchmarkSize.scaled(records: 1_000)
+        let seeded = BenchmarkData.records(count: size.changedRecords)
+        let store = InMemoryStore()
+        let storeTrial = try await BenchmarkScenario.pullIncremental.prepareStore(store, size)
+        try await storeTrial.run()
+        var received: [Item] = []
+        for record in seeded {
+            received.append(try #require(try store.lookup(table: BenchmarkData.tableName, id: record.id)))
+        }
+        try await storeTrial.finish()
+
+        let directory = NSTemporaryDirectory() + "raw-baseline-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let baseline = RawLMDBBaseline(path: directory, durability: .normal)
+        let prepareBaseline = try #require(BenchmarkScenario.pullIncremental.prepareBaseline)
+        let rawTrial = try prepareBaseline(baseline, size)
+        try await rawTrial.run()
+        for (record, item) in zip(seeded, received) {
+            let written = try #require(try baseline.lookup(id: record.id))
+            let updatedAt = try #require(item.updatedAt)
+            #expect(item.version == TableService.version(updatedAt), "the store received the server's version")
+            #expect(written.quantity == item["quantity"].intValue, "\(record.id): the same new quantity")
+            #expect(written.quantity == record.quantity + 1)
+            #expect(written.title == item["title"].stringValue && written.price == item["price"].doubleValue)
+            #expect(written.createdAt == item.createdAt?.millisecondsSince1970)
+            #expect(written.updatedAt > record.updatedAt && updatedAt.millisecondsSince1970 > record.updatedAt)
+            #expect(written.version.utf8.count == item.version?.utf8.count, "\(record.id): a version as long")
+            #expect(written.version != record.version && item.version != record.version)
+        }
+        try await rawTrial.finish()
+    }
+
     @Test("raw SQLite stores, finds, queries and deletes records", arguments: [false, true])
     func rawSQLiteRoundTrip(indexed: Bool) throws {
         try Self.withDirectory { directory in

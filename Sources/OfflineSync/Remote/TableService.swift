@@ -599,8 +599,9 @@ public final class TableService: Sendable {
         }
     }
 
-    /// The opaque version of a write: the 8 bytes of its unique `updatedAt`, in base64.
-    static func version(_ stamp: Timestamp) -> String {
+    /// The opaque version of a write: the 8 bytes of its unique `updatedAt`, in base64 (12
+    /// characters).
+    package static func version(_ stamp: Timestamp) -> String {
         let value = UInt64(bitPattern: stamp.millisecondsSince1970)
         var bytes = [UInt8](repeating: 0, count: 9)
         for index in 0..<8 { bytes[index] = UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64(index))) }

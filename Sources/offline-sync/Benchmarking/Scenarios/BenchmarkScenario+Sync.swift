@@ -121,8 +121,18 @@ extension BenchmarkScenario {
         },
         prepareBaseline: { baseline, size in
             try filledBaseline(baseline, records: size.records, indexed: false)
+            // What the store receives and writes: the server's change gives each record a new
+            // quantity, a new `updatedAt` (one millisecond apart) and the version of that stamp
+            // (12 characters, where the seeded versions have about 17, so neither side can
+            // overwrite a record in place).
+            let changedAt = Timestamp.now().millisecondsSince1970
             var changed = BenchmarkData.records(count: size.changedRecords)
-            for index in changed.indices { changed[index].quantity += 1 }
+            for index in changed.indices {
+                let stamp = changedAt + Int64(index)
+                changed[index].quantity += 1
+                changed[index].updatedAt = stamp
+                changed[index].version = TableService.version(Timestamp(millisecondsSince1970: stamp))
+            }
             return insertTrial(baseline, changed, rowsPerTransaction: 1_000, queueRows: false)
         })
 
