@@ -42,42 +42,89 @@ struct RawBaselineTests {
         baseline.close()
     }
 
-    /// The server's change gives each record a new `updatedAt` and version (shorter than the
-    /// seeded one) along with its new quantity; a raw side that wrote only the quantity would
-    /// overwrite each record in place, where the store must move it.
-    @Test("the raw side of the incremental pull writes the records the store receives")
-    func incrementalPullWritesWhatTheStoreReceives() async throws {
+    /// Runs `scenario`'s store trial on a memory store and its raw trial on raw LMDB, both at
+    /// 1,000 records, and returns, for each id, the row the store holds afterwards and the
+    /// record the raw side holds.
+    static func storedByBothSides(_ scenario: BenchmarkScenario, ids: [String]) async throws
+        -> [(stored: Item, written: BenchmarkRecord)]
+    {
         let size = BenchmarkSize.scaled(records: 1_000)
-        let seeded = BenchmarkData.records(count: size.changedRecords)
         let store = InMemoryStore()
-        let storeTrial = try await BenchmarkScenario.pullIncremental.prepareStore(store, size)
+        let storeTrial = try await scenario.prepareStore(store, size)
         try await storeTrial.run()
-        var received: [Item] = []
-        for record in seeded {
-            received.append(try #require(try store.lookup(table: BenchmarkData.tableName, id: record.id)))
-        }
+        var stored: [Item] = []
+        for id in ids { stored.append(try #require(try store.lookup(table: BenchmarkData.tableName, id: id))) }
         try await storeTrial.finish()
 
         let directory = NSTemporaryDirectory() + "raw-baseline-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let baseline = RawLMDBBaseline(path: directory, durability: .normal)
-        let prepareBaseline = try #require(BenchmarkScenario.pullIncremental.prepareBaseline)
+        let prepareBaseline = try #require(scenario.prepareBaseline)
         let rawTrial = try prepareBaseline(baseline, size)
         try await rawTrial.run()
-        for (record, item) in zip(seeded, received) {
-            let written = try #require(try baseline.lookup(id: record.id))
-            let updatedAt = try #require(item.updatedAt)
-            #expect(item.version == TableService.version(updatedAt), "the store received the server's version")
-            #expect(written.quantity == item["quantity"].intValue, "\(record.id): the same new quantity")
-            #expect(written.quantity == record.quantity + 1)
-            #expect(written.title == item["title"].stringValue && written.price == item["price"].doubleValue)
-            #expect(written.createdAt == item.createdAt?.millisecondsSince1970)
-            #expect(written.updatedAt > record.updatedAt && updatedAt.millisecondsSince1970 > record.updatedAt)
-            #expect(written.version.utf8.count == item.version?.utf8.count, "\(record.id): a version as long")
-            #expect(written.version != record.version && item.version != record.version)
+        var pairs: [(stored: Item, written: BenchmarkRecord)] = []
+        for (id, item) in zip(ids, stored) {
+            let written = try #require(try baseline.lookup(id: id))
+            pairs.append((item, written))
         }
         try await rawTrial.finish()
+        return pairs
+    }
+
+    /// Checks that `written` holds the app values of `stored`.
+    static func expectSameAppValues(_ stored: Item, _ written: BenchmarkRecord) {
+        #expect(written.title == stored["title"].stringValue, "\(written.id): title")
+        #expect(written.quantity == stored["quantity"].intValue, "\(written.id): quantity")
+        #expect(written.price == stored["price"].doubleValue, "\(written.id): price")
+        #expect(written.done == stored["done"].boolValue, "\(written.id): done")
+        #expect(written.due == stored["due"].dateValue?.millisecondsSince1970, "\(written.id): due")
+    }
+
+    /// A local insert holds the app columns only; a raw side that also wrote the server's
+    /// times and version would write about a third more bytes per row than the store.
+    @Test("the raw side of a batched enqueue writes what a local insert holds")
+    func enqueueWritesWhatALocalInsertHolds() async throws {
+        let ids = BenchmarkData.records(count: 20).map(\.id)
+        for (stored, written) in try await Self.storedByBothSides(.enqueueBatch, ids: ids) {
+            Self.expectSameAppValues(stored, written)
+            #expect(stored.version == nil && stored.updatedAt == nil && stored.createdAt == nil)
+            #expect(written.version.isEmpty && written.updatedAt == 0 && written.createdAt == 0, "\(written.id)")
+        }
+    }
+
+    /// A push stores the server's copy of each insert, which adds its times and version to the
+    /// local row; a raw side that rewrote a row it already held would overwrite it in place.
+    @Test("the raw side of a push writes the server's copies over local rows")
+    func pushWritesTheServersCopies() async throws {
+        let ids = BenchmarkData.records(count: 20).map(\.id)
+        for (stored, written) in try await Self.storedByBothSides(.push, ids: ids) {
+            Self.expectSameAppValues(stored, written)
+            let updatedAt = try #require(stored.updatedAt)
+            #expect(stored.version == TableService.version(updatedAt), "the store holds the server's version")
+            #expect(stored.createdAt == updatedAt)
+            #expect(written.version.utf8.count == stored.version?.utf8.count, "\(written.id): a version as long")
+            #expect(written.createdAt == written.updatedAt && written.updatedAt > 0, "\(written.id)")
+        }
+    }
+
+    /// The server's change gives each record a new `updatedAt` and version (shorter than the
+    /// seeded one) along with its new quantity; a raw side that wrote only the quantity would
+    /// overwrite each record in place, where the store must move it.
+    @Test("the raw side of the incremental pull writes the records the store receives")
+    func incrementalPullWritesWhatTheStoreReceives() async throws {
+        let seeded = BenchmarkData.records(count: BenchmarkSize.scaled(records: 1_000).changedRecords)
+        let pairs = try await Self.storedByBothSides(.pullIncremental, ids: seeded.map(\.id))
+        for (record, (stored, written)) in zip(seeded, pairs) {
+            Self.expectSameAppValues(stored, written)
+            let updatedAt = try #require(stored.updatedAt)
+            #expect(stored.version == TableService.version(updatedAt), "the store received the server's version")
+            #expect(written.quantity == record.quantity + 1)
+            #expect(written.createdAt == stored.createdAt?.millisecondsSince1970)
+            #expect(written.updatedAt > record.updatedAt && updatedAt.millisecondsSince1970 > record.updatedAt)
+            #expect(written.version.utf8.count == stored.version?.utf8.count, "\(record.id): a version as long")
+            #expect(written.version != record.version && stored.version != record.version)
+        }
     }
 
     @Test("raw SQLite stores, finds, queries and deletes records", arguments: [false, true])

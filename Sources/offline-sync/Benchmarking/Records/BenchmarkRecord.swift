@@ -53,6 +53,26 @@ struct BenchmarkRecord: Sendable, Hashable {
         Item(id: id, values: appValues)
     }
 
+    /// The record as a raw baseline stores a local write (``localItem``): the app columns, and
+    /// the system columns empty (no times, no version) until a push brings the server's.
+    var localRecord: BenchmarkRecord {
+        BenchmarkRecord(
+            id: id, title: title, quantity: quantity, price: price, done: done, due: due, createdAt: 0,
+            updatedAt: 0, version: "", deleted: false)
+    }
+
+    /// The record as the server returns it after writing it at `stamp` (milliseconds since
+    /// 1970), which a store then writes: `updatedAt` the stamp, `version` the stamp's (12
+    /// characters, see `TableService.version`), and `createdAt` the stamp too when the write
+    /// `inserted` the record.
+    func writtenByServer(at stamp: Int64, inserted: Bool) -> BenchmarkRecord {
+        var copy = self
+        copy.updatedAt = stamp
+        if inserted { copy.createdAt = stamp }
+        copy.version = TableService.version(Timestamp(millisecondsSince1970: stamp))
+        return copy
+    }
+
     private var appValues: [String: Value] {
         [
             "title": .string(title),

@@ -138,14 +138,16 @@ extension BenchmarkScenario {
     }
 
     /// The raw baseline's part of the write scenarios: creates the table; the measured body then
-    /// inserts `records` new rows in transactions of `rowsPerTransaction`, with a queue row each
-    /// when `queueRows` is set.
+    /// inserts `records` new rows in transactions of `rowsPerTransaction`. With `queueRows` they
+    /// are local writes, each with a queue row, and hold what the store's local items hold (see
+    /// ``BenchmarkRecord/localRecord``); without, they are server records (a pull's).
     static func insertTrial(
         _ baseline: any RawBaseline, records: Int, rowsPerTransaction: Int, queueRows: Bool
     ) throws -> Trial {
         try baseline.create(indexed: false)
+        let rows = BenchmarkData.records(count: records)
         return insertTrial(
-            baseline, BenchmarkData.records(count: records), rowsPerTransaction: rowsPerTransaction,
+            baseline, queueRows ? rows.map(\.localRecord) : rows, rowsPerTransaction: rowsPerTransaction,
             queueRows: queueRows)
     }
 

@@ -69,11 +69,14 @@ extension BenchmarkScenario {
         prepareBaseline: { baseline, size in
             try baseline.create(indexed: false)
             let records = BenchmarkData.records(count: size.pushOperations)
-            try baseline.insert(records[...], rowsPerTransaction: records.count, queueRows: true)
+            try baseline.insert(records.map(\.localRecord)[...], rowsPerTransaction: records.count, queueRows: true)
+            // The store writes the server's copy of each pushed insert, with its times and version.
+            let pushedAt = Timestamp.now().millisecondsSince1970
+            let copies = records.enumerated().map { $1.writtenByServer(at: pushedAt + Int64($0), inserted: true) }
             return Trial(
                 operations: records.count,
                 body: {
-                    try baseline.drainQueue(records)
+                    try baseline.drainQueue(copies)
                 }, teardown: { baseline.close() })
         })
 
@@ -128,10 +131,8 @@ extension BenchmarkScenario {
             let changedAt = Timestamp.now().millisecondsSince1970
             var changed = BenchmarkData.records(count: size.changedRecords)
             for index in changed.indices {
-                let stamp = changedAt + Int64(index)
                 changed[index].quantity += 1
-                changed[index].updatedAt = stamp
-                changed[index].version = TableService.version(Timestamp(millisecondsSince1970: stamp))
+                changed[index] = changed[index].writtenByServer(at: changedAt + Int64(index), inserted: false)
             }
             return insertTrial(baseline, changed, rowsPerTransaction: 1_000, queueRows: false)
         })
