@@ -52,9 +52,7 @@ struct BenchServe: AsyncParsableCommand {
         guard seconds >= 1 else { throw ValidationError("--seconds must be 1 or more") }
         guard rows >= 1_000 else { throw ValidationError("--rows must be at least 1000 (the large page)") }
         guard !baseURLs.isEmpty else { throw ValidationError("--url must name at least one URL") }
-        for base in baseURLs where !(base.hasPrefix("http://") || base.hasPrefix("https://")) {
-            throw ValidationError("--url '\(HTTPRemote.withoutCredentials(base))' is not an http:// or https:// URL")
-        }
+        for base in baseURLs { try RemoteURLOption.validate(base, option: "--url") }
         guard clientCounts.allSatisfy({ $0 >= 1 && $0 <= 1024 }), !clientCounts.isEmpty else {
             throw ValidationError("--clients must list counts between 1 and 1024, e.g. 1,8,64")
         }

@@ -49,9 +49,7 @@ struct Sync: AsyncParsableCommand {
     var pageSize = 1000
 
     func validate() throws {
-        guard remote.hasPrefix("http://") || remote.hasPrefix("https://") else {
-            throw ValidationError("--remote '\(HTTPRemote.withoutCredentials(remote))' is not an http:// or https:// URL")
-        }
+        try RemoteURLOption.validate(remote, option: "--remote")
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
     }
 

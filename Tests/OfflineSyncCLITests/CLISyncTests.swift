@@ -125,7 +125,10 @@ struct CLISyncTests {
     @Test("a remote URL with a password is refused without repeating the password")
     func syncWithCredentialsInTheURL() throws {
         let directory = try TemporaryDirectory()
-        for remote in ["http://alice:hunter2-secret@127.0.0.1:9", "htp://alice:hunter2-secret@127.0.0.1:9"] {
+        for remote in [
+            "http://alice:hunter2-secret@127.0.0.1:9", "htp://alice:hunter2-secret@127.0.0.1:9",
+            "HTTP://alice:hunter2-secret@127.0.0.1:9",
+        ] {
             let result = try CLI.run([
                 "sync", "--store", "sqlite:" + directory.path("device.sqlite"), "--remote", remote, "--table", "todoitem",
             ])
@@ -133,5 +136,16 @@ struct CLISyncTests {
             #expect(result.stderr.contains("127.0.0.1"), "\(result)")
             #expect(!result.stderr.contains("hunter2") && !result.stdout.contains("hunter2"), "\(result)")
         }
+    }
+
+    @Test("sync reads the remote's scheme in any case, as URLs do")
+    func syncWithAnUppercaseScheme() throws {
+        let directory = try TemporaryDirectory()
+        let result = try CLI.run([
+            "sync", "--store", "sqlite:" + directory.path("device.sqlite"), "--remote", "HTTPS://127.0.0.1:9",
+            "--table", "todoitem",
+        ])
+        #expect(result.status != 0, "nothing listens on port 9: \(result)")
+        #expect(!result.stderr.contains("is not an http:// or https:// URL"), "\(result)")
     }
 }
