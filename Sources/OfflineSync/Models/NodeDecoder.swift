@@ -165,7 +165,7 @@ private struct NodeUnkeyedDecoder: UnkeyedDecodingContainer {
     var isAtEnd: Bool { currentIndex >= elements.count }
 
     private mutating func next(_ type: Any.Type) throws -> (JSONNode, [any CodingKey]) {
-        let path = codingPath + [IndexKey(currentIndex)]
+        let path = codingPath + [ArrayElementKey(currentIndex)]
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
                 type, DecodingError.Context(codingPath: path, debugDescription: "the array has no more elements"))

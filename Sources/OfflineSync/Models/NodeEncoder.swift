@@ -129,7 +129,7 @@ private struct NodeUnkeyedEncoder: UnkeyedEncodingContainer {
     var count: Int { box.elements!.count }
 
     private func append(_ node: JSONNode) { box.elements!.append(NodeBox(node)) }
-    private var nextPath: [any CodingKey] { codingPath + [IndexKey(count)] }
+    private var nextPath: [any CodingKey] { codingPath + [ArrayElementKey(count)] }
 
     mutating func encodeNil() throws { append(.null) }
     mutating func encode(_ value: Bool) throws { append(.bool(value)) }
@@ -202,7 +202,7 @@ private struct NodeSingleEncoder: SingleValueEncodingContainer {
 }
 
 /// The coding key of an array element.
-struct IndexKey: CodingKey {
+struct ArrayElementKey: CodingKey {
     let intValue: Int?
     var stringValue: String { "[\(intValue ?? 0)]" }
     init(_ index: Int) { intValue = index }
