@@ -19,11 +19,26 @@ struct Sync: AsyncParsableCommand {
             the values of the server's first records. A progress bar is drawn on standard error when it is a \
             terminal; 'query', 'inspect' and 'export' then work on what was pulled.
 
+            A queued edit the server refuses as a conflict (409 or 412: another device changed the item) stops \
+            the sync before the pull, and stays queued with its error ('inspect' lists them), unless --resolve \
+            says who wins: 'local' sends the local copy again over the server's, 'server' replaces the local copy \
+            with the server's. An edit the server already holds as sent (its first push was cut short before the \
+            answer arrived) is never a conflict.
+
             Examples:
               offline-sync sync --store sqlite:./app.sqlite --remote http://127.0.0.1:8080 --table todoitem
               offline-sync sync --store lmdb:./app.lmdb --remote http://127.0.0.1:8080 --table todoitem \\
                 --query-id all --push
+              offline-sync sync --store lmdb:./app.lmdb --remote http://127.0.0.1:8080 --table todoitem --resolve local
             """)
+
+    /// Who wins a conflict between a queued edit and the server's copy.
+    enum ConflictWinner: String, ExpressibleByArgument, CaseIterable {
+        /// The local copy is sent again with the server's version (``ClientWinsPushHandler``).
+        case local
+        /// The server's copy replaces the local one (``ServerWinsPushHandler``).
+        case server
+    }
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: StoreSelection
@@ -48,6 +63,12 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "Records asked for per request (the server may cap it).")
     var pageSize = 1000
 
+    @Option(
+        help: ArgumentHelp(
+            "Who wins when the server refuses a queued edit as a conflict: 'local' (the local copy overwrites the server's) or 'server' (the server's copy replaces the local one). Without it a conflict stops the sync.",
+            valueName: "local|server"))
+    var resolve: ConflictWinner?
+
     func validate() throws {
         try RemoteURLOption.validate(remote, option: "--remote")
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
@@ -71,13 +92,19 @@ struct Sync: AsyncParsableCommand {
         defer { try? store.close() }
         let declared = try await tableSchema(stored: try store.schema, remote: remote)
         try store.close()
-        let context = try SyncContext(store: store, remote: remote, tables: [declared])
+        let handler: any PushHandler =
+            switch resolve {
+            case .local: ClientWinsPushHandler()
+            case .server: ServerWinsPushHandler()
+            case nil: DefaultPushHandler()
+            }
+        let context = try SyncContext(store: store, remote: remote, tables: [declared], pushHandler: handler)
         var output = StandardOutput()
         if push {
             let pushed = try await context.push()
             output.write(
                 "pushed \(pushed.completedCount) operations"
-                    + (pushed.errors.isEmpty ? "" : ", \(pushed.errors.count) failed (see 'inspect')") + "\n")
+                    + (pushed.errors.isEmpty ? "" : ", \(pushed.errors.count) refused (see 'inspect')") + "\n")
         }
         let total =
             try await remote.readPage(
@@ -87,12 +114,37 @@ struct Sync: AsyncParsableCommand {
         let options = PullOptions(pageSize: pageSize) { progress in
             bar.withLock { $0.update(progress.completed) }
         }
-        let result = try await context.pull(PullRequest(table: table, queryId: queryId), options: options)
+        let result: PullResult
+        do {
+            result = try await context.pull(PullRequest(table: table, queryId: queryId), options: options)
+        } catch let failure as PushFailure where failure.status == .complete && !failure.result.errors.isEmpty {
+            bar.withLock { $0.finish() }
+            output.flush()
+            throw Self.refused(failure.result.errors)
+        }
         bar.withLock { $0.finish() }
         output.write(
             "pulled \(result.received) records of \(table) in \(result.requests) requests: \(result.stored) stored, \(result.deleted) removed, \(result.skippedPending) kept for pending edits\n"
         )
         output.flush()
+    }
+
+    /// The error of a pull stopped by queued edits the server refused: how many, why, and the
+    /// two ways on.
+    static func refused(_ errors: [OperationError]) -> RefusedEdits {
+        let conflicts = errors.filter(\.isConflict).count
+        let why =
+            conflicts == errors.count
+            ? "conflicts: the server's copies were changed by another client"
+            : "\(conflicts) of them conflicts; 'inspect' shows each reason"
+        return RefusedEdits(
+            description: "the server refused \(errors.count) queued edits (\(why)), so nothing was pulled; they stay queued ('inspect' lists them). Run again with --resolve local to send the local copies over the server's, or --resolve server to replace them with the server's copies"
+        )
+    }
+
+    /// Queued edits the server refused stopped the sync (see ``refused(_:)``).
+    struct RefusedEdits: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// The table's declaration: the store's, the schema file's, or one inferred from the server's

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncStores
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -147,5 +148,73 @@ struct CLISyncTests {
         ])
         #expect(result.status != 0, "nothing listens on port 9: \(result)")
         #expect(!result.stderr.contains("is not an http:// or https:// URL"), "\(result)")
+    }
+
+    /// The `text` of item `id` on the server.
+    static func serverText(_ id: String, port: Int) async throws -> String? {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/tables/todoitem/\(id)")!)
+        request.setValue("2.0.0", forHTTPHeaderField: "ZUMO-API-VERSION")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["text"] as? String
+    }
+
+    /// Edits items of the device store as an app would: each edit queued by the sync engine.
+    static func editLocally(_ store: String, _ texts: [String: String]) throws {
+        BuiltInStores.register()
+        let todo = TableSchema("todoitem", columns: [Column("text", .string)])
+        let context = try SyncContext(
+            store: try StoreRegistry.shared.makeStore(store), remote: try InMemoryRemote(tables: [todo]), tables: [todo])
+        let table = try context.table("todoitem")
+        for (id, text) in texts {
+            var item = try #require(try table.lookup(id: id))
+            item["text"] = .string(text)
+            try table.update(item)
+        }
+        try context.close()
+    }
+
+    @Test("a queued edit the server refuses as a conflict stops sync and names --resolve; local or server settles it")
+    func syncResolvesConflicts() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try CLIDemoRemoteTests.ServeProcess(store: "sqlite:" + directory.path("server.sqlite"))
+        defer { server.stop() }
+        for id in ["a", "b"] {
+            #expect(
+                try await Self.request(
+                    "POST", "/tables/todoitem", port: server.port, body: #"{"id": "\#(id)", "text": "first"}"#) == 201)
+        }
+        let store = "sqlite:" + directory.path("device.sqlite")
+        let sync = ["sync", "--store", store, "--remote", "http://127.0.0.1:\(server.port)", "--table", "todoitem"]
+        #expect(try CLI.run(sync).status == 0)
+
+        try Self.editLocally(store, ["a": "mine", "b": "mine"])
+        for id in ["a", "b"] {
+            #expect(
+                try await Self.request("PATCH", "/tables/todoitem/\(id)", port: server.port, body: #"{"text": "theirs"}"#)
+                    == 200)
+        }
+        let refused = try CLI.run(sync)
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.stderr.contains("refused 2 queued edits"), "\(refused)")
+        #expect(refused.stderr.contains("--resolve local") && refused.stderr.contains("--resolve server"), "\(refused)")
+        #expect(!refused.stderr.contains("operationErrors()"), "no Swift API in the CLI's advice: \(refused)")
+        #expect(try CLI.run(sync).status == 1, "the edits stay queued")
+
+        let local = try CLI.run(sync + ["--resolve", "local"])
+        #expect(local.status == 0, "\(local)")
+        #expect(try await Self.serverText("a", port: server.port) == "mine")
+        #expect(try await Self.serverText("b", port: server.port) == "mine")
+
+        try Self.editLocally(store, ["a": "mine again"])
+        #expect(
+            try await Self.request("PATCH", "/tables/todoitem/a", port: server.port, body: #"{"text": "theirs again"}"#)
+                == 200)
+        let taken = try CLI.run(sync + ["--resolve", "server"])
+        #expect(taken.status == 0, "\(taken)")
+        #expect(try await Self.serverText("a", port: server.port) == "theirs again")
+        let query = try CLI.run(["query", "--store", store, "--table", "todoitem", "--format", "jsonl"])
+        #expect(query.stdout.contains("theirs again") && !query.stdout.contains("mine again"), "\(query)")
+        let inspect = try CLI.run(["inspect", "--store", store])
+        #expect(inspect.stdout.contains("todoitem  2     0        0"), "nothing pending, no error: \(inspect)")
     }
 }

@@ -73,7 +73,7 @@ extension SyncContext {
                 throw PushFailure(
                     result: pushed,
                     message:
-                        "the pull of '\(request.table)' pushed its pending operations first and \(pushed.errors.count) failed; resolve them (operationErrors()) and pull again"
+                        "the pull of '\(request.table)' pushed its pending operations first and \(pushed.errors.count) failed; resolve them (SyncContext.operationErrors() and resolve(_:_:), or a push handler that settles conflicts) and pull again"
                 )
             }
         }

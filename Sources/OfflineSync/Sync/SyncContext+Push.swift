@@ -7,7 +7,8 @@ extension SyncContext {
     /// success the operation and its error are removed and the server's copy (new `version`,
     /// `updatedAt`) replaces the local item — unless the item was edited during the push, in
     /// which case only its system properties are refreshed so the new edit is sent with the
-    /// right `If-Match`. A 404 answer to a delete counts as done. Other failures are recorded
+    /// right `If-Match`. A 404 answer to a delete counts as done, and so does a 409 or 412
+    /// answer whose server copy already holds the item as sent. Other failures are recorded
     /// as ``OperationError``s and the push goes on.
     ///
     /// Operations go out in chunks of up to 64: one transaction marks a chunk attempted and
@@ -16,8 +17,10 @@ extension SyncContext {
     /// A crash before that commit loses nothing: the chunk's operations are still queued and
     /// attempted, and the next push sends again the ones whose remote call had succeeded, as
     /// the one-transaction-per-operation design did for its single operation in flight (a
-    /// re-sent insert is answered 409 and a re-sent update 412, recorded as errors carrying the
-    /// server's copy; a re-sent delete is answered 404, which counts as done).
+    /// re-sent insert is answered 409 and a re-sent update 412 carrying the server's copy, which
+    /// counts as done when it holds the item as sent, as it does after such a crash (otherwise
+    /// the conflict is recorded as an error); a re-sent delete is answered 404, which counts as
+    /// done).
     ///
     /// - Returns: the operations completed and the errors recorded.
     /// - Throws: ``PushFailure`` when the network, a 401, the store, cancellation or the handler
@@ -151,9 +154,10 @@ extension SyncContext {
     ) async -> [Sent] {
         var sent = [Sent](repeating: .unsent, count: chunk.count)
         var stopped = false
+        let schema = queue.schema
         func record(_ position: Int, _ outcome: Result<PushOutcome, any Error>) {
             let (operation, item) = chunk[position]
-            sent[position] = Self.classify(outcome, of: operation, item: item)
+            sent[position] = Self.classify(outcome, of: operation, item: item, schema: schema)
             if case .stopped = sent[position] { stopped = true }
             answered(operation)
         }
@@ -228,7 +232,9 @@ extension SyncContext {
                 let (operationQueued, item) = chunk[position]
                 group.addTask {
                     let outcome = await Self.outcome { try await handler.push(operation) }
-                    if case .stopped = Self.classify(outcome, of: operationQueued, item: item) { stopping.set() }
+                    if case .stopped = Self.classify(outcome, of: operationQueued, item: item, schema: schema) {
+                        stopping.set()
+                    }
                     queued.fire()
                     return (position, outcome)
                 }
@@ -248,10 +254,12 @@ extension SyncContext {
 
     /// What a handler's answer means for the operation: a 404 to a delete counts as done;
     /// network, 401 and cancellation stop the push, and so does any error that is not a
-    /// ``RemoteError``; every other ``RemoteError`` becomes an operation error.
-    private static func classify(_ outcome: Result<PushOutcome, any Error>, of operation: QueuedOperation, item: Item?)
-        -> Sent
-    {
+    /// ``RemoteError``; a conflict whose server copy already holds the item as the operation
+    /// would write it counts as done (see ``serverCopy(_:holds:table:)``); every other
+    /// ``RemoteError`` becomes an operation error.
+    private static func classify(
+        _ outcome: Result<PushOutcome, any Error>, of operation: QueuedOperation, item: Item?, schema: StoreSchema
+    ) -> Sent {
         switch outcome {
         case .success(let outcome):
             return .settled(.finished(operation, outcome))
@@ -268,12 +276,36 @@ extension SyncContext {
             if operation.kind == .delete && error.kind == .notFound {
                 return .settled(.finished(operation, .pushed(nil)))
             }
+            if error.kind == .conflict, operation.kind != .delete, let item, let server = error.serverItem,
+                serverCopy(server, holds: item, table: schema.table(named: operation.table))
+            {
+                return .settled(.finished(operation, .pushed(server)))
+            }
             return .settled(.failed(operation, error, reason: "\(error.kind)", item: item))
         case .failure(let error) where error is CancellationError:
             return .stopped(.cancelled, CancellationError())
         case .failure(let error):
             return .stopped(.abortedByHandler, error)
         }
+    }
+
+    /// `true` when `server`, the copy a 409 or 412 answer carries, already holds every value of
+    /// the local `item` (its system properties aside) and is not soft-deleted: the server holds
+    /// what the operation would write. That is what a re-sent operation meets when its first send
+    /// was applied but its answer never arrived (a push cut short by a crash, a kill or the
+    /// network), and what two devices making the same edit meet; recording it as an error would
+    /// leave the queue stuck on a conflict with nothing to resolve. Values are compared as the
+    /// table stores them (an ISO 8601 server date equals the stored date); a table the store
+    /// does not declare, or a copy that does not normalize, is never taken as equal.
+    static func serverCopy(_ server: Item, holds item: Item, table: TableSchema?) -> Bool {
+        guard let table, server.id == item.id, !server.isDeleted,
+            let server = try? table.normalize(server, origin: .server),
+            let local = try? table.normalize(item, origin: .server)
+        else { return false }
+        for column in table.columns where SystemProperty(rawValue: column.name) == nil {
+            guard server[column.name] == local[column.name] else { return false }
+        }
+        return true
     }
 
     /// Reads each operation's item, marks the operations attempted (by raising the queue's
