@@ -159,6 +159,16 @@ extension StoreTierGroups {
                 context.expectLookup(
                     store, "notes", "s1", Fixtures.note("s1", title: "from server"),
                     "server upsert with unknown columns")
+                var inserted = Fixtures.note("s2", title: "inserted from server")
+                inserted["serverOnly"] = "dropped"
+                context.attempt(
+                    "transaction.insertNew(notes, id 's2', origin: .server) with unknown column 'serverOnly'"
+                ) {
+                    try store.write { try $0.insertNew([inserted], into: "notes", origin: .server) }
+                }
+                context.expectLookup(
+                    store, "notes", "s2", Fixtures.note("s2", title: "inserted from server"),
+                    "server insertNew with unknown columns")
             },
             ConformanceCase("local writes reject unknown columns") { context in
                 let store = try context.openStore(Fixtures.schema)

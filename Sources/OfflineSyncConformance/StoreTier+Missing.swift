@@ -50,6 +50,32 @@ extension StoreTierGroups {
                     "delete(matching: \(query)) count")
                 context.expectRows(store, "notes", [Fixtures.note("a", priority: 1)], "delete(matching: \(query))")
             },
+            /// A backend whose keys are the table name and the id without a separator (or that scans
+            /// the key prefix of a table's name alone) finds the rows of table 'notesArchive' in
+            /// table 'notes', under ids that start with 'Archive'.
+            ConformanceCase("a table whose name extends another's keeps its rows apart") { context in
+                let archive = TableSchema(
+                    "notesArchive", columns: [Column("title", .string), Column("priority", .integer)])
+                let store = try context.openStore(StoreSchema(Fixtures.schema.tables + [archive]))
+                let note = Fixtures.note("x", title: "note", priority: 1)
+                let archived = [Fixtures.note("x", title: "archived", priority: 2), Fixtures.note("y", priority: 3)]
+                try store.upsert([note], into: "notes")
+                try store.upsert(archived, into: "notesArchive")
+                let written = "upsert of id 'x' into 'notes' and of ids 'x', 'y' into 'notesArchive'"
+                context.expectRows(store, "notes", [note], written)
+                context.expectRows(store, "notesArchive", archived, written)
+                for id in ["Archivex", "Archivey"] {
+                    context.expectLookup(
+                        store, "notes", id, nil, "\(written): lookup of 'Archive' and an id of 'notesArchive'")
+                }
+                let query = Query(
+                    table: "notes", filter: .comparison(.column("priority"), .ge, .literal(2)), includeTotalCount: true)
+                context.expectEqual(
+                    context.attempt("read(notes) \(query)") { try store.read(query) },
+                    QueryResult(items: [], totalCount: 0), "\(written): read(notes) \(query)")
+                context.expectEqual(
+                    context.attempt("count(notes)") { try store.count("notes") }, 1, "\(written): count(notes)")
+            },
             ConformanceCase("a query that matches nothing answers no rows and a zero count") { context in
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert([Fixtures.note("a", priority: 1)], into: "notes")

@@ -111,9 +111,11 @@ extension StoreTierGroups {
                 ]
                 let rows = titles.enumerated().map { Fixtures.note("t\($0.offset)", title: $0.element) }
                 try store.upsert(rows, into: "notes")
+                // And the empty needle, which every string (the empty one too) starts with, ends with
+                // and contains (SQLite's substr(s, -0) is the whole string, not its empty end).
                 let needles = [
                     "\\", "\\\\", "a\\b", "a\\", "\\b", "\\%", "\\_", "_", "%", "a_", "a%", "_b", "%b", "\\x",
-                    "x\\",
+                    "x\\", "",
                 ]
                 for needle in needles {
                     for function in [Function.startsWith, .endsWith, .contains] {
@@ -179,9 +181,10 @@ extension StoreTierGroups {
             },
             ConformanceCase("strings compare by UTF-8 bytes, case-sensitively") { context in
                 let store = try context.openStore(Fixtures.schema)
+                // "apple " and "Banana ": a PAD SPACE collation (trailing spaces ignored) is not bytes either.
                 let titles = [
                     "apple", "Apple", "APPLE", "banana", "Banana", "caf\u{E9}", "cafe\u{301}", "CAF\u{C9}", "", "z",
-                    "é", "日本",
+                    "é", "日本", "apple ", "Banana ",
                 ]
                 let rows = titles.enumerated().map { Fixtures.note("t\($0.offset)", title: $0.element) }
                 try store.upsert(rows, into: "notes")

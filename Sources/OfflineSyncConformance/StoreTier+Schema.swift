@@ -20,15 +20,27 @@ extension StoreTierGroups {
                 guard let stored = context.attempt("schema", { try store.schema }) else { return }
                 expectDeclares(context, stored, Fixtures.schema, "schema after open")
             },
+            /// Replacements and deletes too: a store that replays a log on open must apply every
+            /// record of an id in order (the last version wins, a delete's tombstone included), and
+            /// one that caches writes must flush deletes as well as upserts.
             ConformanceCase("reopening keeps the data", requires: .persistent) { context in
                 let store = try context.openStore(Fixtures.schema)
+                let first = Fixtures.note("a", title: "first", priority: 1)
                 let rows = [
-                    Fixtures.note("a", title: "first", priority: 1), Fixtures.note("b", score: -0.0, done: true),
+                    Fixtures.note("a", title: "second", priority: 2), Fixtures.note("b", score: -0.0, done: true),
                 ]
-                try store.upsert(rows, into: "notes")
+                try store.upsert([first, rows[1], Fixtures.note("c", title: "deleted by id")], into: "notes")
+                try store.upsert([rows[0], Fixtures.note("d", priority: 100)], into: "notes")
+                try store.delete(ids: ["c"], from: "notes")
+                try store.delete(
+                    matching: Query(table: "notes", filter: .comparison(.column("priority"), .eq, .literal(100))))
                 try store.close()
                 try store.open(schema: Fixtures.schema)
-                context.expectRows(store, "notes", rows, "close() then open(schema:) with the same schema")
+                let operation =
+                    "upserts, a replacement of id 'a', delete(ids: ['c']) and a delete(matching:) of id 'd', then close() and open(schema:) with the same schema"
+                context.expectRows(store, "notes", rows, operation)
+                context.expectLookup(store, "notes", "a", rows[0], operation)
+                for id in ["c", "d"] { context.expectLookup(store, "notes", id, nil, operation) }
             },
             ConformanceCase("reopening adds new columns and old rows read them as null", requires: .persistent) {
                 context in

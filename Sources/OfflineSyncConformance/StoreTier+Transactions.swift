@@ -18,6 +18,10 @@ extension StoreTierGroups {
                         try transaction.upsert(
                             [Item(id: "new", values: ["n": 1]), Item(id: "l1", values: ["n": 100])], into: "lefts",
                             origin: .local)
+                        // insertNew too: a backend inserting on a connection of its own keeps these.
+                        _ = try transaction.insertNew(
+                            [Item(id: "inserted", values: ["n": 5]), Item(id: "l2", values: ["n": 20])], into: "lefts",
+                            origin: .local)
                         try transaction.delete(ids: ["r1"], from: "rights")
                         try transaction.upsert([Item(id: "r9", values: ["s": "added"])], into: "rights", origin: .local)
                         try transaction.delete(
@@ -32,6 +36,8 @@ extension StoreTierGroups {
                 for (table, rows) in before {
                     context.expectRows(store, table, rows, "write(_:) rolled back by a throw")
                 }
+                context.expectLookup(
+                    store, "lefts", "inserted", nil, "write(_:) that insertNew'd id 'inserted', then threw")
             },
             ConformanceCase("a failing operation inside a transaction rolls back the earlier ones") { context in
                 let store = try context.openStore(Fixtures.schema)

@@ -197,6 +197,31 @@ extension StoreTierGroups {
                     context.expectReference(store, query, rows: rows, schema: table)
                 }
             },
+            /// A record format of a fixed width (a null bitmap in one `UInt64`, a column number in
+            /// one byte) loses or mixes up the columns past it: rows of 100 columns of every kind
+            /// (104 with the system columns), some null in the first half only, read back whole and
+            /// answer filters and orderings on their last columns as the reference does.
+            ConformanceCase("rows of 100 columns round-trip") { context in
+                let table = ValueFixtures.wide
+                let store = try context.openStore(StoreSchema([table]))
+                let rows = ValueFixtures.wideRows()
+                context.attempt("upsert(\(table.name)) of \(rows.count) rows of \(table.columns.count) columns") {
+                    try store.upsert(rows, into: table.name)
+                }
+                for row in rows { context.expectLookup(store, table.name, row.id, row, "upsert then lookup") }
+                context.expectRows(store, table.name, rows, "upsert then read")
+                for column in table.columns.suffix(8) {
+                    context.expectReference(
+                        store, Query(table: table.name, orderBy: [SortKey(column.name, descending: true)]), rows: rows,
+                        schema: table)
+                    context.expectReference(
+                        store,
+                        Query(
+                            table: table.name,
+                            filter: .comparison(.column(column.name), .eq, .literal(rows[2][column.name]))),
+                        rows: rows, schema: table)
+                }
+            },
             /// An index that keeps the entry of a deleted row, or of a write its transaction rolled
             /// back, answers a filter on the old values with the row (an index-only answer) or with
             /// the row now under that id. Every value of every row ever written is looked for again.
@@ -273,6 +298,36 @@ enum ValueFixtures {
 
     static let tables = [unindexed, indexed]
     static let schema = StoreSchema(tables)
+
+    /// A synced table of 100 columns cycling through every kind, its last one indexed.
+    static let wide: TableSchema = {
+        let kinds: [ColumnType] = [.bool, .integer, .double, .string, .date, .json]
+        return TableSchema(
+            "wide", columns: (0..<100).map { Column("c\($0)", kinds[$0 % kinds.count]) },
+            indexes: [TableIndex("wide_c99", on: ["c99"])])
+    }()
+
+    /// Five rows of ``wide`` with a value in every column (also the system columns), the fourth
+    /// with nulls in its first 50 columns.
+    static func wideRows() -> [Item] {
+        (0..<5).map { row in
+            var item = Item(id: "w\(row)")
+            for (position, column) in wide.columns.enumerated() {
+                if row == 3 && position < 50 { continue }
+                let number = Int64(row * 1_000 + position)
+                switch column.type {
+                case .bool: item[column.name] = .bool((row + position) % 2 == 0)
+                case .integer: item[column.name] = .int(number * 7_919 - 20_000)
+                case .double: item[column.name] = .double(Double(number) / 8 - 300)
+                case .string: item[column.name] = .string("r\(row) c\(position)")
+                case .date:
+                    item[column.name] = .date(Timestamp(millisecondsSince1970: number * 86_399_999 - 500_000_000))
+                case .json: item[column.name] = .json("[\(row),\(position)]")
+                }
+            }
+            return item
+        }
+    }
 
     /// Strings a backend could trim, fold, normalise, re-encode or cut.
     static let strings: [String] =

@@ -16,7 +16,9 @@ struct BentEvaluator {
         .ordersByTheFirstSortKeyOnly, .breaksTiesByIdInTheLastKeysDirection,
         .truncatesDoubleLiteralsComparedWithIntegers, .comparesStringsByCanonicalEquivalence,
         .matchesSubstringsCaseInsensitively, .foldsCaseOfNonASCIILetters, .roundsHalvesToEven,
-        .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes,
+        .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes, .comparesStringsIgnoringTrailingSpaces,
+        .endsWithOfAnEmptySuffixIsFalse, .ordersIntegersThroughDouble, .roundsHalvesUp, .indexOfIsOneBased,
+        .computesCalendarFunctionsInLocalTime, .ordersStringsCaseInsensitively, .emptyInListsMatchEverything,
     ]
 
     let fault: BrokenStore.Fault?
@@ -95,7 +97,13 @@ struct BentEvaluator {
         // A translation that emits only the first key of the ordering.
         let keys = fault == .ordersByTheFirstSortKeyOnly ? Array(query.orderBy.prefix(1)) : query.orderBy
         for key in keys {
-            let order = compare(lhs[key.column], rhs[key.column], inFilter: false)
+            var left = lhs[key.column]
+            var right = rhs[key.column]
+            if fault == .comparesStringsIgnoringTrailingSpaces, key.column != "id" {
+                left = Self.withoutTrailingSpaces(left)
+                right = Self.withoutTrailingSpaces(right)
+            }
+            let order = compare(left, right, inFilter: false)
             if order != 0 { return key.descending ? order > 0 : order < 0 }
         }
         let order = compareText(lhs.id, rhs.id)
@@ -129,6 +137,14 @@ struct BentEvaluator {
             let a = Self.text(of: lhs)
             let b = Self.text(of: rhs)
             return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : (a == b ? 0 : 1)
+        case (.int(let a), .int(let b)) where !inFilter && fault == .ordersIntegersThroughDouble:
+            // An index key that encodes every number as a double, to order integers and doubles alike.
+            return Double(a) < Double(b) ? -1 : (Double(a) > Double(b) ? 1 : 0)
+        case (.string(let a), .string(let b)) where !inFilter && fault == .ordersStringsCaseInsensitively:
+            // ORDER BY … COLLATE NOCASE: ASCII letters folded, ties broken by id.
+            return compareText(
+                QueryEvaluator.apply(.toLower, [.string(a)]).stringValue ?? a,
+                QueryEvaluator.apply(.toLower, [.string(b)]).stringValue ?? b)
         case (.int(let a), .double(let b))
         where inFilter && fault == .truncatesDoubleLiteralsComparedWithIntegers && b.rounded(.towardZero) != b
             && abs(b) < 9e18:
@@ -207,9 +223,22 @@ struct BentEvaluator {
             return .bool(!isTrue(value))
         case .and(let lhs, let rhs): return .bool(isTrue(evaluate(lhs, item)) && isTrue(evaluate(rhs, item)))
         case .or(let lhs, let rhs): return .bool(isTrue(evaluate(lhs, item)) || isTrue(evaluate(rhs, item)))
-        case .comparison(let lhs, let op, let rhs): return .bool(compare(evaluate(lhs, item), op, evaluate(rhs, item)))
-        case .isIn(let operand, let values):
-            let value = evaluate(operand, item)
+        case .comparison(let lhs, let op, let rhs):
+            var a = evaluate(lhs, item)
+            var b = evaluate(rhs, item)
+            if fault == .comparesStringsIgnoringTrailingSpaces, !Self.isId(lhs), !Self.isId(rhs) {
+                // A PAD SPACE collation on the text columns (the id's key compares exactly).
+                a = Self.withoutTrailingSpaces(a)
+                b = Self.withoutTrailingSpaces(b)
+            }
+            return .bool(compare(a, op, b))
+        case .isIn(let operand, var values):
+            if fault == .emptyInListsMatchEverything, values.isEmpty { return .bool(true) }  // `x IN ()` left out
+            var value = evaluate(operand, item)
+            if fault == .comparesStringsIgnoringTrailingSpaces, !Self.isId(operand) {
+                value = Self.withoutTrailingSpaces(value)
+                values = values.map(Self.withoutTrailingSpaces)
+            }
             if fault == .inListsNeverMatchNull, value.isNull { return .bool(false) }
             return .bool(values.contains { equal(value, $0) })
         case .function(let function, let arguments): return apply(function, arguments.map { evaluate($0, item) })
@@ -289,11 +318,31 @@ struct BentEvaluator {
         case (.foldsCaseOfNonASCIILetters, .toLower): return .string(text(0).lowercased())
         case (.foldsCaseOfNonASCIILetters, .toUpper): return .string(text(0).uppercased())
         case (.roundsHalvesToEven, .round): return ValueSemantics.rounded(arguments[0], .toNearestOrEven)
+        case (.roundsHalvesUp, .round):
+            // floor(x + 0.5): halves go up, -2.5 to -2.
+            guard case .double(let number) = arguments[0] else { return reference }
+            return .double((number + 0.5).rounded(.down))
+        case (.endsWithOfAnEmptySuffixIsFalse, .endsWith):
+            // substr(s, -length(suffix)) = suffix: SQLite's substr(s, 0) is the whole string.
+            return text(1).isEmpty ? .bool(text(0).isEmpty) : reference
+        case (.indexOfIsOneBased, .indexOf):
+            // instr() without the - 1: 1-based, and 0 when absent.
+            guard case .int(let position) = reference else { return reference }
+            return .int(position + 1)
+        case (.computesCalendarFunctionsInLocalTime, .year), (.computesCalendarFunctionsInLocalTime, .month),
+            (.computesCalendarFunctionsInLocalTime, .day), (.computesCalendarFunctionsInLocalTime, .hour),
+            (.computesCalendarFunctionsInLocalTime, .minute), (.computesCalendarFunctionsInLocalTime, .second):
+            // The process's time zone (UTC+01:00) instead of UTC.
+            guard case .date(let date) = arguments[0] else { return reference }
+            return QueryEvaluator.apply(
+                function, [.date(Timestamp(millisecondsSince1970: date.millisecondsSince1970 + 3_600_000))])
         case (.indexOfCountsUTF8Bytes, .indexOf):
             let haystack = Array(text(0).utf8)
             let needle = Array(text(1).utf8)
             guard needle.count <= haystack.count else { return .int(-1) }
-            let offset = (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+            let offset = (0...(haystack.count - needle.count)).first {
+                haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+            }
             return .int(Int64(offset ?? -1))
         case (.lengthCountsUTF16Units, .length):
             return .int(Int64(text(0).utf16.count))
@@ -316,6 +365,19 @@ struct BentEvaluator {
     }
 
     // MARK: Helpers
+
+    private static func isId(_ expression: FilterExpression) -> Bool {
+        if case .column("id") = expression { return true }
+        return false
+    }
+
+    /// A string without its trailing U+0020 spaces; other values as they are.
+    private static func withoutTrailingSpaces(_ value: Value) -> Value {
+        guard case .string(let text) = value else { return value }
+        var scalars = Array(text.unicodeScalars)
+        while scalars.last == " " { scalars.removeLast() }
+        return .string(String(String.UnicodeScalarView(scalars)))
+    }
 
     private static func isNumber(_ value: Value) -> Bool {
         switch value {

@@ -50,6 +50,7 @@ final class BrokenStore: LocalStore {
         case insertNewReportsEveryId
         case insertNewMissesDuplicatesInsideTheBatch
         case lookupsAnswerStaleRowsAfterServerUpserts
+        case insertNewRejectsUnknownServerColumns
         // Rule 3: values round-trip exactly.
         case dropsNegativeZeroSign
         case readsDropNegativeZeroSign
@@ -69,6 +70,7 @@ final class BrokenStore: LocalStore {
         case trimsTrailingSpacesOfIds
         case storesEmptyStringsAsNull
         case flushesSubnormalDoublesToZero
+        case dropsValuesPastTheSixtyFourthColumn
         // Rule 4: queries mean what QueryEvaluator says.
         case ignoresTop
         case returnsOneRowTooManyForTop
@@ -127,6 +129,18 @@ final class BrokenStore: LocalStore {
         case dividesIntegersAsDoubles
         case concatSkipsNulls
         case indexOfCountsUTF8Bytes
+        case readsRowsOfTablesWhoseNamesExtendTheTable
+        case comparesStringsIgnoringTrailingSpaces
+        case endsWithOfAnEmptySuffixIsFalse
+        case ordersIntegersThroughDouble
+        case appliesSkipBeforeTheFilter
+        case countsAtTopZeroIgnoreTheFilter
+        case roundsHalvesUp
+        case indexOfIsOneBased
+        case upsertKeepsOldIndexEntries
+        case computesCalendarFunctionsInLocalTime
+        case ordersStringsCaseInsensitively
+        case emptyInListsMatchEverything
         // Rule 5: missing ids are not errors.
         case lookupOfMissingIdThrows
         case transactionLookupOfMissingIdThrows
@@ -135,6 +149,7 @@ final class BrokenStore: LocalStore {
         case deletesIdsCaseInsensitively
         case looksUpMissingIdsInOtherTables
         case deletesIdsIgnoringTrailingSpaces
+        case looksUpIdsOfTablesWhoseNamesExtendTheTable
         // Rule 6: atomic, isolated, serialised transactions that see their own writes.
         case commitsPartialTransactions
         case rollbackKeepsDeletesByIds
@@ -153,6 +168,10 @@ final class BrokenStore: LocalStore {
         case insertNewIgnoresOwnWrites
         case filteredTransactionReadsMissOwnDeletes
         case losesTheLastTransactionOnClose
+        case rollbackKeepsInsertNewRows
+        case transactionCountsIgnoreOwnWrites
+        case reopenBringsBackDeletedRows
+        case reopenKeepsTheFirstVersionOfReplacedRows
         // Rule 7: errors, not crashes, naming what is at fault.
         case reportsUnknownTablesAsStorageErrors
         case errorsOmitTheColumn
@@ -188,14 +207,15 @@ final class BrokenStore: LocalStore {
                 .keepsOldValueUnderExplicitNullFromServer,
                 .transactionLookupAnswersItemsAsWritten, .insertNewDropsUnknownLocalColumns, .convertsOffsetDatesAsUTC,
                 .keepsTheFirstOfDuplicateIdsInABatch, .insertNewOverwritesPresentRows, .insertNewReportsEveryId,
-                .insertNewMissesDuplicatesInsideTheBatch, .lookupsAnswerStaleRowsAfterServerUpserts:
+                .insertNewMissesDuplicatesInsideTheBatch, .lookupsAnswerStaleRowsAfterServerUpserts,
+                .insertNewRejectsUnknownServerColumns:
                 return 2
             case .dropsNegativeZeroSign, .readsDropNegativeZeroSign, .lookupsDropNegativeZeroSign,
                 .transactionReadsDropNegativeZeroSign, .reloadDropsNegativeZeroSign, .stripsLeadingByteOrderMark,
                 .truncatesIndexedStringsTo255Bytes, .replacesNonBMPCharactersInIndexedColumns, .canonicalisesJSON,
                 .truncatesDateMilliseconds, .normalisesUnicode, .trimsStrings, .roundsIntegersThroughDouble,
                 .convertsLoneCarriageReturns, .unescapesSolidusInJSON, .trimsTrailingSpacesOfIds,
-                .storesEmptyStringsAsNull, .flushesSubnormalDoublesToZero:
+                .storesEmptyStringsAsNull, .flushesSubnormalDoublesToZero, .dropsValuesPastTheSixtyFourthColumn:
                 return 3
             case .ignoresTop, .returnsOneRowTooManyForTop, .ignoresSkipWithoutTop, .capsTopAt1000, .capsSkipAt1000,
                 .truncatesLongInLists, .failsOnInListsPast32766, .ordersIdsAscendingAlways, .ordersNullsLast,
@@ -208,17 +228,23 @@ final class BrokenStore: LocalStore {
                 .breaksTiesByIdDescendingWhenDescending, .equatesNullWithEmptyString, .lengthCountsUTF16Units,
                 .trimsOnlyASCIIWhitespace, .truncatesPre1970DatesInCalendarFunctions, .comparesDatesToTheSecond,
                 .deleteKeepsIndexEntries, .transactionReadsIgnoreSelection, .upsertsDropTheRowsPastTheFirst1000,
-                .deletesOnlyTheFirst999Ids, .deleteByQueryTruncatesInListsAt999, .readsIgnoreSelectionOutsideTransactions,
-                .selectionDropsTheId, .totalCountSubtractsSkip, .totalCountCountsOnlyThePage, .skipPastTheEndAnswersTheLastPage, .ordersNumbersAsText,
+                .deletesOnlyTheFirst999Ids, .deleteByQueryTruncatesInListsAt999,
+                .readsIgnoreSelectionOutsideTransactions,
+                .selectionDropsTheId, .totalCountSubtractsSkip, .totalCountCountsOnlyThePage,
+                .skipPastTheEndAnswersTheLastPage, .ordersNumbersAsText,
                 .ordersByTheFirstSortKeyOnly, .breaksTiesByIdInTheLastKeysDirection,
                 .truncatesDoubleLiteralsComparedWithIntegers, .comparesStringsByCanonicalEquivalence,
                 .deleteByQueryIgnoresOrderByWithTop, .deleteByQueryReportsTheMatchingCount,
                 .unfilteredCountIgnoresDeletesByQuery, .matchesSubstringsCaseInsensitively, .foldsCaseOfNonASCIILetters,
-                .roundsHalvesToEven, .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes:
+                .roundsHalvesToEven, .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes,
+                .readsRowsOfTablesWhoseNamesExtendTheTable, .comparesStringsIgnoringTrailingSpaces,
+                .endsWithOfAnEmptySuffixIsFalse, .ordersIntegersThroughDouble, .appliesSkipBeforeTheFilter,
+                .countsAtTopZeroIgnoreTheFilter, .roundsHalvesUp, .indexOfIsOneBased, .upsertKeepsOldIndexEntries,
+                .computesCalendarFunctionsInLocalTime, .ordersStringsCaseInsensitively, .emptyInListsMatchEverything:
                 return 4
             case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .deletingMissingIdsThrows,
                 .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively, .looksUpMissingIdsInOtherTables,
-                .deletesIdsIgnoringTrailingSpaces:
+                .deletesIdsIgnoringTrailingSpaces, .looksUpIdsOfTablesWhoseNamesExtendTheTable:
                 return 5
             case .commitsPartialTransactions, .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery,
                 .rollbackKeepsServerUpserts, .rollbackRestoresOnlyTheLastWrittenTable, .rethrowsAWrappedError,
@@ -226,7 +252,8 @@ final class BrokenStore: LocalStore {
                 .ownWritesVisibleOnlyInTheLastWrittenTable, .deleteByQueryInTransactionIgnoresOwnWrites,
                 .interleavesTransactions, .showsUncommittedWrites, .rollbackKeepsIndexEntries,
                 .rollsBackWhenTheBodyCaughtAnError, .insertNewIgnoresOwnWrites, .filteredTransactionReadsMissOwnDeletes,
-                .losesTheLastTransactionOnClose:
+                .losesTheLastTransactionOnClose, .rollbackKeepsInsertNewRows, .transactionCountsIgnoreOwnWrites,
+                .reopenBringsBackDeletedRows, .reopenKeepsTheFirstVersionOfReplacedRows:
                 return 6
             case .reportsUnknownTablesAsStorageErrors, .errorsOmitTheColumn, .skipsQueryValidation,
                 .serverWriteErrorsOmitTheColumn, .transactionQueryErrorsOmitTheColumn,
@@ -268,6 +295,9 @@ final class BrokenStore: LocalStore {
         var lookupCache: [String: [[UInt8]: Item]] = [:]
         /// Per table, the rows `delete(matching:)` removed, which a row counter never took off.
         var deletedByQuery: [String: Int] = [:]
+        /// Per table and id, the row a close puts back: a deleted row whose delete never reached the
+        /// disk, or the first version of a replaced row, which the replay of the log keeps.
+        var restoreOnClose: [String: [[UInt8]: Item]] = [:]
     }
 
     let fault: Fault
@@ -421,6 +451,24 @@ final class BrokenStore: LocalStore {
         if fault == .closeDoesNothing { return }
         side.withLock { $0.lookupCache = [:] }
         let store = self.store
+        let restore = side.withLock { side in
+            defer { side.restoreOnClose = [:] }
+            return side.restoreOnClose
+        }
+        if !restore.isEmpty {
+            try store.write { transaction in
+                for (table, rows) in restore {
+                    for row in rows.values {
+                        // A delete left out of the log brings an absent row back; a replay that
+                        // keeps the first record of an id puts the first version over a present one.
+                        let present = try transaction.lookup(table: table, id: row.id) != nil
+                        if present == (fault == .reopenKeepsTheFirstVersionOfReplacedRows) {
+                            try transaction.upsert([row], into: table, origin: .server)
+                        }
+                    }
+                }
+            }
+        }
         if fault == .losesTheLastTransactionOnClose, let before = side.withLock({ $0.beforeLastWrite }) {
             try store.write { transaction in
                 for (table, rows) in before {
@@ -479,6 +527,20 @@ final class BrokenStore: LocalStore {
             found = try store.read(Query(table: table)).items.first { $0.id.lowercased() == id.lowercased() }
         case .lookupsDropNegativeZeroSign:
             found = found.map(withoutNegativeZero)
+        case .looksUpIdsOfTablesWhoseNamesExtendTheTable where found == nil:
+            // Keys are the table name and the id without a separator: table 'note' and id 'sX'
+            // make the key of table 'notes' and id 'X'.
+            for other in try store.schema.tables where other.name.utf8.count > table.utf8.count {
+                guard other.name.utf8.starts(with: table.utf8) else { continue }
+                let suffix = other.name.utf8.dropFirst(table.utf8.count)
+                guard id.utf8.starts(with: suffix) else { continue }
+                let rest = String(decoding: id.utf8.dropFirst(suffix.count), as: UTF8.self)
+                guard !rest.isEmpty, let row = try store.lookup(table: other.name, id: rest),
+                    let declared = try store.schema.table(named: table)
+                else { continue }
+                found = Self.asRow(of: declared, row, from: other, id: id)
+                break
+            }
         case .looksUpMissingIdsInOtherTables where found == nil:
             for other in try store.schema.tables where other.name != table {
                 if let row = try store.lookup(table: other.name, id: id) {
@@ -510,13 +572,50 @@ final class BrokenStore: LocalStore {
             let rows = try read(Query(table: query.table)).items
             return try BentEvaluator(fault: fault, query: query, schema: table).run(over: rows)
         }
+        if fault == .readsRowsOfTablesWhoseNamesExtendTheTable {
+            // A prefix scan over keys made of the table name and the id without a separator also
+            // walks the keys of every table whose name starts with this one's.
+            let longer = schema.tables.filter {
+                $0.name.utf8.count > table.name.utf8.count && $0.name.utf8.starts(with: table.name.utf8)
+            }
+            if !longer.isEmpty {
+                var rows = try read(Query(table: query.table)).items
+                for other in longer {
+                    let suffix = String(decoding: other.name.utf8.dropFirst(table.name.utf8.count), as: UTF8.self)
+                    rows += try read(Query(table: other.name)).items.map {
+                        Self.asRow(of: table, $0, from: other, id: suffix + $0.id)
+                    }
+                }
+                return try QueryEvaluator(query: query, schema: table).run(over: rows)
+            }
+        }
+        if fault == .appliesSkipBeforeTheFilter, query.skip > 0, query.filter != nil {
+            // An index walk that skips its first entries before it checks the filter.
+            let ordered = try read(Query(table: query.table, orderBy: query.orderBy)).items
+            var rest = query
+            rest.skip = 0
+            rest.includeTotalCount = false
+            var result = try QueryEvaluator(query: rest, schema: table).run(over: Array(ordered.dropFirst(query.skip)))
+            if query.includeTotalCount {
+                result.totalCount = try read(
+                    Query(table: query.table, filter: query.filter, top: 0, includeTotalCount: true)
+                ).totalCount
+            }
+            return result
+        }
+        if fault == .countsAtTopZeroIgnoreTheFilter, query.top == 0, query.includeTotalCount {
+            // A shortcut for count(): top 0 answers the table's row counter.
+            let total = try read(Query(table: query.table, top: 0, includeTotalCount: true)).totalCount
+            return QueryResult(items: [], totalCount: total)
+        }
         if query.filter != nil, let stale = side.withLock({ $0.staleEntries[query.table] }), !stale.isEmpty {
             let rows = try read(Query(table: query.table)).items
             return try BentEvaluator(fault: nil, query: query, schema: table, staleEntries: stale).run(over: rows)
         }
         if fault == .skipPastTheEndAnswersTheLastPage, query.skip > 0, query.top != 0 {
             // An "offset past the end" special case that clamps to the last page.
-            let total = try read(Query(table: query.table, filter: query.filter, top: 0, includeTotalCount: true))
+            let total =
+                try read(Query(table: query.table, filter: query.filter, top: 0, includeTotalCount: true))
                 .totalCount ?? 0
             if total > 0, query.skip >= total {
                 let wanted = query.top ?? 1
@@ -618,11 +717,12 @@ final class BrokenStore: LocalStore {
         let needsSnapshot: Set<Fault> = [
             .transactionReadsIgnoreOwnWrites, .transactionLookupsIgnoreOwnWrites,
             .ownWritesVisibleOnlyInTheLastWrittenTable, .deleteByQueryInTransactionIgnoresOwnWrites,
-            .insertNewIgnoresOwnWrites, .losesTheLastTransactionOnClose,
+            .insertNewIgnoresOwnWrites, .losesTheLastTransactionOnClose, .transactionCountsIgnoreOwnWrites,
         ]
         let snapshot = needsSnapshot.contains(fault) ? try Self.snapshot(of: store, schema: schema) : [:]
         var replay: [Transaction.Operation] = []
         var upserted: [(table: String, item: Item)] = []
+        var restore: [String: [[UInt8]: Item]] = [:]
         var silentlyRolledBack: Result?
         do {
             let result = try store.write { inner in
@@ -631,6 +731,7 @@ final class BrokenStore: LocalStore {
                 defer {
                     replay = transaction.operationsKeptOnRollback()
                     upserted = transaction.upserted
+                    restore = transaction.restoreOnClose
                 }
                 let result = try body(transaction)
                 if fault == .rollsBackWhenTheBodyCaughtAnError, transaction.anOperationFailed {
@@ -640,6 +741,13 @@ final class BrokenStore: LocalStore {
                 return result
             }
             if fault == .losesTheLastTransactionOnClose { side.withLock { $0.beforeLastWrite = snapshot } }
+            if !restore.isEmpty {
+                side.withLock { side in
+                    for (table, rows) in restore {
+                        side.restoreOnClose[table, default: [:]].merge(rows) { first, _ in first }
+                    }
+                }
+            }
             return result
         } catch {
             if error is SilentRollback, let silentlyRolledBack { return silentlyRolledBack }
@@ -755,6 +863,10 @@ final class BrokenStore: LocalStore {
         return items.map { item in
             var item = item
             for column in added { item.values[column] = nil }
+            if fault == .dropsValuesPastTheSixtyFourthColumn {
+                // A record whose null bitmap is one UInt64: a column past the 64th reads as null.
+                for column in table.columns.dropFirst(64) { item.values[column.name] = nil }
+            }
             if fault == .trimsTrailingSpacesOfIds {
                 let trimmed = String(item.id.reversed().drop { $0 == " " }.reversed())
                 if !trimmed.isEmpty { item.id = trimmed }
@@ -830,6 +942,16 @@ final class BrokenStore: LocalStore {
         return Timestamp(millisecondsSince1970: milliseconds - ((milliseconds % 1000) + 1000) % 1000)
     }
 
+    /// `row` of table `other` read as a row of `table` under `id`: the values of the columns both
+    /// tables declare with the same type.
+    fileprivate static func asRow(of table: TableSchema, _ row: Item, from other: TableSchema, id: String) -> Item {
+        Item(
+            id: id,
+            values: row.values.filter { column, _ in
+                table.column(named: column).map { $0.type == other.column(named: column)?.type } ?? false
+            })
+    }
+
     fileprivate func withoutNegativeZero(_ item: Item) -> Item {
         Item(
             id: item.id,
@@ -881,7 +1003,8 @@ final class BrokenStore: LocalStore {
         }
     }
 
-    fileprivate func rewrite(_ expression: FilterExpression, lists: @escaping ([Value]) -> [Value]) -> FilterExpression {
+    fileprivate func rewrite(_ expression: FilterExpression, lists: @escaping ([Value]) -> [Value]) -> FilterExpression
+    {
         transform(expression) { node in
             guard case .isIn(let operand, let values) = node else { return nil }
             return .isIn(operand, lists(values))
@@ -981,6 +1104,14 @@ final class BrokenStore: LocalStore {
         private var deletedRows: [String: [Item]] = [:]
         /// `true` once an operation threw (whether or not the body caught it).
         private(set) var anOperationFailed = false
+        /// Rows a close puts back if this transaction commits (see `Side.restoreOnClose`).
+        private(set) var restoreOnClose: [String: [[UInt8]: Item]] = [:]
+
+        /// Notes `row` of `table` for the close to put back, unless an earlier version is noted.
+        private func restoreOnClose(_ row: Item, in table: String) {
+            let key = Array(row.id.utf8)
+            if restoreOnClose[table]?[key] == nil { restoreOnClose[table, default: [:]][key] = row }
+        }
 
         init(store: BrokenStore, schema: StoreSchema, target: Target, snapshot: [String: [Item]] = [:]) {
             self.store = store
@@ -1028,7 +1159,8 @@ final class BrokenStore: LocalStore {
         /// The operations that this store's fault keeps although the transaction rolled back.
         func operationsKeptOnRollback() -> [Operation] {
             switch fault {
-            case .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery, .rollbackKeepsServerUpserts:
+            case .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery, .rollbackKeepsServerUpserts,
+                .rollbackKeepsInsertNewRows:
                 return operations
             case .rollbackRestoresOnlyTheLastWrittenTable:
                 return operations.filter { $0.table != lastWrittenTable }
@@ -1094,6 +1226,14 @@ final class BrokenStore: LocalStore {
             }
             if fault == .transactionReadsDropNegativeZeroSign {
                 result.items = result.items.map(store.withoutNegativeZero)
+            }
+            if fault == .transactionCountsIgnoreOwnWrites, query.includeTotalCount,
+                let committed = snapshot[query.table]
+            {
+                // The count from the committed state (a counter updated at commit).
+                result.totalCount = try QueryEvaluator(query: query, schema: schema.requireTable(query.table)).run(
+                    over: committed
+                ).totalCount
             }
             if fault == .transactionReadsAnswerItemsAsWritten, query.selection == nil,
                 let written = itemsAsWritten[query.table]
@@ -1169,6 +1309,14 @@ final class BrokenStore: LocalStore {
                     return merged
                 }
             }
+            var replaced: [Item] = []
+            if fault == .upsertKeepsOldIndexEntries || fault == .reopenKeepsTheFirstVersionOfReplacedRows {
+                for item in items {
+                    if let old = try perform(table, { try $0.lookup(table: table, id: item.id) }) {
+                        replaced.append(old)
+                    }
+                }
+            }
             do {
                 try perform(table) { try $0.upsert(items, into: table, origin: origin) }
             } catch let error as OfflineSyncError where error.code == .invalidValue {
@@ -1185,6 +1333,13 @@ final class BrokenStore: LocalStore {
                 throw error
             }
             upserted += items.compactMap { item in (try? declared.normalize(item, origin: origin)).map { (table, $0) } }
+            if fault == .upsertKeepsOldIndexEntries {
+                // An update that adds the new index entries and leaves the old ones.
+                store.keepStaleEntries(replaced.map { (table, $0) }, schema: schema)
+            }
+            if fault == .reopenKeepsTheFirstVersionOfReplacedRows {
+                for old in replaced { restoreOnClose(old, in: table) }
+            }
             if fault == .keepsUnknownServerColumns, origin == .server { store.rememberExtras(items, table: declared) }
             if fault == .transactionLookupAnswersItemsAsWritten || fault == .transactionReadsAnswerItemsAsWritten {
                 for item in items { itemsAsWritten[table, default: [:]][Array(item.id.utf8)] = item }
@@ -1226,11 +1381,14 @@ final class BrokenStore: LocalStore {
 
         /// Notes the rows `ids` name as deleted, for the faults that remember them.
         private func noteDeleted(_ ids: [String], from table: String) throws {
-            guard fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes,
+            guard
+                fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes
+                    || fault == .reopenBringsBackDeletedRows,
                 !isUndeclared(table)
             else { return }
             let rows = try ids.compactMap { id in try perform(table) { try $0.lookup(table: table, id: id) } }
             deletedRows[table, default: []] += rows
+            if fault == .reopenBringsBackDeletedRows { for row in rows { restoreOnClose(row, in: table) } }
             if fault == .deleteKeepsIndexEntries { store.keepStaleEntries(rows.map { (table, $0) }, schema: schema) }
         }
 
@@ -1240,7 +1398,8 @@ final class BrokenStore: LocalStore {
             var seen: Set<[UInt8]> = []
             let committed = snapshot[table].map { Set($0.map { Array($0.id.utf8) }) }
             for item in items {
-                let isNew = seen.insert(Array(item.id.utf8)).inserted || fault == .insertNewMissesDuplicatesInsideTheBatch
+                let isNew =
+                    seen.insert(Array(item.id.utf8)).inserted || fault == .insertNewMissesDuplicatesInsideTheBatch
                 let there: Bool
                 if fault == .insertNewIgnoresOwnWrites, let committed {
                     there = committed.contains(Array(item.id.utf8))
@@ -1255,7 +1414,12 @@ final class BrokenStore: LocalStore {
                 return present
             }
             if !absent.isEmpty {
-                try upsert(absent, into: table, origin: fault == .insertNewDropsUnknownLocalColumns ? .server : origin)
+                var written = origin
+                if fault == .insertNewDropsUnknownLocalColumns { written = .server }
+                if fault == .insertNewRejectsUnknownServerColumns { written = .local }
+                try upsert(absent, into: table, origin: written)
+                // An insert on a connection of its own, outside the transaction.
+                if fault == .rollbackKeepsInsertNewRows { operations.append(.upsert(absent, table, origin)) }
             }
             if fault == .insertNewReportsEveryId { return items.map(\.id) }
             return present
@@ -1274,7 +1438,8 @@ final class BrokenStore: LocalStore {
                 wrote(query.table)
                 return count
             }
-            if fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes,
+            if fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes
+                || fault == .reopenBringsBackDeletedRows,
                 !isUndeclared(query.table)
             {
                 var chosen = query
