@@ -16,8 +16,14 @@ import OfflineSync
 /// - A store file that is missing or shorter than one page while its `-wal` file holds data is
 ///   refused: SQLite would delete the write-ahead log, and the changes in it with it.
 ///
-/// The length rule is the only one that applies to SQLCipher too, whose files start with a
-/// random salt instead of the plaintext header `SQLite format 3`.
+/// - A `-wal` file that SQLite would silently discard in part or in whole while it holds
+///   committed transactions is refused (see ``WriteAheadLogCheck``): SQLite takes a log whose
+///   header or a frame fails its checksum as ending there, opens the store without the
+///   transactions after that point, and deletes or overwrites the log.
+///
+/// The length rules apply to SQLCipher too, whose files start with a random salt instead of the
+/// plaintext header `SQLite format 3`; so does the log check (SQLCipher's log frames carry
+/// plaintext headers and checksums over the encrypted pages).
 package enum DatabaseFileCheck {
     /// The smallest page size SQLite writes: no database file is shorter.
     package static let minimumSize = 512
@@ -34,6 +40,12 @@ package enum DatabaseFileCheck {
             throw OfflineSyncError(
                 .storage,
                 "the \(backend) store file '\(path)' \(state), but its write-ahead log '\(log)' holds \(logSize) bytes that opening would discard; both were left untouched: restore the store file from a backup (keeping the log beside it), or move the log away if its changes are not needed"
+            )
+        }
+        if let logSize = regularFileSize(log), logSize > 0, let damage = WriteAheadLogCheck.damage(ofLogAt: log) {
+            throw OfflineSyncError(
+                .storage,
+                "the write-ahead log '\(log)' of the \(backend) store '\(path)' is damaged (\(damage)): opening the store would silently drop the committed changes it holds, so both files were left untouched; restore the store and its log from a backup, or, to keep only the changes before the damage, move the log away (they are then lost; this is also what to do when the machine lost power while the store was written)"
             )
         }
         if let size, size > 0, size < minimumSize {
