@@ -100,3 +100,30 @@ struct WriteAheadLogCheckTests {
         #expect(try Self.rowCount(.sqlite, path) == 80)
     }
 }
+
+/// A bit flipped in SQLite's own record of a table (a column's name or type) passes SQLite's
+/// integrity check but changes what every statement reads; the store refuses to open.
+@Suite("a damaged table definition is refused")
+struct TableDefinitionCheckTests {
+    @Test(arguments: ["\"u\" TEXT", "\"s\" TEXU"])
+    func damagedDefinitionIsRefused(damaged: String) throws {
+        let original = "\"s\" TEXT"
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.sqlite")
+        let store = SQLiteStore(path: path)
+        try store.open(schema: StoreSchema([WriteAheadLogCheckTests.table]))
+        try store.upsert([Item(id: "a", values: ["s": "hello"])], into: "t")
+        try store.close()
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let range = try #require(bytes.range(of: Data(original.utf8)))
+        bytes.replaceSubrange(range, with: Data(damaged.utf8))
+        try bytes.write(to: URL(fileURLWithPath: path))
+
+        let reopened = SQLiteStore(path: path)
+        let error = try #require(throws: OfflineSyncError.self) {
+            try reopened.open(schema: StoreSchema([WriteAheadLogCheckTests.table]))
+        }
+        #expect(error.code == .storage)
+        #expect(error.message.contains("'s'") && error.message.contains("damaged"), "\(error)")
+    }
+}

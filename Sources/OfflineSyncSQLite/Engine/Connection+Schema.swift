@@ -24,6 +24,7 @@ extension Connection {
             let stored = try storedSchema()
             let merged = try stored.merged(with: schema)
             try merged.validate()
+            for table in stored.tables { try requireColumns(of: table) }
             for table in merged.tables {
                 let previous = stored.table(named: table.name)
                 guard previous != table else { continue }
@@ -51,6 +52,30 @@ extension Connection {
         } catch {
             rollBack()
             throw error
+        }
+    }
+
+    /// Throws unless the SQL table of `table` has every column its stored declaration names,
+    /// with the SQL type it was created with. A bit flipped inside SQLite's own schema passes
+    /// SQLite's integrity checks: in a column's name, SQLite then reads the double-quoted name
+    /// in every statement as a string literal (its legacy "double-quoted strings" rule), so each
+    /// row reads the column's name as its value; in a type, values are converted on the way in
+    /// by another affinity.
+    private func requireColumns(of table: TableSchema) throws {
+        var present: [String: String] = [:]
+        try forEachRow("PRAGMA table_info(\(SQL.quote(table.name)))", cached: false) { row in
+            present[row.text(1)] = row.text(2)
+        }
+        let expected = [("id", "TEXT")] + table.columns.map { ($0.name, TableLayout.sqlType($0.type)) }
+        let missing = expected.filter { present[$0.0]?.uppercased() != $0.1 }.map(\.0)
+        guard missing.isEmpty else {
+            let what = missing.map { "'\($0)'" }.joined(separator: ", ")
+            throw OfflineSyncError(
+                .storage,
+                present.isEmpty
+                    ? "the store '\(path)' records table '\(table.name)', but its database has no such table: the file is damaged; restore it from a backup, or delete it and pull the data again"
+                    : "table '\(table.name)' of the store '\(path)' lacks the column\(missing.count == 1 ? "" : "s") \(what) as its recorded declaration names \(missing.count == 1 ? "it" : "them") (name and SQL type): the file is damaged; restore it from a backup, or delete it and pull the data again"
+            )
         }
     }
 

@@ -64,10 +64,17 @@ final class TableLayout: Sendable {
     }
 
     private static func definition(_ column: Column) -> String {
-        switch column.type {
-        case .bool, .integer, .date: return "\(SQL.quote(column.name)) INTEGER"
-        case .string, .json: return "\(SQL.quote(column.name)) TEXT"
-        case .double: return SQL.quote(column.name)
+        let type = sqlType(column.type)
+        return type.isEmpty ? SQL.quote(column.name) : "\(SQL.quote(column.name)) \(type)"
+    }
+
+    /// The SQL type a column of `type` is declared with (see the storage rules above; empty for
+    /// `double`, which has no affinity).
+    static func sqlType(_ type: ColumnType) -> String {
+        switch type {
+        case .bool, .integer, .date: "INTEGER"
+        case .string, .json: "TEXT"
+        case .double: ""
         }
     }
 
