@@ -274,22 +274,24 @@ public struct TableSchema: Sendable, Hashable, Codable {
         -> Value?
     {
         if isStoredAsIs(value, in: type) { return nil }
+        // The messages name the item, the column and the kind of value, never the value itself:
+        // they reach logs and HTTP answers, and item contents are never logged.
         func mismatch() -> OfflineSyncError {
             OfflineSyncError(
                 .invalidValue,
-                "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has \(value.type?.rawValue ?? "null") value \(value)"
+                "table '\(table)' column '\(column)' is \(type.rawValue) but item '\(id)' has a\(value.type == .integer ? "n" : "") \(value.type?.rawValue ?? "null") value there"
             )
         }
         switch (type, value) {
         case (.date, .date(let date)):
             throw OfflineSyncError(
                 .invalidValue,
-                "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970) ms from 1970, outside years 1 to 9999 that ISO 8601 and the table protocol carry"
+                "table '\(table)' column '\(column)' of item '\(id)' holds a date \(date.millisecondsSince1970 < 0 ? "before year 1" : "after year 9999"), outside the years 1 to 9999 that ISO 8601 and the table protocol carry"
             )
         case (.double, .double(let number)):
             throw OfflineSyncError(
                 .invalidValue,
-                "table '\(table)' column '\(column)' of item '\(id)' holds \(number); only finite doubles can be stored"
+                "table '\(table)' column '\(column)' of item '\(id)' holds \(number.isNaN ? "NaN" : "an infinity"); only finite doubles can be stored"
             )
         case (.double, .int(let number)):
             return .double(Double(number))
@@ -302,7 +304,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
             guard let date = Timestamp(iso8601: text) else {
                 throw OfflineSyncError(
                     .invalidValue,
-                    "table '\(table)' column '\(column)' is a date but item '\(id)' has '\(text)', which is not ISO 8601 (e.g. 2026-01-02T03:04:05.678Z)"
+                    "table '\(table)' column '\(column)' is a date but item '\(id)' has a string there that is not an ISO 8601 date (e.g. 2026-01-02T03:04:05.678Z)"
                 )
             }
             return .date(date)
