@@ -38,7 +38,7 @@ struct Export: AsyncParsableCommand {
         var progress = ProgressBar("exporting \(table)", total: total)
         var written = 0
         var output = StandardOutput()
-        try StoreAccess.forEachPage(of: table, in: store) { page in
+        try StoreAccess.forEachPage(of: table, in: store, configuration: configuration) { page in
             for item in page {
                 output.write(try JSONLine.encode(item))
                 output.write("\n")
@@ -48,6 +48,11 @@ struct Export: AsyncParsableCommand {
         }
         output.flush()
         progress.finish()
+        guard written == total else {
+            throw StoreAccess.damaged(
+                configuration,
+                "table '\(table)' counts \(total) items but \(written) were read in id order, so the export is incomplete")
+        }
         logger.debug("exported \(written) items from \(table)")
     }
 }

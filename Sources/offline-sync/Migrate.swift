@@ -67,7 +67,7 @@ struct Migrate: AsyncParsableCommand {
         let scratch = try ScratchDirectory(near: StoreAccess.filePath(of: destination), purpose: "migrate")
         defer { scratch.remove() }
         let temporary = try scratch.freshLocation(for: destination)
-        let counts = try Migrate.copy(store, schema: schema, to: temporary, logger: logger)
+        let counts = try Migrate.copy(store, from: source, schema: schema, to: temporary, logger: logger)
         if destination.scheme == StoreScheme.postgres.name {
             try PostgresStore.renameSchema(
                 PostgresConnectionSettings(temporary), to: PostgresConnectionSettings(destination).schema)
@@ -84,14 +84,15 @@ struct Migrate: AsyncParsableCommand {
     /// Copies every table into a new store at `destination` in one transaction, verifies the row
     /// counts and closes it. Returns the row count per table.
     static func copy(
-        _ source: any LocalStore, schema: StoreSchema, to destination: StoreConfiguration,
+        _ source: any LocalStore, from sourceConfiguration: StoreConfiguration, schema: StoreSchema,
+        to destination: StoreConfiguration,
         logger: Logger
     ) throws -> [String: Int] {
         let target = try StoreAccess.open(destination, schema: schema, logger: logger)
         do {
             try target.write { transaction in
                 for table in schema.tables {
-                    try StoreAccess.forEachPage(of: table.name, in: source) { page in
+                    try StoreAccess.forEachPage(of: table.name, in: source, configuration: sourceConfiguration) { page in
                         try transaction.upsert(page, into: table.name, origin: .local)
                     }
                 }
@@ -101,9 +102,9 @@ struct Migrate: AsyncParsableCommand {
                 let expected = try source.count(table.name)
                 let actual = try target.count(table.name)
                 guard expected == actual else {
-                    throw OfflineSyncError(
-                        .storage,
-                        "table '\(table.name)' has \(expected) rows in the source but \(actual) in the copy; the destination was not written"
+                    throw StoreAccess.damaged(
+                        sourceConfiguration,
+                        "table '\(table.name)' counts \(expected) rows but \(actual) were read in id order; the destination was not written"
                     )
                 }
                 counts[table.name] = actual

@@ -94,6 +94,14 @@ enum StoreAccess {
         configuration.scheme == StoreScheme.postgres.name ? nil : configuration.path
     }
 
+    /// The error for a store whose reads contradict each other (`what`), naming it and what to do.
+    static func damaged(_ configuration: StoreConfiguration, _ what: String) -> OfflineSyncError {
+        OfflineSyncError(
+            .storage,
+            "the store \(configuration) is damaged: \(what); nothing it read can be trusted to be whole, restore it from a backup, or delete it and pull the data again"
+        )
+    }
+
     /// The user tables of a schema (system tables, named `__…`, excluded), by name.
     static func userTables(_ schema: StoreSchema) -> [TableSchema] {
         schema.tables.filter { !$0.isSystem }.sorted { $0.name < $1.name }
@@ -109,8 +117,11 @@ enum StoreAccess {
 
     /// Every item of a table in id order, read in pages of `pageSize` (each page starts after the
     /// last id of the previous one, so no page rescans the ones before it).
+    ///
+    /// Throws when the store answers ids out of order or twice, which a damaged index (an id
+    /// whose bytes changed on disk) does: paging would skip or repeat items.
     static func forEachPage(
-        of table: String, in store: any LocalStore, pageSize: Int = 1000,
+        of table: String, in store: any LocalStore, configuration: StoreConfiguration, pageSize: Int = 1000,
         _ body: ([Item]) throws -> Void
     ) throws {
         var after: String?
@@ -119,6 +130,13 @@ enum StoreAccess {
             let page = try store.read(Query(table: table, filter: filter, orderBy: [SortKey("id")], top: pageSize))
                 .items
             guard let last = page.last else { return }
+            var previous = after
+            for item in page {
+                if let previous, !previous.utf8.lexicographicallyPrecedes(item.id.utf8) {
+                    throw damaged(configuration, "table '\(table)' answered its ids out of order")
+                }
+                previous = item.id
+            }
             try body(page)
             if page.count < pageSize { return }
             after = last.id
