@@ -41,9 +41,20 @@ import NIOPosix
 /// - **connection cap**: beyond ``TableServer/Configuration/maximumConnections`` open connections,
 ///   a new connection's first request is answered 503 with `Retry-After` and the connection closed;
 /// - **keep-alive** as HTTP/1.0 and 1.1 define it, from every `Connection` header of the request
-///   (`close` anywhere closes; an HTTP/1.0 request stays open only with `keep-alive`).
-final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
+///   (`close` anywhere closes; an HTTP/1.0 request stays open only with `keep-alive`);
+/// - **back-pressure**: a client that sends requests without reading the answers gets no more
+///   requests answered (nor read) while its connection's outgoing buffer is over NIO's high
+///   water mark, and a batch whose answers were large is followed by batches of one request, so
+///   the answers a connection holds in memory stay bounded; such a connection is closed after
+///   the idle timeout if it does not read;
+/// - **half-closed connections**: a client that shuts down its sending side after its requests
+///   (`nc -N`, some proxies) still gets every answer, then the connection closes;
+/// - every answer the connection ends with (408, 413, a malformed request) is followed by a close
+///   within a few seconds even when it cannot be written, e.g. to a TLS client whose handshake
+///   never finished.
+final class TableChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
     /// A request whose parts have all arrived.
@@ -79,6 +90,13 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     private var finalAnswer: TableProtocol.Answer?
     private var refused = false
     private var readPaused = false
+    /// Set while the next batch waits for the outgoing buffer to drain (see ``dispatch(context:)``).
+    private var writePaused = false
+    /// The client shut down its sending side: answer what arrived, then close.
+    private var inputClosed = false
+    /// How many waiting requests the next batch takes: one after a batch whose answers were
+    /// large (see ``largeBatchBytes``), ``maximumPending`` otherwise.
+    private var batchLimit = TableChannelHandler.maximumPending
     private var idleTimer: Scheduled<Void>?
     private var readTimer: Scheduled<Void>?
     private var date = HTTPDate()
@@ -86,6 +104,14 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// The most requests of one connection waiting for their answers before the server stops
     /// reading from it.
     private static let maximumPending = 256
+
+    /// Answer bytes of one batch above which the next batches take one request each, so that a
+    /// client reading slowly holds at most one large answer beyond the outgoing buffer.
+    private static let largeBatchBytes = 256 * 1024
+
+    /// How long an answer that ends the connection may take to be written before the
+    /// connection is closed anyway.
+    private static let finalAnswerGrace = TimeAmount.seconds(5)
 
     init(
         tableProtocol: TableProtocol, settings: TableServer.Configuration, serverName: String, logger: Logger,
@@ -107,6 +133,8 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         if let codec = try? operations.handler(type: HTTP1ToHTTPServerCodec.self) {
             try? operations.addHandler(RequestVersionObserver(versions), position: .before(codec))
         }
+        // Answers still go out after the client shuts down its sending side (see the type).
+        try? context.channel.syncOptions?.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
         startIdleTimer(context: context)
     }
 
@@ -121,12 +149,10 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         switch unwrapInboundIn(data) {
         case .head(let request):
             let version = versions.next()
-            if let declared = request.headerFields[.contentLength].flatMap({ Int($0) }),
-                declared > settings.maximumBodyBytes
-            {
+            if let field = request.headerFields[.contentLength], Self.exceeds(field, settings.maximumBodyBytes) {
                 // Answered before the body arrives: a client waiting for `100 Continue` (or
                 // sending slowly) learns at once, instead of at the read timeout.
-                logger.info("closing a connection whose request declares a body of \(declared) bytes, over the limit")
+                logger.info("closing a connection whose request declares a body of \(field) bytes, over the limit")
                 end(with: TableProtocol.bodyTooLarge(limit: settings.maximumBodyBytes), context: context)
                 return
             }
@@ -154,24 +180,71 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
                     head: request, body: body, tooLarge: tooLarge, keepAlive: headKeepAlive, isHTTP10: headIsHTTP10,
                     start: start))
             body = []
-            if !inFlight { dispatch(context: context) }
+            if !inFlight, !writePaused { dispatch(context: context) }
         }
+    }
+
+    /// `true` when a `Content-Length` value declares more than `limit` bytes, including a run of
+    /// digits too long for an `Int` (which the parser would only refuse once the body is read).
+    static func exceeds(_ contentLength: String, _ limit: Int) -> Bool {
+        if let declared = Int(contentLength) { return declared > limit }
+        return !contentLength.isEmpty && contentLength.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         context.fireChannelReadComplete()
         // The connection reads only on demand (Hummingbird's async channel turns automatic
-        // reading off): ask for more unless too many requests are waiting for their answers (a
-        // closing connection reads on, dropping what arrives).
-        if pending.count < Self.maximumPending || closing {
+        // reading off): ask for more unless too many requests are waiting for their answers or
+        // the answers are not being read (a closing connection reads on, dropping what arrives).
+        if closing || (pending.count < Self.maximumPending && context.channel.isWritable && !inputClosed) {
             context.read()
         } else {
             readPaused = true
         }
     }
 
+    /// A read asked for by the handlers behind this one (Hummingbird's async channel asks
+    /// whenever its own buffer has room, and never receives a request, so it would always ask):
+    /// passed on only while this handler would read itself (see ``channelReadComplete(context:)``),
+    /// else owed until reading resumes. Without this, a client that does not read its answers
+    /// could make the server read, answer and buffer without limit.
+    func read(context: ChannelHandlerContext) {
+        if closing || (!readPaused && !writePaused && !inputClosed && pending.count < Self.maximumPending
+            && context.channel.isWritable)
+        {
+            context.read()
+        } else {
+            readPaused = true
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        context.fireChannelWritabilityChanged()
+        guard context.channel.isWritable, writePaused, !closing else { return }
+        writePaused = false
+        idleTimer?.cancel()
+        idleTimer = nil
+        afterAnswers(context: context)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            inputClosed = true
+            head = nil
+            readTimer?.cancel()
+            readTimer = nil
+            if !inFlight, pending.isEmpty, !writePaused, finalAnswer == nil, !closing {
+                closing = true
+                Self.closeAfterAnswer(context)
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         closing = true
+        pending.removeAll()
         idleTimer?.cancel()
         readTimer?.cancel()
         context.fireChannelInactive()
@@ -230,9 +303,12 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         guard !pending.isEmpty, !closing else { return }
         idleTimer?.cancel()
         idleTimer = nil
-        var batch = pending
-        pending.removeAll()
-        if let close = batch.firstIndex(where: { !$0.keepAlive }) { batch.removeSubrange((close + 1)...) }
+        var batch = Array(pending.prefix(batchLimit))
+        pending.removeFirst(batch.count)
+        if let close = batch.firstIndex(where: { !$0.keepAlive }) {
+            batch.removeSubrange((close + 1)...)
+            pending.removeAll()
+        }
         inFlight = true
         let tableProtocol = self.tableProtocol
         let limit = settings.maximumBodyBytes
@@ -283,10 +359,13 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
                 self.inFlight = false
                 switch result {
                 case .success(let answers):
+                    var bytes = 0
                     for (received, answer) in zip(batch, answers) {
                         self.write(answer, for: received, context: context)
+                        bytes += answer.body.count
                     }
                     context.flush()
+                    self.batchLimit = bytes > Self.largeBatchBytes ? 1 : Self.maximumPending
                     if refused || batch.contains(where: { !$0.keepAlive }) {
                         self.closing = true
                         Self.closeAfterAnswer(context)
@@ -299,20 +378,37 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
                     context.close(promise: nil)
                     return
                 }
-                if !self.pending.isEmpty {
-                    self.dispatch(context: context)
-                } else if let answer = self.finalAnswer {
-                    self.finalAnswer = nil
-                    self.closing = true
-                    self.sendFinal(answer, context: context)
-                } else {
+                guard context.channel.isWritable else {
+                    // The client is not reading its answers: wait until it does (or the idle
+                    // timeout passes) before computing more.
+                    self.writePaused = true
                     self.startIdleTimer(context: context)
+                    return
                 }
-                if self.readPaused, self.pending.count < Self.maximumPending {
-                    self.readPaused = false
-                    context.read()
-                }
+                self.afterAnswers(context: context)
             }
+    }
+
+    /// Goes on once a batch's answers are written and the connection can take more: the next
+    /// batch, the answer the connection ends with, the close of a half-closed connection, or the
+    /// idle timer; reading resumes if it was paused.
+    private func afterAnswers(context: ChannelHandlerContext) {
+        if !pending.isEmpty {
+            dispatch(context: context)
+        } else if let answer = finalAnswer {
+            finalAnswer = nil
+            closing = true
+            sendFinal(answer, context: context)
+        } else if inputClosed {
+            closing = true
+            Self.closeAfterAnswer(context)
+        } else {
+            startIdleTimer(context: context)
+        }
+        if readPaused, pending.count < Self.maximumPending, !inputClosed {
+            readPaused = false
+            context.read()
+        }
     }
 
     private func write(_ answer: TableProtocol.Answer, for received: Received, context: ChannelHandlerContext) {
@@ -416,6 +512,9 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
             Self.closeAfterAnswer(context)
         }
+        // The write may never complete (a TLS handshake that never finished buffers it; a client
+        // that does not read): the connection closes after a grace period anyway.
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.finalAnswerGrace) { context.close(promise: nil) }
     }
 
     /// Ends a connection whose last answer is written: the sending side closes first, and what
@@ -438,7 +537,10 @@ final class TableChannelHandler: ChannelInboundHandler, RemovableChannelHandler 
         guard readTimer == nil, !closing else { return }
         idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .init(settings.idleTimeout)) {
             self.idleTimer = nil
-            guard !self.inFlight, self.pending.isEmpty, !self.closing else { return }
+            guard !self.inFlight, self.pending.isEmpty || self.writePaused, !self.closing else { return }
+            if self.writePaused {
+                self.logger.info("closing a connection whose client did not read its answers for the idle timeout")
+            }
             self.closing = true
             context.close(promise: nil)
         }

@@ -4,6 +4,7 @@ import HummingbirdTLS
 import NIOSSL
 import OfflineSync
 import OfflineSyncHTTP
+import OfflineSyncServer
 import Testing
 
 /// `https` remotes: the pipelining connection and the HTTP client speak TLS, trust what
@@ -60,6 +61,28 @@ struct TLSTests {
                     : PipelinedPushTests.answer(request)
             }, server: try .tls(tlsConfiguration: tls), body)
         return log.all
+    }
+
+    @Test("a TLS handshake that never finishes is closed after the request read timeout")
+    func stalledHandshakeIsClosed() async throws {
+        let directory = try TemporaryDirectory()
+        let credentials = try Credentials(in: directory)
+        let tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(credentials.certificate)], privateKey: .privateKey(credentials.key))
+        try await withTableServer(configure: {
+            $0.tls = tls
+            $0.requestReadTimeout = .seconds(1)
+        }) { port in
+            let (text, closed) = try await onOwnThread {
+                let connection = try RawConnection(port: port, timeoutSeconds: 30)
+                // The first bytes of a ClientHello, and nothing more.
+                connection.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03])
+                return connection.readUntilClosed()
+            }
+            // Before, the 408 waited behind the handshake and the connection stayed open for good.
+            #expect(closed, "closed, not left open until the read timeout of the test's socket")
+            #expect(text.isEmpty)
+        }
     }
 
     @Test("a pipelined push and a read over https, trusting the server's certificate")

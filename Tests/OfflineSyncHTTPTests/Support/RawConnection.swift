@@ -47,6 +47,31 @@ final class RawConnection {
         }
     }
 
+    /// Sends `bytes` over and over without reading, for at most `seconds`, until a send would
+    /// block for a whole second (the server stopped reading) or fails (the server closed).
+    /// Answers how many bytes were sent and whether the server closed the connection.
+    func flood(_ bytes: [UInt8], seconds: Double) -> (sent: Int, closed: Bool) {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = Date().addingTimeInterval(seconds)
+        var sent = 0
+        var offset = 0
+        while Date() < deadline {
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if count > 0 {
+                sent += count
+                offset = (offset + count) % bytes.count
+            } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                continue
+            } else {
+                return (sent, true)
+            }
+        }
+        return (sent, false)
+    }
+
     /// Closes the sending side: the server reads the end of the stream after what was sent.
     func finishSending() {
         shutdown(socket, Int32(SHUT_WR))
