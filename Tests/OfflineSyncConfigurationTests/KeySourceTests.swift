@@ -33,6 +33,25 @@ struct KeySourceTests {
         #expect(try KeySource.file(path).load().kind == .raw)
     }
 
+    @Test func keyFileIgnoresAByteOrderMark() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("key-\(UUID().uuidString)").path
+        try Data([0xEF, 0xBB, 0xBF] + Array((KeySourceTests.rawHex + "\r\n").utf8)).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let key = try KeySource.file(path).load()
+        #expect(key.kind == .raw && key.bytes == Array(0..<32))
+    }
+
+    @Test("a raw key with a digit missing or extra is refused, not taken as a passphrase", arguments: [63, 65, 62])
+    func almostARawKeyIsRefused(digits: Int) throws {
+        let variable = "OFFLINE_SYNC_TEST_NEAR_\(UInt32.random(in: 0...UInt32.max))"
+        let text = String((KeySourceTests.rawHex + "abcd").prefix(digits))
+        setenv(variable, text, 1)
+        defer { unsetenv(variable) }
+        let error = #expect(throws: OfflineSyncError.self) { try KeySource.environment(variable).load() }
+        #expect(error?.message.contains("\(digits) hex digits") == true, "\(String(describing: error))")
+        #expect(error?.message.contains(text) == false, "the key is never echoed")
+    }
+
     @Test func unsetVariableIsNamedInTheError() {
         let error = #expect(throws: OfflineSyncError.self) {
             try KeySource.environment("OFFLINE_SYNC_TEST_UNSET_VARIABLE").load()

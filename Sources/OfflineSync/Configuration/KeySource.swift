@@ -10,7 +10,7 @@ public enum KeySource: Sendable, Hashable, CustomStringConvertible {
     /// passphrase. Throws ``OfflineSyncError/Code-swift.struct/configuration`` naming the variable
     /// or file (never its content) when it is unset, unreadable or empty.
     public func load() throws -> StoreKey {
-        let text: [UInt8]
+        var text: [UInt8]
         switch self {
         case .environment(let variable):
             guard let value = getenv(variable) else {
@@ -24,11 +24,23 @@ public enum KeySource: Sendable, Hashable, CustomStringConvertible {
             text = try KeySource.readFile(path)
         }
         let isSpace: (UInt8) -> Bool = { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
+        // A byte order mark (editors on Windows write one) is not part of the key.
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
         let trimmed = Array(text.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
         guard !trimmed.isEmpty else {
             throw OfflineSyncError(
                 .configuration,
                 "the store key in \(self) is empty; put 64 hex digits (a raw 256-bit key) or a passphrase there")
+        }
+        // A digit too few or too many would silently turn a raw key into a passphrase (a new
+        // store would then be keyed by that passphrase).
+        if trimmed.count != 64, (60...68).contains(trimmed.count),
+            trimmed.allSatisfy({ StoreConfiguration.hexValue($0) != nil })
+        {
+            throw OfflineSyncError(
+                .configuration,
+                "the store key in \(self) is \(trimmed.count) hex digits; a raw 256-bit key is exactly 64 (a digit is missing or extra). A passphrase made only of hex digits must not be 60 to 68 digits long"
+            )
         }
         return StoreKey(material: trimmed)
     }
