@@ -147,4 +147,40 @@ struct MalformedWriteTests {
             #expect(try store.lookup(table: "todoitem", id: "seed")?["text"] == "edited")
         }
     }
+
+    /// The members of a body of 50,000 new column names, the size a 1 MiB body allows.
+    static let fiftyThousandColumns = (0..<50_000).map { "\"k\($0)\": 1" }.joined(separator: ", ")
+
+    @Test(
+        "a write of 50,000 new columns is a 400 naming the column limit, for an insert, a new table and a PATCH",
+        arguments: [ServerBackend.memory, .sqlite])
+    func thousandsOfNewColumnsAreRefusedByTheirCount(backend: ServerBackend) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try backend.makeStore(in: directory)
+        defer { try? store.close() }
+        try await withTableServer(
+            store: store, tables: [todoItemSchema], options: .init(widensSchema: true), createsTables: true
+        ) { port in
+            let seeded = try await send(
+                "POST", "/tables/todoitem", port: port, headers: Self.json, body: Array(#"{"id": "seed"}"#.utf8))
+            #expect(seeded.status == 201)
+            let before = try StoreSnapshot(store)
+            let writes = [
+                ("POST", "/tables/todoitem", #"{"id": "wide", "#, 50_000 + todoItemSchema.columns.count),
+                ("POST", "/tables/wide", #"{"id": "wide", "#, 50_000 + SystemProperty.allCases.count),
+                ("PATCH", "/tables/todoitem/seed", "{", 50_000 + todoItemSchema.columns.count),
+            ]
+            for (method, target, opening, columns) in writes {
+                let answer = try await send(
+                    method, target, port: port, headers: Self.json,
+                    body: Array((opening + Self.fiftyThousandColumns + "}").utf8))
+                let error = (answer.json as? [String: Any])?["error"] as? String ?? ""
+                #expect(answer.status == 400, "\(backend): \(method) \(target) answered \(answer.status)")
+                #expect(
+                    error.contains("would have \(columns) columns; the server allows at most 500"),
+                    "\(backend): \(method) \(target): \(error)")
+            }
+            #expect(try StoreSnapshot(store) == before, "\(backend): the refused writes changed the store")
+        }
+    }
 }

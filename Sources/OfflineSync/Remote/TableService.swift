@@ -27,8 +27,10 @@ import Synchronization
 /// ## No request can break the service
 ///
 /// A write that would change the schema (a new column, a new table) is checked completely first:
-/// names, letter-case clashes, the table's column count, and every value of the item against the
-/// widened table. Only a write that will succeed changes the schema, so a rejected request leaves
+/// the table's column count (before the lock writers take, from the item alone, so a body of
+/// thousands of new names is refused at once), names, letter-case clashes, and every value of the
+/// item against the widened table.
+/// Only a write that will succeed changes the schema, so a rejected request leaves
 /// the store as it was. Backends widen a schema on `open`, so the change closes and reopens the
 /// store; it happens while no other call runs (see below), and when the reopen fails the store is
 /// reopened with the schema it had, so the service is never left without an open store.
@@ -183,13 +185,14 @@ public final class TableService: Sendable {
     public func insert(_ item: Item, into table: String, creatingTable: Bool = false, owner: RowOwner? = nil) throws
         -> Item
     {
-        try serialized { stamp in
-            var item = item
-            if item.id.isEmpty { item.id = UUIDText.random() }
-            if let owner {
-                owner.removeOwnerColumn(from: &item)
-                item.values[owner.column] = .string(owner.userId)
-            }
+        var item = item
+        if item.id.isEmpty { item.id = UUIDText.random() }
+        if let owner {
+            owner.removeOwnerColumn(from: &item)
+            item.values[owner.column] = .string(owner.userId)
+        }
+        try refuseTooManyColumns(table, for: item, creatingTable: creatingTable)
+        return try serialized { stamp in
             let change = try currentSchemaChange(table, for: item, creatingTable: creatingTable)
             if change != nil, try hasTable(table),
                 let existing = try shared({ try mapped { try store.lookup(table: table, id: item.id) } })
@@ -347,9 +350,11 @@ public final class TableService: Sendable {
     private func patch(_ item: Item, in table: String, ifMatch version: String?, merging: Bool, owner: RowOwner?)
         throws -> Item
     {
-        try serialized { stamp in
-            var item = item
-            if let owner { owner.removeOwnerColumn(from: &item) }
+        var item = item
+        if let owner { owner.removeOwnerColumn(from: &item) }
+        // The merged item has every column of `item`, so a count over the limit now is one then.
+        try refuseTooManyColumns(table, for: item, creatingTable: false)
+        return try serialized { stamp in
             guard let current = try shared({ try mapped { try store.lookup(table: table, id: item.id) } }),
                 !current.isDeleted, owner?.owns(current) ?? true
             else {
@@ -373,14 +378,27 @@ public final class TableService: Sendable {
         }
     }
 
-    /// `item`'s values laid over `existing`'s (system properties come from the write itself).
+    /// `item`'s values laid over `existing`'s (system properties come from the write itself),
+    /// on `existing`'s layout with the columns it lacks appended at once: linear in the columns
+    /// of both, where appending them one by one would copy the layout for each.
     private static func merged(_ item: Item, into existing: Item) -> Item {
         var merged = existing
         merged.id = item.id
+        var addedNames: [String] = []
+        var addedValues: [Value?] = []
         item.forEachValue { column, value in
-            if column != "id" { merged[column] = value }
+            guard column != "id" else { return }
+            if merged.layout.position(of: column) != nil {
+                merged[column] = value
+            } else {
+                addedNames.append(column)
+                addedValues.append(value)
+            }
         }
-        return merged
+        guard !addedNames.isEmpty else { return merged }
+        return Item(
+            id: merged.id, layout: RowLayout(uniqueNames: merged.layout.names + addedNames),
+            values: merged.slots + addedValues)
     }
 
     private func schema(of table: String) throws -> TableSchema {
@@ -421,36 +439,61 @@ public final class TableService: Sendable {
             }
             return declared
         }
-        var added: [Column] = []
-        var undeclared: [(name: String, value: Value)] = []
-        item.forEachValue { name, value in
-            if name != "id" && existing?.column(named: name) == nil { undeclared.append((name, value)) }
-        }
-        for (name, value) in undeclared {
-            guard let type = value.type else { continue }
-            guard options.widensSchema else {
-                throw RemoteError(
-                    .server, status: 400, message: "table '\(table)' has no column '\(name)' (item '\(item.id)')")
-            }
-            added.append(Column(name, type))
+        let added = Self.undeclaredColumns(of: item, in: existing)
+        if let first = added.first, !options.widensSchema {
+            throw RemoteError(
+                .server, status: 400, message: "table '\(table)' has no column '\(first.name)' (item '\(item.id)')")
         }
         guard existing == nil || !added.isEmpty else { return nil }
+        try Self.checkColumnCount(table, declared: existing, adding: added)
         let addition = TableService.served(
             TableSchema(table, columns: added.sorted { $0.name < $1.name }, indexes: [], synced: true))
-        let widened = try input {
+        return try input {
             let widened = try existing.map { try $0.merged(with: addition) } ?? addition
             try widened.validate(reservedPrefixes: store.reservedNamePrefixes)
             _ = try widened.normalize(item, origin: .local)
             return widened
         }
-        guard widened.columns.count <= Self.maximumColumnCount else {
-            throw RemoteError(
-                .server, status: 400,
-                message:
-                    "table '\(table)' would have \(widened.columns.count) columns; the server allows at most \(Self.maximumColumnCount)"
-            )
+    }
+
+    /// The columns a write of `item` adds to `declared` (`nil`: a table the write creates): each
+    /// value the table has no column for, typed from the value; `null` values add none.
+    private static func undeclaredColumns(of item: Item, in declared: TableSchema?) -> [Column] {
+        var added: [Column] = []
+        item.forEachValue { name, value in
+            if name != "id", declared?.column(named: name) == nil, let type = value.type {
+                added.append(Column(name, type))
+            }
         }
-        return widened
+        return added
+    }
+
+    /// Throws the 400 for a write that would widen `table` beyond ``maximumColumnCount``: its
+    /// `declared` columns (for a table the write creates, the system properties) plus `added`.
+    /// Counted before the columns are merged into the schema, so a body of thousands of new
+    /// names costs one pass over them.
+    private static func checkColumnCount(_ table: String, declared: TableSchema?, adding added: [Column]) throws {
+        let count =
+            added.count
+            + (declared?.columns.count
+                ?? SystemProperty.allCases.count { property in !added.contains { $0.name == property.rawValue } })
+        guard count > maximumColumnCount else { return }
+        throw RemoteError(
+            .server, status: 400,
+            message: "table '\(table)' would have \(count) columns; the server allows at most \(maximumColumnCount)")
+    }
+
+    /// With ``Options/widensSchema``, refuses a write that would widen `table` beyond
+    /// ``maximumColumnCount`` before it takes the writers' lock, against the schema as this
+    /// process knows it: columns are never dropped, so a count over the limit stays over it
+    /// once the write holds the lock. Writes the service answers otherwise (a table that is
+    /// not served, or not created by this write) are left to the write itself.
+    private func refuseTooManyColumns(_ table: String, for item: Item, creatingTable: Bool) throws {
+        guard options.widensSchema else { return }
+        let declared = try shared { try mapped({ try store.schema }).table(named: table) }
+        if let declared, declared.isSystem { return }
+        guard declared != nil || creatingTable else { return }
+        try Self.checkColumnCount(table, declared: declared, adding: Self.undeclaredColumns(of: item, in: declared))
     }
 
     /// ``schemaChange(_:for:creatingTable:)`` against the schema as the store holds it now. The

@@ -1,8 +1,9 @@
 extension TableSchema {
-    /// The position of the declared column with this exact name in ``columns``, if any.
+    /// The position of the declared column with this exact name in ``columns``, if any: looked up
+    /// in ``rowLayout`` (which lists the columns in the same order), so a wide table answers in
+    /// constant time.
     public func columnIndex(named name: String) -> Int? {
-        let length = name.utf8.count
-        return columns.firstIndex { $0.name.utf8.count == length && $0.name == name }
+        rowLayout.position(of: name)
     }
 
     /// The item's values normalised by the rules of ``normalize(_:origin:)`` and laid out in

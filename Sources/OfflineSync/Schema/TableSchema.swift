@@ -161,8 +161,13 @@ public struct TableSchema: Sendable, Hashable, Codable {
 
     /// This declaration widened by `newer`: columns and indexes that `newer` adds are appended.
     /// A column whose type changed is an error (columns are never retyped or dropped).
+    ///
+    /// Linear in the number of columns: the added ones are appended at once (each change of
+    /// ``columns`` rebuilds ``rowLayout``), and letter-case clashes are found in a set.
     public func merged(with newer: TableSchema) throws -> TableSchema {
         var result = self
+        var added: [Column] = []
+        let folded = Set(columns.map { Identifier.folded($0.name) })
         for column in newer.columns {
             if let existing = self.column(named: column.name) {
                 guard existing.type == column.type else {
@@ -171,14 +176,15 @@ public struct TableSchema: Sendable, Hashable, Codable {
                         "table '\(name)' column '\(column.name)' is stored as \(existing.type.rawValue) but now declared as \(column.type.rawValue); columns cannot change type (declare a new column instead)"
                     )
                 }
-            } else if columns.contains(where: { Identifier.folded($0.name) == Identifier.folded(column.name) }) {
+            } else if folded.contains(Identifier.folded(column.name)) {
                 throw OfflineSyncError(
                     .invalidSchema,
                     "table '\(name)' column '\(column.name)' differs only in letter case from an existing column")
             } else {
-                result.columns.append(column)
+                added.append(column)
             }
         }
+        if !added.isEmpty { result.columns += added }
         for index in newer.indexes where !result.indexes.contains(where: { $0.name == index.name }) {
             result.indexes.append(index)
         }
