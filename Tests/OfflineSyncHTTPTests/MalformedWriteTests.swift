@@ -91,7 +91,8 @@ struct MalformedWriteTests {
         Write(what: "an unsupported method", method: "PUT", target: "/tables/todoitem/seed", body: #"{"text": "a"}"#),
     ]
 
-    /// Writes naming a table or a column with a prefix the store reserves (`sqlite_` on the SQL backends).
+    /// Writes naming a table or a column with a prefix a backend reserves (`sqlite_`), refused on
+    /// every backend so that any store can be migrated to SQLite.
     static func reservedNameWrites(_ prefixes: [String]) -> [Write] {
         prefixes.flatMap { prefix in
             [
@@ -118,7 +119,7 @@ struct MalformedWriteTests {
                 body: Array(#"{"id": "seed", "text": "kept", "complete": false}"#.utf8))
             #expect(seeded.status == 201)
             let before = try StoreSnapshot(store)
-            for write in Self.writes + Self.reservedNameWrites(store.reservedNamePrefixes) {
+            for write in Self.writes + Self.reservedNameWrites(Identifier.portablyReservedPrefixes) {
                 let answer = try await send(
                     write.method, write.target, port: port, headers: write.headers,
                     body: write.body.isEmpty && write.method == "DELETE" ? nil : Array(write.body.utf8))
@@ -181,6 +182,36 @@ struct MalformedWriteTests {
                     "\(backend): \(method) \(target): \(error)")
             }
             #expect(try StoreSnapshot(store) == before, "\(backend): the refused writes changed the store")
+        }
+    }
+
+    @Test(
+        "a table or column name starting with sqlite_ in any letter case is the same 400 on every backend",
+        arguments: ServerBackend.allCases)
+    func sqliteNamesAreRefusedOnEveryBackend(backend: ServerBackend) async throws {
+        let directory = try TemporaryDirectory()
+        let store = try backend.makeStore(in: directory)
+        defer { try? store.close() }
+        try await withTableServer(
+            store: store, tables: [todoItemSchema], options: .init(widensSchema: true), createsTables: true
+        ) { port in
+            let writes = [
+                ("/tables/sqlite_master", #"{"id": "x"}"#, "table name 'sqlite_master'"),
+                ("/tables/SQLite_x", #"{"id": "x"}"#, "table name 'SQLite_x'"),
+                ("/tables/todoitem", #"{"id": "x", "sqlite_x": 1}"#, "column name 'sqlite_x'"),
+                ("/tables/fresh", #"{"id": "x", "SQLITE_y": 1}"#, "column name 'SQLITE_y'"),
+            ]
+            for (target, body, name) in writes {
+                let answer = try await send("POST", target, port: port, headers: Self.json, body: Array(body.utf8))
+                let error = (answer.json as? [String: Any])?["error"] as? String ?? ""
+                #expect(answer.status == 400, "\(backend): \(target) \(body) answered \(answer.status)")
+                #expect(
+                    error
+                        == "\(name) starts with 'sqlite_', which a storage backend reserves for its own use; choose another name",
+                    "\(backend): \(error)")
+            }
+            let tables = try await send("GET", "/tables/fresh", port: port, headers: Self.api)
+            #expect(tables.status == 404, "\(backend): a refused write creates no table")
         }
     }
 }

@@ -28,8 +28,9 @@ import Synchronization
 ///
 /// A write that would change the schema (a new column, a new table) is checked completely first:
 /// the table's column count (before the lock writers take, from the item alone, so a body of
-/// thousands of new names is refused at once), names, letter-case clashes, and every value of the
-/// item against the widened table.
+/// thousands of new names is refused at once), names (the names any built-in backend reserves,
+/// ``Identifier/portablyReservedPrefixes``, are refused on every store, so that it can be migrated
+/// to any backend), letter-case clashes, and every value of the item against the widened table.
 /// Only a write that will succeed changes the schema, so a rejected request leaves
 /// the store as it was. Backends widen a schema on `open`, so the change closes and reopens the
 /// store; it happens while no other call runs (see below), and when the reopen fails the store is
@@ -418,7 +419,9 @@ public final class TableService: Sendable {
             let stored = try mapped { try store.schema }
             guard let declared = stored.table(named: table) else {
                 guard creatingTable, options.widensSchema else { return try schema(of: table) }
-                try input { try Identifier.validateUserTable(table) }
+                try input {
+                    try Identifier.validateUserTable(table, reservedPrefixes: Identifier.portablyReservedPrefixes)
+                }
                 if stored.tables.contains(where: { Identifier.folded($0.name) == Identifier.folded(table) }) {
                     throw RemoteError(
                         .server, status: 400,
@@ -446,6 +449,12 @@ public final class TableService: Sendable {
         }
         guard existing == nil || !added.isEmpty else { return nil }
         try Self.checkColumnCount(table, declared: existing, adding: added)
+        try input {
+            for column in added {
+                try Identifier.validate(
+                    column.name, kind: "column", reservedPrefixes: Identifier.portablyReservedPrefixes)
+            }
+        }
         let addition = TableService.served(
             TableSchema(table, columns: added.sorted { $0.name < $1.name }, indexes: [], synced: true))
         return try input {

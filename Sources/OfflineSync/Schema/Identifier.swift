@@ -10,6 +10,12 @@ public enum Identifier {
     /// The longest accepted name.
     public static let maximumLength = 128
 
+    /// Name prefixes a built-in backend reserves for itself (SQLite's `sqlite_`, in any letter
+    /// case), whichever store is at hand: a store whose names avoid them can be migrated to every
+    /// backend. ``TableService`` refuses them in the tables and columns a write creates, on every
+    /// store, with the message a store reserving them gives.
+    public static let portablyReservedPrefixes = ["sqlite_"]
+
     /// Throws ``OfflineSyncError/Code-swift.struct/invalidName`` unless `name` is a valid identifier.
     /// - Parameters:
     ///   - kind: what the name is ("table", "column", "index"), used in the message.
@@ -41,7 +47,7 @@ public enum Identifier {
         for prefix in reservedPrefixes where folded.hasPrefix(Self.folded(prefix)) {
             throw OfflineSyncError(
                 .invalidName,
-                "\(kind) name '\(name)' starts with '\(prefix)', which the store reserves for its own use; choose another name"
+                "\(kind) name '\(name)' starts with '\(prefix)', which a storage backend reserves for its own use; choose another name"
             )
         }
     }
