@@ -309,7 +309,8 @@ final class TableProtocol: Sendable {
         switch values.removeValue(forKey: "id") {
         case nil, .null?: id = ""
         case .string(let text)?: id = text
-        case let other?: throw OfflineSyncError(.invalidValue, "the item's \"id\" is \(other); ids must be strings")
+        case let other?:
+            throw OfflineSyncError(.invalidValue, "the item's \"id\" is \(Self.kind(of: other)); ids must be strings")
         }
         let stored = try service.insert(
             Item(id: id, values: Self.withoutSystemProperties(values)), into: target.table,
@@ -333,8 +334,17 @@ final class TableProtocol: Sendable {
         if let bodyId = values.removeValue(forKey: "id"), bodyId != .string(id), !bodyId.isNull {
             throw OfflineSyncError(.invalidValue, "the body's \"id\" \(bodyId) differs from the id '\(id)' in the URL")
         }
-        let version =
-            try matchedVersion(request, id: id, target, owner) ?? values[SystemProperty.version.rawValue]?.stringValue
+        let bodyVersion: String?
+        switch values[SystemProperty.version.rawValue] {
+        case nil, .null?: bodyVersion = nil
+        case .string(let text)?: bodyVersion = text
+        case let other?:
+            throw OfflineSyncError(
+                .invalidValue,
+                "the body's \"version\" is \(Self.kind(of: other)); a version is a string, the item's ETag without its quotes: send it as a JSON string, or in If-Match"
+            )
+        }
+        let version = try matchedVersion(request, id: id, target, owner) ?? bodyVersion
         let stored = try service.merge(
             Item(id: id, values: Self.withoutSystemProperties(values)), in: target.table, ifMatch: version,
             owner: owner)
@@ -456,6 +466,20 @@ final class TableProtocol: Sendable {
         return versions.isEmpty ? nil : versions
     }
 
+    /// What a JSON value is, for an error message that must not repeat the value itself.
+    static func kind(of value: Value) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool: return "true or false"
+        case .int, .double: return "a number"
+        case .string, .date: return "a string"
+        case .json: return "an object or an array"
+        }
+    }
+
+    /// `values` without `id` and the system properties: the server sets `createdAt`,
+    /// `updatedAt`, `version` and `deleted` itself, so a body's values for them are ignored,
+    /// whatever their type (a PATCH body's `version` is read before, as its condition).
     static func withoutSystemProperties(_ values: [String: Value]) -> [String: Value] {
         values.filter { SystemProperty(rawValue: $0.key) == nil && $0.key != "id" }
     }

@@ -379,4 +379,50 @@ struct ServerBehaviourTests {
             #expect(errorText(answer).contains("$FILTER") && errorText(answer).contains("more than once"))
         }
     }
+
+    @Test(
+        "a PATCH body whose version is not a string is a 400 naming it, with or without If-Match, and changes nothing")
+    func patchWithNonStringBodyVersion() async throws {
+        try await withTableServer { port in
+            let created = try await post(port, #"{"id": "v1", "text": "kept"}"#)
+            let version = try #require((created.json as? [String: Any])?["version"] as? String)
+            for (body, ifMatch) in [
+                (#"{"text": "d", "version": 12345}"#, nil), (#"{"text": "d", "version": true}"#, nil),
+                (#"{"text": "d", "version": {"v": 1}}"#, nil), (#"{"text": "d", "version": 12345}"#, version),
+            ] {
+                let answer = try await send(
+                    "PATCH", "/tables/todoitem/v1", port: port,
+                    headers: Self.json + (ifMatch.map { [("If-Match", "\"\($0)\"")] } ?? []), body: Array(body.utf8))
+                #expect(answer.status == 400, "\(body): \(answer.status)")
+                #expect(errorText(answer).contains(#"the body's "version" is"#), "\(body): \(errorText(answer))")
+                #expect(!errorText(answer).contains("12345"), "the message does not repeat the value")
+            }
+            let stored = try await send("GET", "/tables/todoitem/v1", port: port, headers: Self.api)
+            #expect((stored.json as? [String: Any])?["text"] as? String == "kept")
+            #expect((stored.json as? [String: Any])?["version"] as? String == version)
+            let unconditional = try await send(
+                "PATCH", "/tables/todoitem/v1", port: port, headers: Self.json,
+                body: Array(#"{"text": "e", "version": null}"#.utf8))
+            #expect(unconditional.status == 200, "a null version is no condition, as an absent one")
+        }
+    }
+
+    @Test("createdAt, updatedAt and deleted in a body are ignored whatever their type: the server sets them")
+    func systemPropertiesInBodiesAreIgnored() async throws {
+        try await withTableServer { port in
+            let inserted = try await post(
+                port, #"{"id": "s1", "text": "a", "createdAt": 5, "updatedAt": "soon", "deleted": "yes", "version": 7}"#
+            )
+            #expect(inserted.status == 201, "\(errorText(inserted))")
+            let item = try #require(inserted.json as? [String: Any])
+            #expect(item["deleted"] as? Bool == false)
+            #expect(item["createdAt"] is String && item["updatedAt"] is String && item["version"] is String)
+            let patched = try await send(
+                "PATCH", "/tables/todoitem/s1", port: port, headers: Self.json,
+                body: Array(#"{"text": "b", "createdAt": true, "updatedAt": [1], "deleted": 1}"#.utf8))
+            #expect(patched.status == 200, "\(errorText(patched))")
+            #expect((patched.json as? [String: Any])?["deleted"] as? Bool == false)
+            #expect((patched.json as? [String: Any])?["createdAt"] as? String == item["createdAt"] as? String)
+        }
+    }
 }
