@@ -323,7 +323,7 @@ final class TableProtocol: Sendable {
         -> Answer
     {
         let restored = try service.undelete(
-            id: id, in: target.table, ifMatch: try matchedVersion(request, id: id, target, owner), owner: owner)
+            id: id, in: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
         return try itemAnswer(200, restored, table: target.table, owner: owner)
     }
 
@@ -344,7 +344,7 @@ final class TableProtocol: Sendable {
                 "the body's \"version\" is \(Self.kind(of: other)); a version is a string, the item's ETag without its quotes: send it as a JSON string, or in If-Match"
             )
         }
-        let version = try matchedVersion(request, id: id, target, owner) ?? bodyVersion
+        let version = try Self.ifMatch(request) ?? bodyVersion
         let stored = try service.merge(
             Item(id: id, values: Self.withoutSystemProperties(values)), in: target.table, ifMatch: version,
             owner: owner)
@@ -355,7 +355,7 @@ final class TableProtocol: Sendable {
         -> Answer
     {
         let deleted = try service.delete(
-            id: id, from: target.table, ifMatch: try matchedVersion(request, id: id, target, owner), owner: owner)
+            id: id, from: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
         return try itemAnswer(200, deleted, table: target.table, owner: owner)
     }
 
@@ -421,23 +421,25 @@ final class TableProtocol: Sendable {
         return answer
     }
 
-    /// The version a conditional write of item `id` is checked against: the one `If-Match` names,
-    /// or, when it lists several, the entry that is the item's current version (RFC 9110: a list
-    /// matches when any entry does), else its first entry (the write then fails with 412). `nil`
-    /// for any version. The write itself still checks the version atomically.
-    private func matchedVersion(_ request: Request, id: String, _ target: TableRequestTarget, _ owner: RowOwner?)
-        throws -> String?
-    {
-        guard let versions = try Self.ifMatch(request) else { return nil }
-        guard versions.count > 1 else { return versions.first }
-        let current = try service.lookup(id: id, in: target.table, includeDeleted: true, owner: owner)?.version
-        return versions.first { $0 == current } ?? versions[0]
+    /// The version a conditional write is checked against: the one tag `If-Match` names; `nil`
+    /// for any version (no `If-Match`, or `*`). A list of several tags is a 400: an item has one
+    /// version, and the Azure Node server takes the whole header as one version, so a list never
+    /// matches there. The write checks the version atomically.
+    static func ifMatch(_ request: Request) throws -> String? {
+        guard let versions = try ifMatchTags(request) else { return nil }
+        guard versions.count == 1 else {
+            throw OfflineSyncError(
+                .syntax,
+                "If-Match lists \(versions.count) entity tags; an item has one version: send only the version the write is based on, in double quotes (or * for any version)"
+            )
+        }
+        return versions[0]
     }
 
     /// The versions of an `If-Match` header, a comma-separated list of `"v"`, `W/"v"` or a bare
-    /// `v`; `nil` when it is absent, empty or has the entry `*` (any version). Throws `.syntax`
-    /// for an unclosed or misplaced double quote.
-    static func ifMatch(_ request: Request) throws -> [String]? {
+    /// `v`; `nil` when it is absent, empty or is `*` alone (any version). Throws `.syntax` for an
+    /// unclosed or misplaced double quote. `*` in a list counts as one of its entries.
+    private static func ifMatchTags(_ request: Request) throws -> [String]? {
         guard let raw = request.header(WireHeader.ifMatch) else { return nil }
         let malformed = OfflineSyncError(
             .syntax,
@@ -458,12 +460,11 @@ final class TableProtocol: Sendable {
                 let entry = rest.prefix { $0 != "," }
                 rest = rest[entry.endIndex...]
                 let tag = String(entry).trimmingCharacters(in: " \t")
-                if tag == "*" { return nil }
                 if tag.contains("\"") { throw malformed }
                 versions.append(tag)
             }
         }
-        return versions.isEmpty ? nil : versions
+        return versions.isEmpty || versions == ["*"] ? nil : versions
     }
 
     /// What a JSON value is, for an error message that must not repeat the value itself.

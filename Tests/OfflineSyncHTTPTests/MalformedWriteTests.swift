@@ -72,7 +72,7 @@ struct MalformedWriteTests {
             what: "a PATCH with a stale If-Match", method: "PATCH", target: "/tables/todoitem/seed",
             headers: json + [("If-Match", "\"AAAAAAAAAAA=\"")], body: #"{"text": "a"}"#),
         Write(
-            what: "a PATCH with an If-Match list of stale versions", method: "PATCH", target: "/tables/todoitem/seed",
+            what: "a PATCH with an If-Match list", method: "PATCH", target: "/tables/todoitem/seed",
             headers: json + [("If-Match", "\"a\", \"b\"")], body: #"{"text": "a"}"#),
         Write(
             what: "a PATCH with a malformed If-Match", method: "PATCH", target: "/tables/todoitem/seed",
