@@ -73,3 +73,24 @@ struct DamagedRecordMessageTests {
         return nil
     }
 }
+
+/// A data file that is not a regular file is refused at once, without opening it (opening a
+/// FIFO blocks until something writes to it).
+@Suite("a data.mdb that is not a regular file is refused")
+struct SpecialDataFileTests {
+    @Test(arguments: ["fifo", "directory"])
+    func refusedWithoutOpening(kind: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.child("store")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        if kind == "fifo" {
+            #expect(mkfifo(path + "/data.mdb", 0o600) == 0)
+        } else {
+            try FileManager.default.createDirectory(atPath: path + "/data.mdb", withIntermediateDirectories: false)
+        }
+        let store = try LMDBStore(path: path)
+        let error = try #require(throws: LMDBError.self) { try store.open(schema: StoreSchema([notes])) }
+        #expect(error.kind == .damaged)
+        #expect("\(error)".contains(kind == "fifo" ? "a FIFO" : "a directory"), "\(error)")
+    }
+}
