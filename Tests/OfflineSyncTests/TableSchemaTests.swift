@@ -38,6 +38,20 @@ import Testing
         }
     }
 
+    @Test("a value error names the item, the column and the kind of value, never the value")
+    func valueErrorsNeverQuoteTheValue() throws {
+        let secret = "hunter2-card-4111111111111111"
+        for item in [
+            Item(id: "a", values: ["priority": .string(secret)]),
+            Item(id: "a", values: ["due": .string(secret)]),
+            Item(id: "a", values: ["score": .string(secret)]),
+        ] {
+            let error = try #require(throws: OfflineSyncError.self) { try todo.normalize(item, origin: .local) }
+            #expect(error.message.contains("'a'") && error.message.contains("string"), "\(error)")
+            #expect(!error.message.contains("hunter2"), "\(error)")
+        }
+    }
+
     @Test func syncedTablesGetTheSystemProperties() {
         #expect(todo.column(named: "updatedAt")?.type == .date)
         #expect(todo.column(named: "version")?.type == .string)
