@@ -86,19 +86,6 @@ enum DataFileCheck {
 
     // MARK: - Before mdb_env_open
 
-    /// What kind of file a `st_mode` names, in words.
-    static func kind(of mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFDIR: "a directory"
-        case S_IFIFO: "a FIFO"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFSOCK: "a socket"
-        case S_IFLNK: "a symbolic link"
-        default: "not a regular file"
-        }
-    }
-
     /// Checks the meta pages of `directory/data.mdb` before LMDB maps the file. A missing file is
     /// fine (LMDB creates a new environment); an empty one is refused, since LMDB would silently
     /// start a new, empty environment over a store that was truncated to nothing. A data file
@@ -110,7 +97,7 @@ enum DataFileCheck {
         if stat(file, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
             throw damaged(
                 directory,
-                "'\(file)' is not a regular file (\(Self.kind(of: info.st_mode))), so it cannot be an LMDB data file")
+                "'\(file)' is not a regular file (\(FileKind.describe(UInt32(info.st_mode)))), so it cannot be an LMDB data file")
         }
         let descriptor = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return }  // missing: a new environment; other failures: LMDB reports them

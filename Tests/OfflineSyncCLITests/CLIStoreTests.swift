@@ -118,6 +118,22 @@ struct CLIStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 
+    @Test("a store path that is a FIFO, a directory or a device is named as such, never opened or called empty")
+    func specialFilesAreNamed() throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.url.path + "/pipe.sqlite"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (url, kind) in [
+            ("sqlite:" + fifo, "a FIFO"), ("sqlite:" + directory.url.path, "a directory"),
+            ("sqlite:/dev/null", "a character device"),
+        ] {
+            let result = try CLI.run(["export", "--store", url, "--table", "todoitem"])
+            #expect(result.status == 1, "\(url): \(result)")
+            #expect(result.stderr.contains("is \(kind), not a store file"), "\(url): \(result)")
+            #expect(!result.stderr.contains("empty"), "\(url): \(result)")
+        }
+    }
+
     @Test func aDirectoryWithoutAnLMDBEnvironmentIsNotTurnedIntoOne() throws {
         let directory = try TemporaryDirectory()
         let notes = try directory.write("notes.txt", "not a store")

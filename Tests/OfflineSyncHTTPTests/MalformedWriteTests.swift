@@ -104,16 +104,24 @@ struct MalformedWriteTests {
         }
     }
 
-    @Test(
-        "every malformed write is a 4xx, changes nothing, and good requests still work",
-        arguments: ServerBackend.allCases)
-    func malformedWritesChangeNothing(backend: ServerBackend) async throws {
+    /// Runs `body` with a fresh store of `backend` and a server over it that widens the schema
+    /// and creates tables, as `serve --dynamic-schema` does.
+    static func withDynamicServer(
+        _ backend: ServerBackend, _ body: @Sendable (any LocalStore, Int) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory()
         let store = try backend.makeStore(in: directory)
         defer { try? store.close() }
         try await withTableServer(
             store: store, tables: [todoItemSchema], options: .init(widensSchema: true), createsTables: true
-        ) { port in
+        ) { port in try await body(store, port) }
+    }
+
+    @Test(
+        "every malformed write is a 4xx, changes nothing, and good requests still work",
+        arguments: ServerBackend.allCases)
+    func malformedWritesChangeNothing(backend: ServerBackend) async throws {
+        try await Self.withDynamicServer(backend) { store, port in
             let seeded = try await send(
                 "POST", "/tables/todoitem", port: port, headers: Self.json,
                 body: Array(#"{"id": "seed", "text": "kept", "complete": false}"#.utf8))
@@ -156,12 +164,7 @@ struct MalformedWriteTests {
         "a write of 50,000 new columns is a 400 naming the column limit, for an insert, a new table and a PATCH",
         arguments: [ServerBackend.memory, .sqlite])
     func thousandsOfNewColumnsAreRefusedByTheirCount(backend: ServerBackend) async throws {
-        let directory = try TemporaryDirectory()
-        let store = try backend.makeStore(in: directory)
-        defer { try? store.close() }
-        try await withTableServer(
-            store: store, tables: [todoItemSchema], options: .init(widensSchema: true), createsTables: true
-        ) { port in
+        try await Self.withDynamicServer(backend) { store, port in
             let seeded = try await send(
                 "POST", "/tables/todoitem", port: port, headers: Self.json, body: Array(#"{"id": "seed"}"#.utf8))
             #expect(seeded.status == 201)
@@ -189,12 +192,7 @@ struct MalformedWriteTests {
         "a table or column name starting with sqlite_ in any letter case is the same 400 on every backend",
         arguments: ServerBackend.allCases)
     func sqliteNamesAreRefusedOnEveryBackend(backend: ServerBackend) async throws {
-        let directory = try TemporaryDirectory()
-        let store = try backend.makeStore(in: directory)
-        defer { try? store.close() }
-        try await withTableServer(
-            store: store, tables: [todoItemSchema], options: .init(widensSchema: true), createsTables: true
-        ) { port in
+        try await Self.withDynamicServer(backend) { store, port in
             let writes = [
                 ("/tables/sqlite_master", #"{"id": "x"}"#, "table name 'sqlite_master'"),
                 ("/tables/SQLite_x", #"{"id": "x"}"#, "table name 'SQLite_x'"),
