@@ -1,3 +1,5 @@
+public import OfflineSync
+
 /// A failure reported by PostgreSQL or by libpq: a refused connection, a failed statement, a lost
 /// server.
 ///
@@ -36,5 +38,14 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
         text += ": \(context): \(message)"
         if let sql { text += " (SQL: \(sql.count > 300 ? String(sql.prefix(300)) + "…" : sql))" }
         return text
+    }
+}
+
+extension PostgresError: StoreUnavailableError {
+    /// `true` when the database server could not be reached or the connection was lost
+    /// (``isConnectionFailure``), or the server is shutting down or starting up (SQLSTATE
+    /// `57P01`–`57P03`).
+    public var isStoreUnavailable: Bool {
+        isConnectionFailure || ["57P01", "57P02", "57P03"].contains(sqlState ?? "")
     }
 }

@@ -385,7 +385,9 @@ final class TableProtocol: Sendable {
                 return answer
             }
         }
-        return Self.error(status, error.message)
+        var answer = Self.error(status, error.message)
+        if status == 503 { answer.headers.append(("Retry-After", "1")) }
+        return answer
     }
 
     /// Runs an encoding of the answer; its failure is the server's fault (500), not the request's.

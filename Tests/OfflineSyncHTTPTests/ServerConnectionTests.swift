@@ -1,6 +1,7 @@
 import Foundation
 import OfflineSync
 import OfflineSyncServer
+import OfflineSyncSQLite
 import Testing
 
 /// Connection hygiene and limits of the reference server: timeouts, the connection cap,
@@ -243,6 +244,24 @@ struct ServerConnectionTests {
         }
     }
 
+    @Test(
+        "a store that cannot be reached for now (a lost database connection, a lock held too long) is a 503 with Retry-After",
+        arguments: [5])
+    func unreachableStoreIsServiceUnavailable(code: Int32) async throws {
+        // PostgresError's conformance is checked in the PostgreSQL tests.
+        let store = FailingReadStore(
+            failure: SQLiteError(
+                code: .init(rawValue: code), extendedCode: code, sqliteMessage: "database is locked",
+                context: "reading table todoitem"))
+        try await withTableServer(store: store) { port in
+            let answer = try await send("GET", "/tables/todoitem", port: port, headers: Self.api)
+            #expect(answer.status == 503)
+            #expect(answer.headers.contains { $0.0.lowercased() == "retry-after" && $0.1 == "1" }, "\(answer.headers)")
+            #expect(Self.errorText(answer).contains("retry"), "\(Self.errorText(answer))")
+            #expect(!String(decoding: answer.body, as: UTF8.self).contains("locked"))
+        }
+    }
+
     /// The head and body of each answer in `text`, a connection's bytes.
     static func answers(_ text: String) -> [(head: String, body: String)] {
         var answers: [(head: String, body: String)] = []
@@ -371,11 +390,19 @@ struct ServerConnectionTests {
 final class FailingReadStore: LocalStore {
     static let secretPath = "/var/lib/secret/server.sqlite"
     private let inner = InMemoryStore()
+    /// What reads throw (by default a storage error naming SQL and a path).
+    private let failure: (any Error & Sendable)?
+
+    init(failure: (any Error & Sendable)? = nil) {
+        self.failure = failure
+    }
+
     var info: StoreInfo { inner.info }
     var schema: StoreSchema { get throws { try inner.schema } }
     func open(schema: StoreSchema) throws { try inner.open(schema: schema) }
     func read(_ query: Query) throws -> QueryResult {
         if query.top == 1, query.selection == ["updatedAt"] { return try inner.read(query) }
+        if let failure { throw failure }
         throw OfflineSyncError(
             .storage, "disk I/O error in SELECT \"text\" FROM \"todoitem\" WHERE ... (\(Self.secretPath))")
     }

@@ -29,6 +29,19 @@ import Testing
             }, as: UTF8.self)
     }
 
+    @Test("a database server that cannot be reached is a store-unavailable error, which a table server answers 503")
+    func unreachableServerIsUnavailable() throws {
+        // Port 1 on the loopback: nothing listens there, so the connection is refused.
+        let store = PostgresStore(
+            settings: PostgresConnectionSettings(
+                host: "127.0.0.1", port: 1, user: "postgres", database: "postgres", schema: "unreachable"))
+        let error = try #require(throws: (any Error).self) { try store.open(schema: StoreSchema([Self.notes])) }
+        let unavailable = try #require(error as? any StoreUnavailableError, "\(error)")
+        #expect(unavailable.isStoreUnavailable, "\(error)")
+        let statement = PostgresError(sqlState: "42601", message: "syntax error", context: "reading")
+        #expect(!statement.isStoreUnavailable, "a failed statement is not an outage")
+    }
+
     @Test func stringsWithU0000RoundTripAndMatchQueries() throws {
         let store = try openStore()
         defer { try? store.close() }

@@ -621,8 +621,9 @@ public final class TableService: Sendable {
     }
 
     /// Store errors become HTTP answers: bad input 400 with the store's message, a full store
-    /// (``StoreFullError``) 507, anything else 500 with a message that names no internals (the
-    /// detail goes to the failure log).
+    /// (``StoreFullError``) 507, a store that cannot be reached for now
+    /// (``StoreUnavailableError``) 503, anything else 500 with a message that names no internals
+    /// (the detail goes to the failure log).
     private func mapped<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
@@ -645,6 +646,11 @@ public final class TableService: Sendable {
                 message:
                     "the server's store is full, so the write was not made; its administrator must free space or raise the store's size limit. Retry later"
             )
+        } catch let error as any StoreUnavailableError where error.isStoreUnavailable {
+            failureLog("store unavailable: \(error)")
+            throw RemoteError(
+                .server, status: 503,
+                message: "the server's store cannot be reached for the moment, so nothing was done; retry shortly")
         } catch {
             failureLog("store failure: \(error)")
             throw RemoteError(.server, status: 500, message: "the server's store failed; see the server log")

@@ -139,3 +139,9 @@ extension SQLiteError: StoreFullError {
     /// `true` for `SQLITE_FULL`: the disk, or the configured maximum page count, is full.
     public var isStoreFull: Bool { code == .full }
 }
+
+extension SQLiteError: StoreUnavailableError {
+    /// `true` for `SQLITE_BUSY`: another process held the store's lock for longer than the busy
+    /// timeout.
+    public var isStoreUnavailable: Bool { code == .busy }
+}
