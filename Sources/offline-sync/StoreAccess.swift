@@ -23,9 +23,9 @@ enum StoreAccess {
             // An LMDB store is a directory holding data.mdb; opening any other directory would
             // create an empty environment in it.
             let file = configuration.scheme == "lmdb" ? path + "/data.mdb" : path
-            var info = stat()
-            guard stat(file, &info) == 0 else {
-                if errno == EACCES {
+            let (status, failure) = FileKind.status(of: file)
+            guard let status else {
+                if FileKind.isPermissionDenied(failure) {
                     throw OfflineSyncError(
                         .configuration,
                         "cannot reach the store at \(path): permission denied on a directory of its path; run as a user who may read it, or fix the permissions"
@@ -36,20 +36,17 @@ enum StoreAccess {
                     "no store at \(path) (\(configuration.scheme):\(file == path ? "" : " no data.mdb in it")); check the path, or create one with 'offline-sync import' or 'offline-sync migrate'"
                 )
             }
-            guard (info.st_mode & S_IFMT) == S_IFREG else {
-                throw OfflineSyncError(
-                    .configuration,
-                    "\(file) is \(FileKind.describe(UInt32(info.st_mode))), not a store file; check the path"
-                )
+            guard status.isRegularFile else {
+                throw OfflineSyncError(.configuration, "\(file) is \(status.kind), not a store file; check the path")
             }
-            if access(file, R_OK) != 0, errno == EACCES {
+            guard FileKind.isReadable(file) else {
                 throw OfflineSyncError(
                     .configuration,
                     "cannot read the store file \(file): permission denied; run as a user who may read it, or fix its permissions"
                 )
             }
             // SQLite would take an empty file for a new database and answer "no tables".
-            if info.st_size == 0 {
+            if status.size == 0 {
                 throw OfflineSyncError(
                     .storage,
                     "the store file \(file) is empty (0 bytes), so it holds no store: it was truncated or never written; restore it from a backup, or delete it and pull the data again"

@@ -20,4 +20,33 @@ package enum FileKind {
         default: "not a regular file"
         }
     }
+
+    /// What `stat` says of a path (following symbolic links).
+    package struct Status: Sendable {
+        /// `true` for a regular file.
+        package let isRegularFile: Bool
+        /// "a regular file", "a directory", "a FIFO" … (see ``describe(_:)``).
+        package let kind: String
+        /// The size in bytes.
+        package let size: Int
+    }
+
+    /// The ``Status`` of `path`, or the `errno` of the failed `stat` (`ENOENT`, `EACCES` …).
+    package static func status(of path: String) -> (status: Status?, errno: Int32) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return (nil, errno) }
+        let mode = UInt32(info.st_mode)
+        return (
+            Status(isRegularFile: mode_t(mode) & S_IFMT == S_IFREG, kind: describe(mode), size: Int(info.st_size)), 0
+        )
+    }
+
+    /// `true` when `errno` means permission was denied.
+    package static func isPermissionDenied(_ errno: Int32) -> Bool { errno == EACCES || errno == EPERM }
+
+    /// `true` when the process may read `path` (`access(R_OK)`), or the check itself failed for
+    /// another reason than a denied permission.
+    package static func isReadable(_ path: String) -> Bool {
+        access(path, R_OK) == 0 || !isPermissionDenied(errno)
+    }
 }
