@@ -17,6 +17,17 @@ import Testing
         try body(store, reference)
     }
 
+    @Test("a NaN or infinite literal is refused as the in-memory store refuses it (SQLite would bind NaN as null)", arguments: SQLBackend.all)
+    func nonFiniteLiteralsAreRefused(backend: SQLBackend) throws {
+        try withStores(backend) { store, _ in
+            for number in [Double.nan, .infinity] {
+                let query = Query(table: "t", filter: .comparison(.column("d"), .ne, .literal(.double(number))))
+                let error = try #require(throws: OfflineSyncError.self) { try store.read(query) }
+                #expect(error.code == .invalidQuery, "\(error)")
+            }
+        }
+    }
+
     @Test(arguments: SQLBackend.all)
     func everyFilterMatchesTheEvaluator(backend: SQLBackend) throws {
         try withStores(backend) { store, reference in

@@ -20,6 +20,20 @@ import Testing
         try QueryEvaluator(query: query, schema: table).run(over: rows).items.map(\.id)
     }
 
+    @Test("a NaN or infinite literal is refused, typed or parsed, instead of matching every row or none")
+    func nonFiniteLiteralsAreRefused() throws {
+        let store = InMemoryStore()
+        try store.open(schema: StoreSchema([table]))
+        try store.upsert(rows, into: "t")
+        for number in [Double.nan, .infinity, -.infinity] {
+            let query = Query(table: "t", filter: .comparison(.column("d"), .eq, .literal(.double(number))))
+            let error = try #require(throws: OfflineSyncError.self) { try store.read(query) }
+            #expect(error.code == .invalidQuery && error.message.contains("finite"), "\(error)")
+        }
+        let parsed = Query(table: "t", filter: try ODataParser.filter("d ne NaN"))
+        #expect(throws: OfflineSyncError.self) { try store.read(parsed) }
+    }
+
     @Test func nullsSortFirstAscendingAndLastDescending() throws {
         #expect(try ids(Query(table: "t", orderBy: [SortKey("s")])) == ["3", "2", "1", "4"])
         #expect(try ids(Query(table: "t", orderBy: [SortKey("s", descending: true)])) == ["4", "1", "2", "3"])

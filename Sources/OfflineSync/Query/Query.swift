@@ -107,6 +107,14 @@ struct ExpressionTypes {
     func type(of expression: FilterExpression) throws -> ColumnType? {
         switch expression {
         case .literal(let value):
+            // Stores hold finite doubles only, and a NaN literal has no order: SQLite binds it as
+            // null while a comparison in Swift finds it equal to every number.
+            if case .double(let number) = value, !number.isFinite {
+                throw OfflineSyncError(
+                    .invalidQuery,
+                    "query on '\(schema.name)': the filter compares with \(number.isNaN ? "NaN" : "an infinity"), which no column holds (stores keep finite doubles only); compare with a finite number"
+                )
+            }
             return value.type
         case .column(let name):
             return try columnType(name)
