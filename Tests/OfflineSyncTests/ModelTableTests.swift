@@ -93,6 +93,48 @@ import Testing
         try SyncContext(store: InMemoryStore(), remote: InMemoryRemote(tables: tables), tables: tables)
     }
 
+    struct Contact: SyncModel, Equatable {
+        static let tableName = "contact"
+        var id: String
+        var owner: UUID
+        var homepage: URL
+        var friend: UUID?
+        var blog: URL?
+        var name: String
+    }
+
+    @Test("UUID and URL properties, optional or not, are string columns that round-trip and filter")
+    func uuidAndURLPropertiesAreStringColumns() throws {
+        let schema = try TableSchema(Contact.self)
+        #expect(["owner", "homepage", "friend", "blog"].allSatisfy { schema.column(named: $0)?.type == .string })
+        let table = try Self.context([schema]).table(Contact.self)
+        let owner = UUID()
+        let contacts = [
+            Contact(
+                id: "a", owner: owner, homepage: URL(string: "https://example.com/a?q=1")!, friend: UUID(), blog: nil,
+                name: "Ann"),
+            Contact(
+                id: "b", owner: UUID(), homepage: URL(string: "https://example.com/b")!, friend: nil,
+                blog: URL(string: "https://blog.example.com")!, name: "Bob"),
+        ]
+        try table.insert(contacts)
+        #expect(try table.read() == contacts)
+        #expect(try table.read(.filter(\.owner == owner)).map(\.id) == ["a"])
+        #expect(try table.read(.filter(\.blog != nil)).map(\.id) == ["b"])
+    }
+
+    struct Ledger: SyncModel {
+        static let tableName = "ledger"
+        var id: String
+        var balance: Decimal
+    }
+
+    @Test("a Decimal property is refused with an error naming it and what to store instead")
+    func decimalIsRefusedClearly() throws {
+        let error = try #require(throws: OfflineSyncError.self) { try TableSchema(Ledger.self) }
+        #expect(error.message.contains("Decimal is not supported") && !error.message.contains(".."), "\(error)")
+    }
+
     @Test func keyPathsOfManyBooleansNameTheirOwnColumns() throws {
         let schema = try TableSchema(Flags.self)
         let table = try Self.context([schema]).table(Flags.self)

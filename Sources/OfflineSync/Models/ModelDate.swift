@@ -9,7 +9,8 @@
 /// The conversion rounds to the nearest millisecond, the precision of every stored date, so a
 /// `Date` read back from a store equals the written one only when it had whole milliseconds. This
 /// file is the only one in the core that imports Foundation (its `FoundationEssentials` part where
-/// there is one), and it does so only for this type; no Foundation type appears in the public API.
+/// there is one), and it does so only for this type and ``FoundationProbe``; no Foundation type
+/// appears in the public API.
 enum DateBridge {
     /// The timestamp of `value` when it is a `Date`; `nil` for anything else or a date beyond `Int64`
     /// milliseconds.
@@ -41,5 +42,48 @@ enum DateBridge {
         // Told by comparing types (a dynamic cast per decoded date otherwise).
         if T.self == Date.self { return unsafeBitCast(date, to: T.self) }
         return date as? T
+    }
+}
+
+extension FoundationProbe {
+    /// `true` when `type` is `URL`, stored as its text (its own `Codable` form is an object of
+    /// its relative and base parts, which a string column cannot hold and a server would not
+    /// expect).
+    static func isURLType(_ type: Any.Type) -> Bool { type == URL.self }
+
+    /// The absolute text of a value whose static type `T` is `URL`; `nil` for another type.
+    static func text<T>(ofURL value: T) -> String? {
+        guard T.self == URL.self else { return nil }
+        return unsafeBitCast(value, to: URL.self).absoluteString
+    }
+
+    /// The absolute text of `value` when it is a `URL` (also inside an optional, or an
+    /// existential, which the static check of ``text(ofURL:)`` does not see); `nil` otherwise.
+    static func text(ofAnyURL value: Any) -> String? {
+        (value as? URL)?.absoluteString
+    }
+
+    /// The URL of `text`, as `T` (which must be `URL`); `nil` when the text is not a URL.
+    static func url<T>(_ text: String, as type: T.Type) -> T? {
+        URL(string: text) as? T
+    }
+}
+
+/// Sample values of Foundation types that encode as a single string (`UUID`, `URL`) for the probe
+/// models that derive a model's columns (see `ProbeDecoder`): the probe hands every string
+/// property a text of its own, which these types' decoders refuse, so they get a valid value of
+/// their own type instead, distinct per property (`ordinal`) and per probe round (`second`).
+enum FoundationProbe {
+    /// A sample of `type` when it is `UUID` or `URL`; `nil` for any other type.
+    static func sample<T>(of type: T.Type, ordinal: Int, second: Bool) -> T? {
+        let number = ordinal * 2 + (second ? 1 : 0)
+        if T.self == UUID.self {
+            let text = "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - String(number).count) + String(number)
+            return UUID(uuidString: text) as? T
+        }
+        if T.self == URL.self {
+            return URL(string: "https://probe.invalid/\(number)") as? T
+        }
+        return nil
     }
 }

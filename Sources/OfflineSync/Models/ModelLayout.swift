@@ -38,8 +38,9 @@ final class ModelLayout<Model: SyncModel>: Sendable {
                 first = (try Model(from: ProbeDecoder(state: state)), state)
             } catch {
                 guard let key = state.currentKey, !nilKeys.contains(key) else {
+                    let reason = RowDecoder.describe(error)
                     throw ModelLayout.schemaError(
-                        "cannot derive the columns of \(Model.self): decoding a probe failed at \(RowDecoder.describe(error)). Enums stored in a column must be CaseIterable; other property types must decode from any value of their stored type"
+                        "cannot derive the columns of \(Model.self): decoding a probe failed at \(reason.hasSuffix(".") ? String(reason.dropLast()) : reason). A property must decode from any value of its stored type: an enum stored in a column must be CaseIterable (an enum with associated values is not), and Foundation's Decimal is not supported (store a Double, or the decimal's text in a String); String, the numbers, Bool, Date, UUID, URL, arrays, dictionaries and nested Codable structs are"
                     )
                 }
                 nilKeys.insert(key)

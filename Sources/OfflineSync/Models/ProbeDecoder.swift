@@ -118,6 +118,10 @@ private struct ProbeKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol
             let timestamp = Timestamp(millisecondsSince1970: Int64(ordinal + 1))
             if let result = timestamp as? T ?? DateBridge.date(timestamp, as: type) { return result }
         }
+        if let value = FoundationProbe.sample(of: type, ordinal: ordinal, second: state.bit(key.stringValue)) {
+            state.types[key.stringValue] = .string
+            return value
+        }
         if let value = ProbeDecoder.someCase(of: type, second: state.bit(key.stringValue)) {
             if let encodable = value as? any Encodable {
                 state.types[key.stringValue] = try RowEncoder.columnValue(encodable, codingPath: [key]).type ?? .json
@@ -182,6 +186,7 @@ private struct NestedProbeDecoder: Decoder {
 
     static func empty<T: Decodable>(_ type: T.Type, codingPath: [any CodingKey]) throws -> T {
         if let value = ProbeDecoder.someCase(of: type, second: false) { return value }
+        if let value = FoundationProbe.sample(of: type, ordinal: 0, second: false) { return value }
         if type == Timestamp.self || DateBridge.isDateType(type),
             let value = Timestamp.epoch as? T ?? DateBridge.date(Timestamp.epoch, as: type)
         {

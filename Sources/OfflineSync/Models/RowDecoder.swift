@@ -176,6 +176,12 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
             if type == Timestamp.self { return unsafeBitCast(timestamp, to: T.self) }
             if let result = DateBridge.date(timestamp, as: type) { return result }
         }
+        if FoundationProbe.isURLType(type) {
+            guard case .string(let text) = value, let url: T = FoundationProbe.url(text, as: type) else {
+                throw mismatch(type, key, value, expected: "a URL as text")
+            }
+            return url
+        }
         let node: JSONNode
         do {
             node = try JSONNode(value)
