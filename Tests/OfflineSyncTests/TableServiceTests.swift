@@ -103,6 +103,17 @@ import Testing
         #expect(remote.callCount(.insert) == 3)
     }
 
+    @Test("a fault rule's predicate may call the remote it is injected into (it ran under the remote's lock and hung)")
+    func faultPredicatesMayCallTheRemote() async throws {
+        let remote = try InMemoryRemote(tables: [Self.todo])
+        remote.inject(RemoteFault(.network, times: 1) { _ in remote.callCount(.insert) >= 2 })
+        _ = try await remote.insert(Item(id: "a"), into: "todo")
+        await #expect(throws: RemoteError.self) { try await remote.insert(Item(id: "b"), into: "todo") }
+        _ = try await remote.insert(Item(id: "c"), into: "todo")
+        #expect(remote.callCount(.insert) == 3)
+        #expect(try remote.service.lookup(id: "b", in: "todo") == nil, "the failed call never reached the server")
+    }
+
     @Test func aFaultAfterApplyingLosesOnlyTheAnswer() async throws {
         let remote = try InMemoryRemote(tables: [Self.todo])
         remote.inject(RemoteFault(.timeout, afterApplying: true))

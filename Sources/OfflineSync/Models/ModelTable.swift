@@ -33,14 +33,18 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     }
 
     /// Inserts a model and queues its insert; an empty `id` is replaced by a new UUID. Returns the
-    /// model as stored (with its id). An id that already exists throws
-    /// ``OfflineSyncError/Code-swift.struct/conflict``.
+    /// model with its id: for a made-up id the model read back from the stored row; otherwise the
+    /// model as given, whose system properties (which an insert never writes) and sub-millisecond
+    /// dates may differ from the stored row (read it back with ``lookup(id:)`` to see that). An
+    /// id that already exists throws ``OfflineSyncError/Code-swift.struct/conflict``.
     @discardableResult
     public func insert(_ model: Model) throws -> Model {
         try insert([model])[0]
     }
 
-    /// Inserts models in one transaction (all or none) and queues their inserts.
+    /// Inserts models in one transaction (all or none) and queues their inserts; returns them as
+    /// the single-model `insert` does (given models are not decoded again, which would cost a decode
+    /// per row).
     @discardableResult
     public func insert(_ models: [Model]) throws -> [Model] {
         let rows = try rows(of: models)

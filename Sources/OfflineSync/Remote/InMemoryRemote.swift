@@ -15,7 +15,12 @@ import Synchronization
 /// ```
 public final class InMemoryRemote: RemoteService {
     private struct State {
-        var faults: [RemoteFault] = []
+        var faults: [RemoteFault] = [] {
+            didSet { faultsVersion += 1 }
+        }
+        /// Bumped on every change of ``faults``, so that a rule chosen outside the lock is only
+        /// used up if the rules did not change meanwhile.
+        var faultsVersion = 0
         var latency: Duration = .zero
         var calls: [RemoteCall.Operation: Int] = [:]
         var observer: (@Sendable (RemoteCall) -> Void)?
@@ -179,18 +184,32 @@ public final class InMemoryRemote: RemoteService {
 
     private func perform<Result>(_ call: RemoteCall, _ body: () throws -> Result) async throws -> Result {
         state.withLock { $0.observer }?(call)
-        let (latency, fault) = state.withLock { state -> (Duration, RemoteFault?) in
+        let latency = state.withLock { state in
             state.calls[call.operation, default: 0] += 1
-            guard let index = state.faults.firstIndex(where: { $0.matches(call) }) else { return (state.latency, nil) }
-            let fault = state.faults[index]
-            if let remaining = fault.remaining {
-                if remaining <= 1 {
-                    state.faults.remove(at: index)
-                } else {
-                    state.faults[index].remaining = remaining - 1
+            return state.latency
+        }
+        // The rules' predicates run outside the lock (one may call this remote, e.g. to read its
+        // call counts); the chosen rule is used up only if the rules did not change meanwhile.
+        var fault: RemoteFault?
+        while true {
+            let (faults, version) = state.withLock { ($0.faults, $0.faultsVersion) }
+            let index = faults.firstIndex { $0.matches(call) }
+            let used = state.withLock { state -> Bool in
+                guard state.faultsVersion == version else { return false }
+                guard let index else { return true }
+                if let remaining = state.faults[index].remaining {
+                    if remaining <= 1 {
+                        state.faults.remove(at: index)
+                    } else {
+                        state.faults[index].remaining = remaining - 1
+                    }
                 }
+                return true
             }
-            return (state.latency, fault)
+            if used {
+                fault = index.map { faults[$0] }
+                break
+            }
         }
         if latency > .zero { try await Task.sleep(for: latency) }
         guard let fault else { return try body() }
