@@ -93,11 +93,8 @@ enum DataFileCheck {
     static func checkHeader(directory: String) throws {
         let file = directory + "/data.mdb"
         // Opening a FIFO would block until something writes to it, and a device is no data file.
-        var info = stat()
-        if stat(file, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
-            throw damaged(
-                directory,
-                "'\(file)' is not a regular file (\(FileKind.describe(UInt32(info.st_mode)))), so it cannot be an LMDB data file")
+        if let status = FileKind.status(of: file).status, !status.isRegularFile {
+            throw damaged(directory, "'\(file)' is not a regular file (\(status.kind)), so it cannot be an LMDB data file")
         }
         let descriptor = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return }  // missing: a new environment; other failures: LMDB reports them

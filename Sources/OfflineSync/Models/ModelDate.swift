@@ -9,8 +9,8 @@
 /// The conversion rounds to the nearest millisecond, the precision of every stored date, so a
 /// `Date` read back from a store equals the written one only when it had whole milliseconds. This
 /// file is the only one in the core that imports Foundation (its `FoundationEssentials` part where
-/// there is one), and it does so only for this type and ``FoundationProbe``; no Foundation type
-/// appears in the public API.
+/// there is one), and it does so only for this type, ``URLBridge`` and ``FoundationProbe``; no
+/// Foundation type appears in the public API.
 enum DateBridge {
     /// The timestamp of `value` when it is a `Date`; `nil` for anything else or a date beyond `Int64`
     /// milliseconds.
@@ -45,21 +45,16 @@ enum DateBridge {
     }
 }
 
-extension FoundationProbe {
-    /// `true` when `type` is `URL`, stored as its text (its own `Codable` form is an object of
-    /// its relative and base parts, which a string column cannot hold and a server would not
-    /// expect).
+/// Foundation's `URL` in model properties, stored as its absolute text in a `string` column (its
+/// own `Codable` form is an object of its relative and base parts, which a string column cannot
+/// hold and a server would not expect).
+enum URLBridge {
+    /// `true` when `type` is `URL`.
     static func isURLType(_ type: Any.Type) -> Bool { type == URL.self }
 
-    /// The absolute text of a value whose static type `T` is `URL`; `nil` for another type.
-    static func text<T>(ofURL value: T) -> String? {
-        guard T.self == URL.self else { return nil }
-        return unsafeBitCast(value, to: URL.self).absoluteString
-    }
-
-    /// The absolute text of `value` when it is a `URL` (also inside an optional, or an
-    /// existential, which the static check of ``text(ofURL:)`` does not see); `nil` otherwise.
-    static func text(ofAnyURL value: Any) -> String? {
+    /// The absolute text of `value` when it is a `URL` (also inside an optional or an
+    /// existential); `nil` otherwise.
+    static func text(of value: Any) -> String? {
         (value as? URL)?.absoluteString
     }
 

@@ -176,8 +176,8 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
             if type == Timestamp.self { return unsafeBitCast(timestamp, to: T.self) }
             if let result = DateBridge.date(timestamp, as: type) { return result }
         }
-        if FoundationProbe.isURLType(type) {
-            guard case .string(let text) = value, let url: T = FoundationProbe.url(text, as: type) else {
+        if URLBridge.isURLType(type) {
+            guard case .string(let text) = value, let url: T = URLBridge.url(text, as: type) else {
                 throw mismatch(type, key, value, expected: "a URL as text")
             }
             return url

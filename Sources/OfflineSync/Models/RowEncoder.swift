@@ -129,9 +129,8 @@ final class RowEncoder: Encoder {
             }
             return .date(timestamp)
         }
-        if let text = FoundationProbe.text(ofURL: value) { return .string(text) }
         if let timestamp = value as? Timestamp { return .date(timestamp) }
-        if let text = FoundationProbe.text(ofAnyURL: value) { return .string(text) }
+        if let text = URLBridge.text(of: value) { return .string(text) }
         if DateBridge.isDate(value) {
             guard let timestamp = DateBridge.timestamp(of: value) else {
                 throw EncodingError.invalidValue(

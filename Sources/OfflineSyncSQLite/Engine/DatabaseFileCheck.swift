@@ -1,11 +1,5 @@
 import OfflineSync
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Checks of a store's file made before SQLite opens it, for the files SQLite would take for a
 /// new, empty database and overwrite, or whose write-ahead log it would delete.
 ///
@@ -35,14 +29,15 @@ package enum DatabaseFileCheck {
         guard !SQLTableStore.isInMemory(path), !path.hasPrefix("file:") else { return }
         let size = regularFileSize(path)
         let log = path + "-wal"
-        if (size ?? 0) < minimumSize, let logSize = regularFileSize(log), logSize > 0 {
+        let logSize = regularFileSize(log) ?? 0
+        if (size ?? 0) < minimumSize, logSize > 0 {
             let state = size.map { "holds only \($0) byte\($0 == 1 ? "" : "s")" } ?? "is missing"
             throw OfflineSyncError(
                 .storage,
                 "the \(backend) store file '\(path)' \(state), but its write-ahead log '\(log)' holds \(logSize) bytes that opening would discard; both were left untouched: restore the store file from a backup (keeping the log beside it), or move the log away if its changes are not needed"
             )
         }
-        if let logSize = regularFileSize(log), logSize > 0, let damage = WriteAheadLogCheck.damage(ofLogAt: log) {
+        if logSize > 0, let damage = WriteAheadLogCheck.damage(ofLogAt: log) {
             throw OfflineSyncError(
                 .storage,
                 "the write-ahead log '\(log)' of the \(backend) store '\(path)' is damaged (\(damage)): opening the store would silently drop the committed changes it holds, so both files were left untouched; restore the store and its log from a backup, or, to keep only the changes before the damage, move the log away (they are then lost; this is also what to do when the machine lost power while the store was written)"
@@ -59,8 +54,7 @@ package enum DatabaseFileCheck {
     /// The size of the regular file at `path`, or `nil` when there is none (or it cannot be
     /// examined, or it is a device, a directory …).
     private static func regularFileSize(_ path: String) -> Int? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int(info.st_size)
+        guard let status = FileKind.status(of: path).status, status.isRegularFile else { return nil }
+        return status.size
     }
 }
