@@ -161,7 +161,7 @@ extension StoreTierGroups {
                     "server upsert with unknown columns")
                 var inserted = Fixtures.note("s2", title: "inserted from server")
                 inserted["serverOnly"] = "dropped"
-                context.attempt(
+                _ = context.attempt(
                     "transaction.insertNew(notes, id 's2', origin: .server) with unknown column 'serverOnly'"
                 ) {
                     try store.write { try $0.insertNew([inserted], into: "notes", origin: .server) }
