@@ -193,10 +193,19 @@ final class TableChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         context.fireChannelReadComplete()
-        // The connection reads only on demand (Hummingbird's async channel turns automatic
-        // reading off): ask for more unless too many requests are waiting for their answers or
-        // the answers are not being read (a closing connection reads on, dropping what arrives).
-        if closing || (pending.count < Self.maximumPending && context.channel.isWritable && !inputClosed) {
+        readIfReady(context: context)
+    }
+
+    /// Asks for more bytes when the connection may take more requests, else owes the read until
+    /// ``afterAnswers(context:)`` resumes reading. The connection reads only on demand
+    /// (Hummingbird's async channel turns automatic reading off); it reads unless too many
+    /// requests wait for their answers, the answers are not being read, or the client has shut
+    /// down its sending side (a closing connection reads on, dropping what arrives).
+    private func readIfReady(context: ChannelHandlerContext) {
+        if closing
+            || (!writePaused && !inputClosed && pending.count < Self.maximumPending && context.channel.isWritable)
+        {
+            readPaused = false
             context.read()
         } else {
             readPaused = true
@@ -205,17 +214,11 @@ final class TableChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// A read asked for by the handlers behind this one (Hummingbird's async channel asks
     /// whenever its own buffer has room, and never receives a request, so it would always ask):
-    /// passed on only while this handler would read itself (see ``channelReadComplete(context:)``),
-    /// else owed until reading resumes. Without this, a client that does not read its answers
-    /// could make the server read, answer and buffer without limit.
+    /// passed on only while this handler would read itself (``readIfReady(context:)``), else owed
+    /// until reading resumes. Without this, a client that does not read its answers could make
+    /// the server read, answer and buffer without limit.
     func read(context: ChannelHandlerContext) {
-        if closing || (!readPaused && !writePaused && !inputClosed && pending.count < Self.maximumPending
-            && context.channel.isWritable)
-        {
-            context.read()
-        } else {
-            readPaused = true
-        }
+        readIfReady(context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -405,10 +408,7 @@ final class TableChannelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } else {
             startIdleTimer(context: context)
         }
-        if readPaused, pending.count < Self.maximumPending, !inputClosed {
-            readPaused = false
-            context.read()
-        }
+        if readPaused { readIfReady(context: context) }
     }
 
     private func write(_ answer: TableProtocol.Answer, for received: Received, context: ChannelHandlerContext) {
