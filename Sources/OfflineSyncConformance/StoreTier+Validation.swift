@@ -119,6 +119,8 @@ extension StoreTierGroups {
                     ("t", .date(Timestamp(millisecondsSince1970: Timestamp.minimum.millisecondsSince1970 - 1))),
                     ("t", .date(Timestamp(millisecondsSince1970: Timestamp.maximum.millisecondsSince1970 + 1))),
                     ("j", .string("[]")), ("j", .double(0)),
+                    ("j", .json("{bad")), ("j", .json("")), ("j", .json("42")), ("j", .json("\"text\"")),
+                    ("j", .json("[1] [2]")), ("j", .json("{\"a\":1,}")),
                 ]
                 for (index, (column, value)) in bad.enumerated() {
                     let id = "bad-\(index)"

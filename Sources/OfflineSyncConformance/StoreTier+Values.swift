@@ -351,9 +351,10 @@ enum ValueFixtures {
     }()
 
     /// JSON texts that are valid but not canonical: spacing, key order, escapes, number spelling.
+    /// Each is one array or object, the only JSON a `json` column holds.
     static let json: [String] = [
         "{ \"b\" : 1 , \"a\" : 2 }", "{\"z\":1,\"a\":2}", "[1.0, 2e0, -0, 1E+2]", "[\"\\u00e9\", \"\u{E9}\"]",
-        "\n[\n  true\n]\n", "{\"a\":{\"a\":[]},\"a\":null}", "\"\\ud83d\\ude00\"", "[\"\u{FEFF}\"]", "123.4500",
+        "\n[\n  true\n]\n", "{\"a\":{\"a\":[]},\"a\":null}", "[\"\\ud83d\\ude00\"]", "[\"\u{FEFF}\"]", "[123.4500]",
         // The first text without its spacing: equal as JSON, different as text.
         "{\"b\":1,\"a\":2}",
         // An escaped solidus, which a JSON parser reads as a plain "/".

@@ -40,7 +40,10 @@ struct Export: AsyncParsableCommand {
         var output = StandardOutput()
         try StoreAccess.forEachPage(of: table, in: store, configuration: configuration) { page in
             for item in page {
-                output.write(try JSONLine.encode(item))
+                output.write(
+                    try StoreAccess.rethrowingStoredValueErrors(configuration, table: table) {
+                        try JSONLine.encode(item)
+                    })
                 output.write("\n")
             }
             written += page.count

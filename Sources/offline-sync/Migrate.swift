@@ -93,7 +93,9 @@ struct Migrate: AsyncParsableCommand {
             try target.write { transaction in
                 for table in schema.tables {
                     try StoreAccess.forEachPage(of: table.name, in: source, configuration: sourceConfiguration) { page in
-                        try transaction.upsert(page, into: table.name, origin: .local)
+                        try StoreAccess.rethrowingStoredValueErrors(sourceConfiguration, table: table.name) {
+                            try transaction.upsert(page, into: table.name, origin: .local)
+                        }
                     }
                 }
             }

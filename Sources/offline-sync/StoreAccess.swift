@@ -117,6 +117,22 @@ enum StoreAccess {
         )
     }
 
+    /// `error` rethrown, when it is a value the store holds but cannot write out (JSON text
+    /// damaged in the file, say), as an error that names the store and how to repair the item:
+    /// write it again with `import`, which upserts by id.
+    static func rethrowingStoredValueErrors<T>(
+        _ configuration: StoreConfiguration, table: String, _ body: () throws -> T
+    ) throws -> T {
+        do {
+            return try body()
+        } catch let error as OfflineSyncError where error.code == .invalidValue {
+            throw OfflineSyncError(
+                .invalidValue,
+                "the store \(configuration) holds a value that cannot be written out: \(error.message); write that item of table '\(table)' again with a valid value (offline-sync import upserts by id) or delete it, then retry"
+            )
+        }
+    }
+
     /// The user tables of a schema (system tables, named `__…`, excluded), by name.
     static func userTables(_ schema: StoreSchema) -> [TableSchema] {
         schema.tables.filter { !$0.isSystem }.sorted { $0.name < $1.name }

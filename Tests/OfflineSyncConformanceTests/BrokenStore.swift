@@ -71,6 +71,8 @@ final class BrokenStore: LocalStore {
         case storesEmptyStringsAsNull
         case flushesSubnormalDoublesToZero
         case dropsValuesPastTheSixtyFourthColumn
+        /// Stores JSON text that is not one array or object as `[]`, as a lenient parser would.
+        case storesMalformedJSONAsEmptyArray
         // Rule 4: queries mean what QueryEvaluator says.
         case ignoresTop
         case returnsOneRowTooManyForTop
@@ -215,7 +217,8 @@ final class BrokenStore: LocalStore {
                 .truncatesIndexedStringsTo255Bytes, .replacesNonBMPCharactersInIndexedColumns, .canonicalisesJSON,
                 .truncatesDateMilliseconds, .normalisesUnicode, .trimsStrings, .roundsIntegersThroughDouble,
                 .convertsLoneCarriageReturns, .unescapesSolidusInJSON, .trimsTrailingSpacesOfIds,
-                .storesEmptyStringsAsNull, .flushesSubnormalDoublesToZero, .dropsValuesPastTheSixtyFourthColumn:
+                .storesEmptyStringsAsNull, .flushesSubnormalDoublesToZero, .dropsValuesPastTheSixtyFourthColumn,
+                .storesMalformedJSONAsEmptyArray:
                 return 3
             case .ignoresTop, .returnsOneRowTooManyForTop, .ignoresSkipWithoutTop, .capsTopAt1000, .capsSkipAt1000,
                 .truncatesLongInLists, .failsOnInListsPast32766, .ordersIdsAscendingAlways, .ordersNullsLast,
@@ -909,6 +912,9 @@ final class BrokenStore: LocalStore {
             return .string(
                 String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value > 0xFFFF ? "\u{FFFD}" : $0 })))
         case (.canonicalisesJSON, .json(let text)): return .json(BentEvaluator.withoutWhitespace(text))
+        case (.storesMalformedJSONAsEmptyArray, .json(let text)):
+            let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8))
+            return parsed is [Any] || parsed is [String: Any] ? value : .json("[]")
         case (.unescapesSolidusInJSON, .json(let text)): return .json(text.replacingOccurrences(of: "\\/", with: "/"))
         case (.convertsLoneCarriageReturns, .string(let text)):
             let scalars = Array(text.unicodeScalars)

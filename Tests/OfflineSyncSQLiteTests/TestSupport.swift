@@ -70,7 +70,7 @@ enum Corpus {
         Item(id: "g", values: [:]),
         Item(
             id: "h",
-            values: ["b": true, "i": 42, "d": -1e-300, "s": "abcabc", "dt": date(86_399_999), "j": .json("\"abc\"")]),
+            values: ["b": true, "i": 42, "d": -1e-300, "s": "abcabc", "dt": date(86_399_999), "j": .json("[\"abc\"]")]),
         Item(id: "j", values: ["s": "\u{0}é\u{0}\u{0}", "i": 7]),
         Item(id: "i", values: ["i": -1, "d": 0.1, "s": "MiXeD Case", "dt": date(-2_208_988_800_001)]),
     ]
@@ -81,7 +81,7 @@ enum Corpus {
         "d": [0, -0.0, 1.5, 3, 9_007_199_254_740_993, nil],
         "s": ["", "abc", "a", "ABC", "c", "a\u{0}", "é", nil],
         "dt": [date(0), date(-1), date(-86_400_000), nil],
-        "j": [.json("[]"), "abc", "\"abc\"", nil],
+        "j": [.json("[]"), "abc", "[\"abc\"]", nil],
         "id": ["a", "B", "é", "", nil],
     ]
 

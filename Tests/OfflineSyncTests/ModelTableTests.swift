@@ -194,6 +194,19 @@ import Testing
         #expect(try table.lookup(id: "s") == settings)
     }
 
+    @Test("text that is not one JSON array or object is refused at insert, not at push")
+    func aJSONColumnRefusesTextThatIsNotJSON() throws {
+        let table = try Self.context([try TableSchema(Settings.self)]).table(Settings.self)
+        for text in ["not json", "42", #""quoted""#, "{\"a\":", "[1] [2]", ""] {
+            let error = try #require(throws: OfflineSyncError.self, "payload \(text)") {
+                try table.insert(Settings(id: "s", payload: text, stamp: 0))
+            }
+            #expect(error.code == .invalidValue && error.message.contains("'payload'"), "\(error)")
+        }
+        #expect(try table.read().isEmpty)
+        #expect(try table.untyped.context.pendingOperationCount() == 0)
+    }
+
     @Test func anEnumThatIsNotCaseIterableIsNamedInTheSchemaError() {
         #expect {
             try TableSchema(Uncountable.self)

@@ -199,8 +199,9 @@ public struct TableSchema: Sendable, Hashable, Codable {
     /// - Conversions: an integer into a `double` column becomes a double; an integral double into an
     ///   `integer` column becomes an integer; an ISO 8601 string into a `date` column becomes a date.
     /// - Rejected: other type mismatches, NaN and infinities, dates outside ``Timestamp/minimum`` ...
-    ///   ``Timestamp/maximum`` (years 1 to 9999, what ISO 8601 text carries), an empty id or one longer than
-    ///   ``maximumIdLength`` UTF-8 bytes or containing U+0000.
+    ///   ``Timestamp/maximum`` (years 1 to 9999, what ISO 8601 text carries), ``Value/json(_:)`` text that
+    ///   is not one JSON array or object, an empty id or one longer than ``maximumIdLength`` UTF-8 bytes
+    ///   or containing U+0000.
     /// - `null` values are removed: an absent column and a null column are the same.
     public func normalize(_ item: Item, origin: WriteOrigin) throws -> Item {
         // An item already laid out on this table's columns whose values need no conversion is
@@ -266,7 +267,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
         case .bool: return type == .bool
         case .int: return type == .integer
         case .string: return type == .string
-        case .json: return type == .json
+        case .json: return false  // its text is checked (``converted(_:to:table:column:id:)``)
         case .double(let number): return type == .double && number.isFinite
         case .date(let date): return type == .date && date >= .minimum && date <= .maximum
         case .null: return false
@@ -289,6 +290,18 @@ public struct TableSchema: Sendable, Hashable, Codable {
             )
         }
         switch (type, value) {
+        case (.json, .json(let text)):
+            var scratch: [UInt8] = []
+            scratch.reserveCapacity(text.utf8.count)
+            do {
+                try JSONWriter.appendContainer(text, to: &scratch)
+            } catch let error as OfflineSyncError {
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "table '\(table)' column '\(column)' is json but item '\(id)' has text there that is not one JSON array or object (\(error.message))"
+                )
+            }
+            return nil
         case (.date, .date(let date)):
             throw OfflineSyncError(
                 .invalidValue,

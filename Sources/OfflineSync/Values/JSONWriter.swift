@@ -72,18 +72,25 @@ struct JSONWriter {
             bytes.append(UInt8(ascii: "\""))
         case .json(let text):
             do {
-                try JSONCodec.withContiguousBytes(text.utf8) { buffer in
-                    var reader = JSONReader(buffer)
-                    guard let first = reader.peek(), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
-                        throw reader.expected("a JSON array or object")
-                    }
-                    try reader.appendCompact(to: &bytes, depth: 0)
-                    try reader.finish()
-                }
+                try JSONWriter.appendContainer(text, to: &bytes)
             } catch let error as OfflineSyncError {
                 throw OfflineSyncError(
                     .invalidValue, "\(context()) holds JSON text that is not a valid array or object: \(error.message)")
             }
+        }
+    }
+
+    /// Appends the compact form of `text`, which must be one JSON array or object (whitespace
+    /// around it allowed); throws the syntax error otherwise. The one rule for ``Value/json(_:)``
+    /// text: stores check it on write (``TableSchema/normalize(_:origin:)``) with the same call.
+    static func appendContainer(_ text: String, to bytes: inout [UInt8]) throws {
+        try JSONCodec.withContiguousBytes(text.utf8) { buffer in
+            var reader = JSONReader(buffer)
+            guard let first = reader.peek(), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+                throw reader.expected("a JSON array or object")
+            }
+            try reader.appendCompact(to: &bytes, depth: 0)
+            try reader.finish()
         }
     }
 

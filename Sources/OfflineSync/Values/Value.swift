@@ -7,7 +7,8 @@
 ///   because that is what every storage engine does; `"é"` precomposed and decomposed are different
 ///   values.
 /// - `date` is a ``Timestamp`` (UTC, millisecond precision).
-/// - `json` holds a JSON array or object as its text.
+/// - `json` holds a JSON array or object as its text; other text is rejected on write, so what a
+///   store holds can always be sent and exported.
 ///
 /// Equality (`==`) is exact identity of the stored value: `.double(-0.0) != .double(0.0)` and
 /// `.int(1) != .double(1)`. Query semantics (where `-0.0 eq 0` holds) live in ``ValueSemantics``.
@@ -24,7 +25,7 @@ public enum Value: Sendable, CustomStringConvertible {
     case string(String)
     /// A UTC instant with millisecond precision.
     case date(Timestamp)
-    /// A JSON array or object, kept as its text.
+    /// A JSON array or object, kept as its text (checked when a store writes it).
     case json(String)
 
     /// `true` for ``null``.
