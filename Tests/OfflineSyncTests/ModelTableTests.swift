@@ -194,6 +194,36 @@ import Testing
         #expect(try table.lookup(id: "s") == settings)
     }
 
+    @Test("a typed observation yields nothing for a push that changes only what the model does not hold")
+    func aTypedObservationSkipsResultsThatReadAsTheSameModels() async throws {
+        let schema = try TableSchema(Moment.self)
+        let context = try Self.context([schema])
+        let table = try context.table(Moment.self)
+        try table.insert(Moment(id: "a", at: Date(timeIntervalSince1970: 1)))
+        let observation = try table.observe()
+        var results = observation.makeAsyncIterator()
+        #expect(try await results.next()?.map(\.id) == ["a"])
+        // The iterator waits while the push commits, so the push's result reaches it on its own
+        // (not coalesced with the insert below, which follows after the iterator had time to
+        // read it).
+        let waiting = results
+        let second = Task {
+            var results = waiting
+            return (try await results.next()?.map(\.id), results)
+        }
+        let pushed = try await context.push()
+        #expect(pushed.succeeded)
+        // The row changed (the server's version and updatedAt), but not what Moment holds.
+        #expect(try table.untyped.lookup(id: "a")?["version"].isNull == false)
+        try await Task.sleep(for: .milliseconds(200))
+        try table.insert(Moment(id: "b", at: Date(timeIntervalSince1970: 2)))
+        let (ids, advanced) = try await second.value
+        #expect(ids == ["a", "b"])
+        results = advanced
+        try table.update(Moment(id: "a", at: Date(timeIntervalSince1970: 3)))
+        #expect(try await results.next()?.first?.at == Date(timeIntervalSince1970: 3))
+    }
+
     @Test("text that is not one JSON array or object is refused at insert, not at push")
     func aJSONColumnRefusesTextThatIsNotJSON() throws {
         let table = try Self.context([try TableSchema(Settings.self)]).table(Settings.self)

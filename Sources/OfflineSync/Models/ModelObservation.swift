@@ -5,7 +5,9 @@
 /// It is a ``QueryObservation`` whose results are decoded into `Model` values, with the same
 /// promises: the current result first, nothing missed between it and the first change, bursts
 /// coalesced into the latest result (a pull or push wakes it once, when it ends), only its own
-/// table, and cancellation of the iterating task ending the sequence and unregistering it.
+/// table, and cancellation of the iterating task ending the sequence and unregistering it. A
+/// result that reads as the models yielded last (a push changed only system properties the model
+/// does not declare) is not yielded again.
 ///
 /// ```swift
 /// let todos = try context.table(TodoItem.self)
@@ -34,19 +36,44 @@ public struct ModelObservation<Model: SyncModel>: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         var base: QueryObservation.Iterator
         let table: ModelTable<Model>
+        /// The rows of the models yielded last.
+        var yielded: [Item]?
 
-        /// The current models on the first call; afterwards the models of the next result whose
-        /// rows differ from the last one's (a change in a column or system property the model
-        /// does not hold also yields). `nil` once the observation ended (task cancelled, context
-        /// closed).
+        init(base: QueryObservation.Iterator, table: ModelTable<Model>) {
+            self.base = base
+            self.table = table
+        }
+
+        /// The current models on the first call; afterwards the models of the next result that
+        /// differs from the last one yielded in what the model holds: its ids, order, columns and
+        /// the system properties it declares. A change only in columns or system properties the
+        /// model does not hold (a push setting `version` and `updatedAt`, say) yields nothing.
+        /// `nil` once the observation ended (task cancelled, context closed).
         public mutating func next() async throws -> [Model]? {
-            guard let result = try await base.next() else { return nil }
-            return try table.models(from: result.items)
+            while true {
+                guard let result = try await base.next() else { return nil }
+                if let yielded, table.holdTheSameModels(yielded, result.items) { continue }
+                yielded = result.items
+                return try table.models(from: result.items)
+            }
         }
     }
 }
 
 extension ModelTable {
+    /// `true` when both row lists read as the same models: the same ids in the same order, and
+    /// equal values in every column the model holds (values compared exactly, as stored).
+    func holdTheSameModels(_ old: [Item], _ new: [Item]) -> Bool {
+        guard old.count == new.count else { return false }
+        for index in old.indices {
+            guard old[index].id == new[index].id else { return false }
+            for column in layout.columns where old[index][column.name] != new[index][column.name] {
+                return false
+            }
+        }
+        return true
+    }
+
     /// Observes a typed query (every model by default): the matching models at once, then fresh
     /// ones after each committed change to the table (see ``ModelObservation``).
     ///
