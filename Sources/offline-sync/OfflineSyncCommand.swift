@@ -15,6 +15,7 @@ struct OfflineSyncCommand: AsyncParsableCommand {
         } catch {
             exit(withError: error)
         }
+        MappedFileFault.install()
         do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

@@ -89,6 +89,47 @@ struct ServeProcessTests {
         server.kill()
     }
 
+    @Test(
+        "serve over an LMDB store whose data file another process truncates stops with a message and status 74, not a signal",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func truncatedMappedFileStopsCleanly() async throws {
+        let directory = try TemporaryDirectory()
+        let schema = directory.path("schema.json")
+        try Data(#"{"name": "notes", "columns": [{"name": "title", "type": "string"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: schema))
+        let title = String(repeating: "x", count: 100)
+        let lines = (0..<20_000).map { #"{"id":"i\#(100_000 + $0)","title":"\#(title)"}"# }
+        let file = directory.path("notes.jsonl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let store = "lmdb:" + directory.path("store.lmdb")
+        let importer = try Process.run(
+            Self.executable, arguments: ["import", "--store", store, "--table", "notes", "--file", file, "--schema", schema])
+        importer.waitUntilExit()
+        #expect(importer.terminationStatus == 0)
+
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--store", store, "--port", "0"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let range = try #require(line.range(of: "127.0.0.1:"), "\(line)")
+        let port = try #require(Int(line[range.upperBound...].prefix { $0.isNumber }))
+        // What a backup tool or a careless script does to the file under the server: cut it to
+        // four pages, so the pages a read of the later rows touches are past its end.
+        #expect(truncate(directory.path("store.lmdb/data.mdb"), 16_384) == 0)
+        _ = try? await send(
+            "GET", "/tables/notes?$top=5&$skip=15000", port: port, headers: [("ZUMO-API-VERSION", "2.0.0")])
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit, "ended by a signal: \(stderr)")
+        #expect(process.terminationStatus == 74, "\(stderr)")
+        #expect(stderr.contains("a memory-mapped store file failed") && stderr.contains("offline-sync inspect"), "\(stderr)")
+    }
+
     /// Runs `offline-sync` with `arguments` until its first line of standard output (then
     /// terminates it) or its exit; answers that line and its standard error.
     static func firstLine(_ arguments: [String]) throws -> (output: String, error: String) {
