@@ -16,14 +16,17 @@ struct ServeProcessTests {
     final class ServeProcess: Sendable {
         let process: Process
         let port: Int
+        /// Its standard error, when kept (otherwise discarded).
+        let errors: Pipe?
 
-        init(store: String, port: Int) throws {
+        init(store: String, port: Int, keepingErrors: Bool = false) throws {
             let process = Process()
             process.executableURL = ServeProcessTests.executable
             process.arguments = ["serve", "--store", store, "--port", String(port)]
             let output = Pipe()
             process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            errors = keepingErrors ? Pipe() : nil
+            process.standardError = errors ?? FileHandle.nullDevice
             try process.run()
             self.process = process
             let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
@@ -107,26 +110,16 @@ struct ServeProcessTests {
         importer.waitUntilExit()
         #expect(importer.terminationStatus == 0)
 
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = ["serve", "--store", store, "--port", "0"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        let range = try #require(line.range(of: "127.0.0.1:"), "\(line)")
-        let port = try #require(Int(line[range.upperBound...].prefix { $0.isNumber }))
+        let server = try ServeProcess(store: store, port: 0, keepingErrors: true)
         // What a backup tool or a careless script does to the file under the server: cut it to
         // four pages, so the pages a read of the later rows touches are past its end.
         #expect(truncate(directory.path("store.lmdb/data.mdb"), 16_384) == 0)
         _ = try? await send(
-            "GET", "/tables/notes?$top=5&$skip=15000", port: port, headers: [("ZUMO-API-VERSION", "2.0.0")])
-        process.waitUntilExit()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationReason == .exit, "ended by a signal: \(stderr)")
-        #expect(process.terminationStatus == 74, "\(stderr)")
+            "GET", "/tables/notes?$top=5&$skip=15000", port: server.port, headers: [("ZUMO-API-VERSION", "2.0.0")])
+        server.process.waitUntilExit()
+        let stderr = String(decoding: try #require(server.errors).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(server.process.terminationReason == .exit, "ended by a signal: \(stderr)")
+        #expect(server.process.terminationStatus == 74, "\(stderr)")
         #expect(stderr.contains("a memory-mapped store file failed") && stderr.contains("offline-sync inspect"), "\(stderr)")
     }
 
