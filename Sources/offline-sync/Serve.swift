@@ -273,8 +273,21 @@ struct Serve: AsyncParsableCommand {
             dynamic = true
         }
         let failureLogger = requestLogger
+        // A file store is checked after every call against the file opened (see StoreFileGuard):
+        // when another process replaces or deletes it, requests get 503 and the server stops, so
+        // that no write is acknowledged into a file nothing reads again.
+        let guarded = StoreAccess.dataFile(of: configuration).map { file in
+            StoreFileGuard(store, file: file) { replaced in
+                failureLogger.error("\(replaced)")
+                // Stopped as by SIGTERM, once the 503 answers in progress are sent.
+                Task.detached {
+                    try? await Task.sleep(for: .milliseconds(300))
+                    kill(getpid(), SIGTERM)
+                }
+            }
+        }
         let service = try TableService(
-            store: store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic, maximumTableCount: maxTables),
+            store: guarded ?? store, options: .init(maximumPageSize: pageSize, widensSchema: dynamic, maximumTableCount: maxTables),
             failureLog: { failureLogger.error("\($0)") })
         var serverConfiguration = TableServer.Configuration(
             host: host, port: port, maximumBodyBytes: maxBodyBytes, createsTables: dynamic, logger: requestLogger)
@@ -299,5 +312,8 @@ struct Serve: AsyncParsableCommand {
             output.flush()
         }
         try store.close()
+        if let replaced = guarded?.replacement {
+            throw OfflineSyncError(.storage, "\(replaced)")
+        }
     }
 }

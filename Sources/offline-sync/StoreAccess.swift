@@ -19,10 +19,7 @@ enum StoreAccess {
                 )
             }
         }
-        if let path = filePath(of: configuration) {
-            // An LMDB store is a directory holding data.mdb; opening any other directory would
-            // create an empty environment in it.
-            let file = configuration.scheme == "lmdb" ? path + "/data.mdb" : path
+        if let path = filePath(of: configuration), let file = dataFile(of: configuration) {
             let (status, failure) = FileKind.status(of: file)
             guard let status else {
                 if FileKind.isPermissionDenied(failure) {
@@ -107,6 +104,12 @@ enum StoreAccess {
     /// `postgres:`, whose "path" is a server address (its stores are schemas in a database).
     static func filePath(of configuration: StoreConfiguration) -> String? {
         configuration.scheme == StoreScheme.postgres.name ? nil : configuration.path
+    }
+
+    /// The file that holds a file store's data: the path itself, or for LMDB (a directory, whose
+    /// other directories would become empty environments if opened) its `data.mdb`.
+    static func dataFile(of configuration: StoreConfiguration) -> String? {
+        filePath(of: configuration).map { configuration.scheme == "lmdb" ? $0 + "/data.mdb" : $0 }
     }
 
     /// The error for a store whose reads contradict each other (`what`), naming it and what to do.

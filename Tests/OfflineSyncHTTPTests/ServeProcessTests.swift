@@ -43,6 +43,17 @@ struct ServeProcessTests {
             Foundation.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+
+        /// Waits until the process ends by itself, at most `seconds`; `false` (and the process
+        /// killed) when it did not.
+        func ends(within seconds: Int) async throws -> Bool {
+            for _ in 0..<seconds * 20 where process.isRunning {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            guard process.isRunning else { return true }
+            kill()
+            return false
+        }
     }
 
     @Test(
@@ -116,11 +127,67 @@ struct ServeProcessTests {
         #expect(truncate(directory.path("store.lmdb/data.mdb"), 16_384) == 0)
         _ = try? await send(
             "GET", "/tables/notes?$top=5&$skip=15000", port: server.port, headers: [("ZUMO-API-VERSION", "2.0.0")])
-        server.process.waitUntilExit()
+        #expect(try await server.ends(within: 30), "serve went on over the truncated file")
         let stderr = String(decoding: try #require(server.errors).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(server.process.terminationReason == .exit, "ended by a signal: \(stderr)")
         #expect(server.process.terminationStatus == 74, "\(stderr)")
         #expect(stderr.contains("a memory-mapped store file failed") && stderr.contains("offline-sync inspect"), "\(stderr)")
+    }
+
+    @Test(
+        "serve whose store file another file replaces answers 503 and stops; the new file gets none of its writes",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)),
+        arguments: ["sqlite", "lmdb"])
+    func replacedStoreFileStopsTheServer(backend: String) async throws {
+        let directory = try TemporaryDirectory()
+        let store = backend + ":" + directory.path("store")
+        let other = backend + ":" + directory.path("other")
+        let schema = directory.path("schema.json")
+        try Data(#"{"name": "notes", "columns": [{"name": "title", "type": "string"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: schema))
+        for (url, id) in [(store, "first"), (other, "other")] {
+            let file = directory.path(id + ".jsonl")
+            try Data(#"{"id":"\#(id)","title":"t"}"#.utf8).write(to: URL(fileURLWithPath: file))
+            let importer = try Process.run(
+                Self.executable,
+                arguments: ["import", "--store", url, "--table", "notes", "--file", file, "--schema", schema])
+            importer.waitUntilExit()
+            #expect(importer.terminationStatus == 0)
+        }
+        let server = try ServeProcess(store: store, port: 0, keepingErrors: true)
+        func post(_ id: String) async throws -> Int {
+            try await send(
+                "POST", "/tables/notes", port: server.port,
+                headers: [("ZUMO-API-VERSION", "2.0.0"), ("Content-Type", "application/json")],
+                body: Array(#"{"id":"\#(id)","title":"t"}"#.utf8)
+            ).status
+        }
+        #expect(try await post("before") == 201)
+        // A restore from a backup: the served file moved aside, another moved over its path.
+        let (path, aside, replacement) =
+            backend == "lmdb"
+            ? (directory.path("store/data.mdb"), directory.path("aside.mdb"), directory.path("other/data.mdb"))
+            : (directory.path("store"), directory.path("aside"), directory.path("other"))
+        try FileManager.default.moveItem(atPath: path, toPath: aside)
+        try FileManager.default.moveItem(atPath: replacement, toPath: path)
+        #expect(try await post("after") == 503)
+        #expect(try await server.ends(within: 30), "serve went on over the replaced file")
+        let stderr = String(
+            decoding: try #require(server.errors).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(server.process.terminationStatus == 1, "\(stderr)")
+        #expect(stderr.contains("was replaced by another file") && stderr.contains("start offline-sync serve again"))
+
+        let export = Process()
+        export.executableURL = Self.executable
+        export.arguments = ["export", "--store", store, "--table", "notes"]
+        let output = Pipe()
+        export.standardOutput = output
+        try export.run()
+        let exported = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        export.waitUntilExit()
+        #expect(export.terminationStatus == 0)
+        #expect(exported.contains(#""id":"other""#) && !exported.contains("before") && !exported.contains("after"),
+            "the file now at the path holds only its own rows: \(exported)")
     }
 
     /// Runs `offline-sync` with `arguments` until its first line of standard output (then

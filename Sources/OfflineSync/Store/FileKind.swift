@@ -29,6 +29,14 @@ package enum FileKind {
         package let kind: String
         /// The size in bytes.
         package let size: Int
+        /// The device and inode: the same pair means the same file, whatever its path now.
+        package let identity: Identity
+    }
+
+    /// Which file a path named: its device and inode numbers.
+    package struct Identity: Sendable, Equatable {
+        package let device: UInt64
+        package let inode: UInt64
     }
 
     /// The ``Status`` of `path`, or the `errno` of the failed `stat` (`ENOENT`, `EACCES` …).
@@ -37,7 +45,9 @@ package enum FileKind {
         guard stat(path, &info) == 0 else { return (nil, errno) }
         let mode = UInt32(info.st_mode)
         return (
-            Status(isRegularFile: mode_t(mode) & S_IFMT == S_IFREG, kind: describe(mode), size: Int(info.st_size)), 0
+            Status(
+                isRegularFile: mode_t(mode) & S_IFMT == S_IFREG, kind: describe(mode), size: Int(info.st_size),
+                identity: Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))), 0
         )
     }
 

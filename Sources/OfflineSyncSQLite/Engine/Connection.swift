@@ -124,6 +124,14 @@ package final class Connection {
         return code == SQLITE_OK ? bytes : nil
     }
 
+    /// `true` when the database file this connection opened is no longer at its path: another
+    /// process renamed or deleted it, or moved another file over it (`SQLITE_FCNTL_HAS_MOVED`).
+    package var fileHasMoved: Bool {
+        var moved: Int32 = 0
+        let code = api.file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+        return code == SQLITE_OK && moved != 0
+    }
+
     /// `true` while a transaction is open (SQLite ends one by itself after some errors).
     package var isInTransaction: Bool { api.get_autocommit(handle) == 0 }
 

@@ -371,6 +371,15 @@ package final class SQLTableStore: Sendable {
             catalog.withLock { $0 = Catalog() }
             readers.closeAll()
             state.withLock { state in
+                // The write-ahead log is named by the path, not by the file: when another file was
+                // moved over the path (or the file renamed or deleted), SQLite skips its checkpoint
+                // at close and leaves the log, which the next open would apply to whatever file
+                // is at the path then, grafting this file's pages onto it. Checkpointing into the
+                // file this connection opened, and truncating the log, leaves nothing to graft;
+                // the writes stay in that file, wherever it went.
+                if let connection = state.connection, connection.fileHasMoved {
+                    try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                }
                 state.connection?.close()
                 state.connection = nil
             }
