@@ -12,29 +12,9 @@ struct ServeAuthenticationTests {
     static let executable = ServeProcessTests.executable
     static let secret = String(decoding: Tokens.secret, as: UTF8.self)
 
-    /// Runs `offline-sync` with `arguments` and `AUTH_SECRET` set; returns its status, standard
-    /// output and standard error. A command still running after a minute (a `serve` that should
-    /// have refused to start) is terminated, so the test fails instead of hanging.
+    /// Runs `offline-sync` with `arguments` and `AUTH_SECRET` set (see ``ServeProcessTests/run(_:environment:)``).
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["AUTH_SECRET": secret]) { $1 }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
-        defer { watchdog.cancel() }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
+        try ServeProcessTests.run(arguments, environment: ["AUTH_SECRET": secret])
     }
 
     /// A running `offline-sync serve` with `arguments` (after `--store STORE --port 0`).

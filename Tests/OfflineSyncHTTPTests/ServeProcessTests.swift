@@ -12,6 +12,49 @@ struct ServeProcessTests {
     static let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("offline-sync")
 
+    /// Runs `offline-sync` with `arguments`, `environment` added to this process's; returns its
+    /// status, standard output and standard error. A command still running after a minute (a
+    /// `serve` that should have refused to start) is terminated, so the test fails instead of
+    /// hanging.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws
+        -> (status: Int32, output: String, error: String)
+    {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        defer { watchdog.cancel() }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+            String(decoding: errorData, as: UTF8.self)
+        )
+    }
+
+    /// Imports `titles` (by id) into the table `notes`, one string column `title`, of `store`,
+    /// creating it.
+    static func importNotes(_ titles: [(id: String, title: String)], into store: String, in directory: TemporaryDirectory)
+        throws
+    {
+        let schema = directory.path("notes-schema.json")
+        try Data(#"{"name": "notes", "columns": [{"name": "title", "type": "string"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: schema))
+        let file = directory.path("notes-\(UUID().uuidString).jsonl")
+        let lines = titles.map { #"{"id":"\#($0.id)","title":"\#($0.title)"}"# }
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let imported = try run(["import", "--store", store, "--table", "notes", "--file", file, "--schema", schema])
+        #expect(imported.status == 0, "\(imported.error)")
+    }
+
     /// A running `offline-sync serve`; `kill()` sends SIGKILL.
     final class ServeProcess: Sendable {
         let process: Process
@@ -108,18 +151,9 @@ struct ServeProcessTests {
         .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
     func truncatedMappedFileStopsCleanly() async throws {
         let directory = try TemporaryDirectory()
-        let schema = directory.path("schema.json")
-        try Data(#"{"name": "notes", "columns": [{"name": "title", "type": "string"}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: schema))
-        let title = String(repeating: "x", count: 100)
-        let lines = (0..<20_000).map { #"{"id":"i\#(100_000 + $0)","title":"\#(title)"}"# }
-        let file = directory.path("notes.jsonl")
-        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
         let store = "lmdb:" + directory.path("store.lmdb")
-        let importer = try Process.run(
-            Self.executable, arguments: ["import", "--store", store, "--table", "notes", "--file", file, "--schema", schema])
-        importer.waitUntilExit()
-        #expect(importer.terminationStatus == 0)
+        let title = String(repeating: "x", count: 100)
+        try Self.importNotes((0..<20_000).map { ("i\(100_000 + $0)", title) }, into: store, in: directory)
 
         let server = try ServeProcess(store: store, port: 0, keepingErrors: true)
         // What a backup tool or a careless script does to the file under the server: cut it to
@@ -142,18 +176,8 @@ struct ServeProcessTests {
         let directory = try TemporaryDirectory()
         let store = backend + ":" + directory.path("store")
         let other = backend + ":" + directory.path("other")
-        let schema = directory.path("schema.json")
-        try Data(#"{"name": "notes", "columns": [{"name": "title", "type": "string"}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: schema))
-        for (url, id) in [(store, "first"), (other, "other")] {
-            let file = directory.path(id + ".jsonl")
-            try Data(#"{"id":"\#(id)","title":"t"}"#.utf8).write(to: URL(fileURLWithPath: file))
-            let importer = try Process.run(
-                Self.executable,
-                arguments: ["import", "--store", url, "--table", "notes", "--file", file, "--schema", schema])
-            importer.waitUntilExit()
-            #expect(importer.terminationStatus == 0)
-        }
+        try Self.importNotes([("first", "t")], into: store, in: directory)
+        try Self.importNotes([("other", "t")], into: other, in: directory)
         let server = try ServeProcess(store: store, port: 0, keepingErrors: true)
         func post(_ id: String) async throws -> Int {
             try await send(
@@ -177,15 +201,9 @@ struct ServeProcessTests {
         #expect(server.process.terminationStatus == 1, "\(stderr)")
         #expect(stderr.contains("was replaced by another file") && stderr.contains("start offline-sync serve again"))
 
-        let export = Process()
-        export.executableURL = Self.executable
-        export.arguments = ["export", "--store", store, "--table", "notes"]
-        let output = Pipe()
-        export.standardOutput = output
-        try export.run()
-        let exported = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        export.waitUntilExit()
-        #expect(export.terminationStatus == 0)
+        let export = try Self.run(["export", "--store", store, "--table", "notes"])
+        #expect(export.status == 0, "\(export.error)")
+        let exported = export.output
         #expect(exported.contains(#""id":"other""#) && !exported.contains("before") && !exported.contains("after"),
             "the file now at the path holds only its own rows: \(exported)")
     }
