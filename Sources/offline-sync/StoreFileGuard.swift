@@ -49,8 +49,9 @@ final class StoreFileGuard: LocalStore, Sendable {
         guard now != identity else { return }
         let error = Replaced(file: file, deleted: now == nil)
         let first = replaced.withLock { found in
-            defer { found = found ?? error }
-            return found == nil
+            guard found == nil else { return false }
+            found = error
+            return true
         }
         if first { onReplaced(error) }
         throw error

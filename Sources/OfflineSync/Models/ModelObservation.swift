@@ -39,11 +39,6 @@ public struct ModelObservation<Model: SyncModel>: AsyncSequence, Sendable {
         /// The rows of the models yielded last.
         var yielded: [Item]?
 
-        init(base: QueryObservation.Iterator, table: ModelTable<Model>) {
-            self.base = base
-            self.table = table
-        }
-
         /// The current models on the first call; afterwards the models of the next result that
         /// differs from the last one yielded in what the model holds: its ids, order, columns and
         /// the system properties it declares. A change only in columns or system properties the
