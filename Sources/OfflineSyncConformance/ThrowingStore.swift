@@ -50,6 +50,8 @@ public final class ThrowingStore: LocalStore {
     public func close() throws { try base.close() }
     /// Whether the wrapped store is confined to its instance.
     public var isConfinedToInstance: Bool { base.isConfinedToInstance }
+    /// Whether the wrapped store's stored schema changed elsewhere.
+    public func storedSchemaChanged() throws -> Bool { try base.storedSchemaChanged() }
 
     /// Runs a transaction on the wrapped store, failing it when planned (see ``failWrite(_:count:)``).
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {

@@ -84,10 +84,34 @@ final class TableLayout: Sendable {
 final class Catalog: Sendable {
     let schema: StoreSchema
     private let tables: [String: TableLayout]
+    /// The `meta` sub-database.
+    private let meta: MDB_dbi
+    /// The stored JSON text ``schema`` was read from or written as: another process (or store
+    /// instance) that widens the schema stores other text (see ``isCurrent(in:)``).
+    private let schemaText: Data
 
-    private init(schema: StoreSchema, tables: [String: TableLayout]) {
+    private init(schema: StoreSchema, tables: [String: TableLayout], meta: MDB_dbi, schemaText: Data) {
         self.schema = schema
         self.tables = tables
+        self.meta = meta
+        self.schemaText = schemaText
+    }
+
+    /// `true` when the environment still stores the schema this catalog was built from, in the
+    /// snapshot of `context`: `false` once another process or store instance declared or widened
+    /// a table. One `mdb_get` of a small sub-database and a comparison of the text.
+    func isCurrent(in context: TransactionContext) throws -> Bool {
+        let stored = try Catalog.schemaKey.withUnsafeBytes { try context.get(meta, $0) }
+        guard let stored else { return false }
+        return schemaText.withUnsafeBytes { $0.elementsEqual(stored) }
+    }
+
+    /// This catalog when it is current in `context` (see ``isCurrent(in:)``), otherwise the
+    /// catalog of the stored schema, read in `context` (whose commit keeps the handles of the
+    /// sub-databases it opens).
+    func current(in context: TransactionContext) throws -> Catalog {
+        guard try !isCurrent(in: context) else { return self }
+        return try Catalog.existing(declaring: StoreSchema([]), in: context) ?? self
     }
 
     /// The layout of a declared table, or the core's error for an undeclared one.
@@ -108,7 +132,8 @@ final class Catalog: Sendable {
     /// Runs inside one write transaction.
     static func declare(_ declared: StoreSchema, in context: TransactionContext) throws -> Catalog {
         let meta = try context.openDatabase(metaDatabase)
-        let stored = try storedSchema(meta: meta, in: context)
+        let storedRecord = try storedSchema(meta: meta, in: context)
+        let stored = storedRecord?.schema
         let merged = try (stored ?? StoreSchema([])).merged(with: declared)
         try merged.validate()
         var tables: [String: TableLayout] = [:]
@@ -130,8 +155,9 @@ final class Catalog: Sendable {
             }
             tables[table.name] = TableLayout(schema: table, items: items, indexes: indexes)
         }
+        var text = storedRecord?.text ?? Data()
         if stored != merged {
-            let text = try JSONEncoder().encode(merged)
+            text = try JSONEncoder().encode(merged)
             try schemaKey.withUnsafeBytes { key in
                 try text.withUnsafeBytes { try context.put(meta, key, $0) }
             }
@@ -139,7 +165,7 @@ final class Catalog: Sendable {
                 try format.withUnsafeBytes { try context.put(meta, key, $0) }
             }
         }
-        return Catalog(schema: merged, tables: tables)
+        return Catalog(schema: merged, tables: tables, meta: meta, schemaText: text)
     }
 
     /// The catalog of an environment that already holds everything `declared` names (tables,
@@ -149,7 +175,7 @@ final class Catalog: Sendable {
     /// declaration that conflicts with the stored schema.
     static func existing(declaring declared: StoreSchema, in context: TransactionContext) throws -> Catalog? {
         guard let meta = try context.openExistingDatabase(metaDatabase),
-            let stored = try storedSchema(meta: meta, in: context)
+            let (stored, text) = try storedSchema(meta: meta, in: context)
         else { return nil }
         guard try stored.merged(with: declared) == stored else { return nil }
         var tables: [String: TableLayout] = [:]
@@ -167,14 +193,17 @@ final class Catalog: Sendable {
             }
             tables[table.name] = TableLayout(schema: table, items: items, indexes: indexes)
         }
-        return Catalog(schema: stored, tables: tables)
+        return Catalog(schema: stored, tables: tables, meta: meta, schemaText: text)
     }
 
     /// Schemas decoded from their stored JSON, by its bytes: reopening a store decodes its
     /// schema once per process, not at every open.
     private static let decodedSchemas = Locked<[Data: StoreSchema]>([:])
 
-    private static func storedSchema(meta: MDB_dbi, in context: TransactionContext) throws -> StoreSchema? {
+    /// The stored schema and its JSON text, or `nil` in a new environment.
+    private static func storedSchema(meta: MDB_dbi, in context: TransactionContext) throws -> (
+        schema: StoreSchema, text: Data
+    )? {
         let version = try formatKey.withUnsafeBytes { try context.get(meta, $0).map { Array($0) } }
         guard let version else { return nil }
         guard version == format else {
@@ -188,14 +217,14 @@ final class Catalog: Sendable {
         guard let text = try schemaKey.withUnsafeBytes({ try context.get(meta, $0).map { Data($0) } }) else {
             return nil
         }
-        if let known = decodedSchemas.withLock({ $0[text] }) { return known }
+        if let known = decodedSchemas.withLock({ $0[text] }) { return (known, text) }
         do {
             let schema = try JSONDecoder().decode(StoreSchema.self, from: text)
             decodedSchemas.withLock { known in
                 if known.count >= 16 { known.removeAll() }
                 known[text] = schema
             }
-            return schema
+            return (schema, text)
         } catch {
             throw LMDBError(
                 .corruptRecord, code: 0, reason: "the stored schema cannot be decoded (\(error))",

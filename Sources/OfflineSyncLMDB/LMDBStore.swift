@@ -20,6 +20,10 @@ import Synchronization
 /// - Reads run concurrently with each other and with the writer, each on a consistent snapshot.
 /// - One environment may be open once per process: a second `LMDBStore` on the same directory
 ///   fails to open with ``LMDBError/Kind/alreadyOpen`` until the first is closed.
+/// - Several processes may open the same environment. When one declares a table or widens one,
+///   the others adopt the stored schema at their next write transaction, and at a read that
+///   meets a row with the new columns or names the new table or columns;
+///   ``storedSchemaChanged()`` tells without reading anything else.
 public final class LMDBStore: LocalStore {
     /// The environment directory.
     public let path: String
@@ -80,24 +84,42 @@ public final class LMDBStore: LocalStore {
     }
 
     public func read(_ query: Query) throws -> QueryResult {
-        let opened = try opened()
-        let layout = try opened.catalog.table(query.table)
-        return try opened.environment.read { try TableReader(context: $0, layout: layout).run(query) }
+        try withCurrentCatalog { opened in
+            let layout = try opened.catalog.table(query.table)
+            return try opened.environment.read { try TableReader(context: $0, layout: layout).run(query) }
+        }
     }
 
     public func lookup(table: String, id: String) throws -> Item? {
-        let opened = try opened()
-        let layout = try opened.catalog.table(table)
-        return try opened.environment.read { try TableReader(context: $0, layout: layout).lookup(id) }
+        try withCurrentCatalog { opened in
+            let layout = try opened.catalog.table(table)
+            return try opened.environment.read { try TableReader(context: $0, layout: layout).lookup(id) }
+        }
     }
 
+    /// A write transaction first checks that the stored schema is still the one this store read
+    /// (another process or store instance may have widened it since): if not, the transaction
+    /// works on the stored schema, which the store adopts once it commits. So a write never
+    /// rewrites a row without the columns another process added.
     public func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         let opened = try opened()
-        return try opened.environment.write { context in
-            let transaction = LMDBTransaction(context: context, catalog: opened.catalog)
+        var adopted: Catalog?
+        let result = try opened.environment.write { context in
+            let catalog = try opened.catalog.current(in: context)
+            adopted = catalog === opened.catalog ? nil : catalog
+            let transaction = LMDBTransaction(context: context, catalog: catalog)
             defer { transaction.finish() }
             return try body(transaction)
         }
+        if let adopted { adopt(adopted, over: opened) }
+        return result
+    }
+
+    /// `true` when another process or store instance declared or widened a table since this
+    /// store read the schema: one read of the `meta` sub-database.
+    public func storedSchemaChanged() throws -> Bool {
+        let opened = try opened()
+        return try opened.environment.read { try !opened.catalog.isCurrent(in: $0) }
     }
 
     public func close() throws {
@@ -111,5 +133,38 @@ public final class LMDBStore: LocalStore {
     private func opened() throws -> Opened {
         guard let opened = state.withLock({ $0 }) else { throw LMDBEnvironment.notOpen(path) }
         return opened
+    }
+
+    /// `body`'s result with the open store; when it fails the way a schema that another process
+    /// or store instance widened makes it fail (a record with columns this store does not know,
+    /// a table or column it has not declared) and the stored schema did change, the store
+    /// adopts the stored schema and runs `body` once more. Nothing is checked when `body`
+    /// succeeds, so reads cost nothing more.
+    private func withCurrentCatalog<Result>(_ body: (Opened) throws -> Result) throws -> Result {
+        let opened = try opened()
+        do {
+            return try body(opened)
+        } catch let error where LMDBStore.mayComeFromAWiderSchema(error) {
+            let catalog = try opened.environment.write { try opened.catalog.current(in: $0) }
+            guard catalog !== opened.catalog else { throw error }
+            return try body(adopt(catalog, over: opened))
+        }
+    }
+
+    private static func mayComeFromAWiderSchema(_ error: any Error) -> Bool {
+        if let error = error as? LMDBError { return error.kind == .corruptRecord }
+        if let error = error as? OfflineSyncError { return [.unknownTable, .unknownColumn].contains(error.code) }
+        return false
+    }
+
+    /// Makes `catalog`, read from the environment after another process changed its schema,
+    /// the store's catalog (unless the store was closed or reopened meanwhile).
+    @discardableResult
+    private func adopt(_ catalog: Catalog, over opened: Opened) -> Opened {
+        let adopted = Opened(environment: opened.environment, catalog: catalog)
+        state.withLock { state in
+            if state?.environment === opened.environment { state = adopted }
+        }
+        return adopted
     }
 }

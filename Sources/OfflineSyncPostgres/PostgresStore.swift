@@ -122,6 +122,18 @@ public final class PostgresStore: LocalStore {
         }
     }
 
+    /// Brings ``schema`` up to date when another process or store instance declared or widened a
+    /// table (one indexed read of the schema's generation; the reload only after a change), and
+    /// returns `false`: this store is never reopened to see another's change, since its reads,
+    /// lookups and writes check the generation themselves.
+    public func storedSchemaChanged() throws -> Bool {
+        try state.withLock { state in
+            let connection = try requireOpen(state)
+            try PostgresStore.retryingOnceAfterConnectionLoss(connection) { try refreshSchema(&state, connection) }
+            return false
+        }
+    }
+
     /// A query with a total count reads the page and the count in one `REPEATABLE READ`
     /// transaction, so both see the same rows.
     public func read(_ query: Query) throws -> QueryResult {

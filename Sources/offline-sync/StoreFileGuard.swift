@@ -60,6 +60,13 @@ final class StoreFileGuard: LocalStore, Sendable {
     var info: StoreInfo { base.info }
     var reservedNamePrefixes: [String] { base.reservedNamePrefixes }
     var isConfinedToInstance: Bool { base.isConfinedToInstance }
+
+    func storedSchemaChanged() throws -> Bool {
+        let changed = try base.storedSchemaChanged()
+        try check()
+        return changed
+    }
+
     var schema: StoreSchema { get throws { try base.schema } }
 
     func open(schema: StoreSchema) throws {

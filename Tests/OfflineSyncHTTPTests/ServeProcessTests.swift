@@ -62,10 +62,14 @@ struct ServeProcessTests {
         /// Its standard error, when kept (otherwise discarded).
         let errors: Pipe?
 
-        init(store: String, port: Int, keepingErrors: Bool = false) throws {
+        init(
+            store: String, port: Int, keepingErrors: Bool = false, options: [String] = [],
+            environment: [String: String] = [:]
+        ) throws {
             let process = Process()
             process.executableURL = ServeProcessTests.executable
-            process.arguments = ["serve", "--store", store, "--port", String(port)]
+            process.arguments = ["serve", "--store", store, "--port", String(port)] + options
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let output = Pipe()
             process.standardOutput = output
             errors = keepingErrors ? Pipe() : nil

@@ -161,6 +161,18 @@ import Testing
     /// Widening across services: a column one service adds is returned by another's reads and
     /// lookups at once, the other writes it with its type, and a value of another type is a 400
     /// there too (not a failed ALTER TABLE).
+    /// A table one service creates (a dynamic-schema write) is served by the others at once: the
+    /// store's cached schema is brought up to date before each request, so none answers 404.
+    @Test func aTableCreatedByOneServiceIsServedByTheOthers() throws {
+        let (settings, services) = try services(2, widens: true)
+        defer { close(services, settings) }
+        #expect(try !services[1].hasTable("tags"))
+        try services[0].insert(Item(id: "t", values: ["name": .string("x")]), into: "tags", creatingTable: true)
+        #expect(try services[1].hasTable("tags"))
+        #expect(try services[1].readPage(Query(table: "tags"), includeDeleted: false).items.map(\.id) == ["t"])
+        #expect(try services[1].lookup(id: "t", in: "tags")?["name"] == .string("x"))
+    }
+
     @Test func aColumnAddedByOneServiceIsSeenByTheOthers() throws {
         let (settings, services) = try services(2, widens: true)
         defer { close(services, settings) }

@@ -43,7 +43,10 @@ import Synchronization
 /// the existence checks behind 404 and 409, and the stamp are made inside the store's write
 /// transaction, which for a store shared by several processes holds the store's own lock. A
 /// write that needs a column this process does not know first reopens the store, so columns
-/// another process added are seen with their types. Reads do not wait for
+/// another process added are seen with their types. Every request first asks the store whether
+/// another process declared or widened a table since it opened
+/// (``LocalStore/storedSchemaChanged()``) and reopens it when one did, so no answer leaves out
+/// a table, or a column of a row, that another server process added. Reads do not wait for
 /// writes: they run concurrently with each other and with a write, as far as the backend allows
 /// (a backend with concurrent readers, such as a pool of read-only connections, reads in
 /// parallel).
@@ -186,6 +189,7 @@ public final class TableService: Sendable {
     public func insert(_ item: Item, into table: String, creatingTable: Bool = false, owner: RowOwner? = nil) throws
         -> Item
     {
+        try adoptSchemaChangedElsewhere()
         var item = item
         if item.id.isEmpty { item.id = UUIDText.random() }
         if let owner {
@@ -235,7 +239,8 @@ public final class TableService: Sendable {
     public func delete(id: String, from table: String, ifMatch version: String?, owner: RowOwner? = nil) throws
         -> Item
     {
-        try serialized { stamp in
+        try adoptSchemaChangedElsewhere()
+        return try serialized { stamp in
             _ = try shared { try schema(of: table) }
             return try write { transaction in
                 let existing = try live(id, in: table, owner: owner, transaction)
@@ -256,7 +261,8 @@ public final class TableService: Sendable {
     public func undelete(id: String, in table: String, ifMatch version: String?, owner: RowOwner? = nil) throws
         -> Item
     {
-        try serialized { stamp in
+        try adoptSchemaChangedElsewhere()
+        return try serialized { stamp in
             _ = try shared { try schema(of: table) }
             return try write { transaction in
                 guard let existing = try transaction.lookup(table: table, id: id), owner?.owns(existing) ?? true else {
@@ -275,7 +281,8 @@ public final class TableService: Sendable {
     /// `GET /tables/{table}`: one page, at most ``Options/maximumPageSize`` rows. With `owner`,
     /// only that user's rows: the query's filter is ANDed with `column eq owner`.
     public func readPage(_ query: Query, includeDeleted: Bool, owner: RowOwner? = nil) throws -> QueryResult {
-        try shared {
+        try adoptSchemaChangedElsewhere()
+        return try shared {
             _ = try schema(of: query.table)
             var query = query
             query.top = min(query.top ?? options.maximumPageSize, options.maximumPageSize)
@@ -298,7 +305,8 @@ public final class TableService: Sendable {
     public func lookup(id: String, in table: String, includeDeleted: Bool = false, owner: RowOwner? = nil) throws
         -> Item?
     {
-        try shared {
+        try adoptSchemaChangedElsewhere()
+        return try shared {
             _ = try schema(of: table)
             return try mapped { try store.lookup(table: table, id: id) }.flatMap {
                 ($0.isDeleted && !includeDeleted) || !(owner?.owns($0) ?? true) ? nil : $0
@@ -308,7 +316,8 @@ public final class TableService: Sendable {
 
     /// `true` when the service serves `table` (a user table of its store).
     public func hasTable(_ table: String) throws -> Bool {
-        try shared { try mapped({ try store.schema }).table(named: table).map { !$0.isSystem } ?? false }
+        try adoptSchemaChangedElsewhere()
+        return try shared { try mapped({ try store.schema }).table(named: table).map { !$0.isSystem } ?? false }
     }
 
     // MARK: - Implementation
@@ -348,9 +357,25 @@ public final class TableService: Sendable {
         try schemaLock.shared(body)
     }
 
+    /// Reopens the store when another process or store instance serving it declared or widened
+    /// a table since this one opened it (``LocalStore/storedSchemaChanged()``), so that no
+    /// answer leaves out a table or column that another server process added: called at the
+    /// start of every request. Skipped for a store confined to its instance.
+    private func adoptSchemaChangedElsewhere() throws {
+        guard !store.isConfinedToInstance else { return }
+        guard try shared({ try mapped { try store.storedSchemaChanged() } }) else { return }
+        try schemaLock.exclusive {
+            // Another request may have reopened it while this one waited.
+            guard try mapped({ try store.storedSchemaChanged() }) else { return }
+            try mapped { try store.close() }
+            try reopenAsBefore()
+        }
+    }
+
     private func patch(_ item: Item, in table: String, ifMatch version: String?, merging: Bool, owner: RowOwner?)
         throws -> Item
     {
+        try adoptSchemaChangedElsewhere()
         var item = item
         if let owner { owner.removeOwnerColumn(from: &item) }
         // The merged item has every column of `item`, so a count over the limit now is one then.

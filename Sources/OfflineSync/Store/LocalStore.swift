@@ -14,7 +14,9 @@
 ///    indexes not mentioned on reopen are kept, by every later open too; a column never changes
 ///    type: a reopen declaring another type throws ``OfflineSyncError/Code-swift.struct/invalidSchema``
 ///    whether the table holds rows or not, and changes nothing. ``schema`` answers the stored,
-///    widened schema.
+///    widened schema, as this instance last read it: when another process or instance widens
+///    the same store, ``storedSchemaChanged()`` says so, and reads and writes on the older copy
+///    neither fail nor drop the columns they do not know.
 /// 2. **Values are checked by the core.** Every upsert passes each item through
 ///    ``TableSchema/normalize(_:origin:)`` and stores exactly what it returns, so value conversions
 ///    and unknown-column handling (an error for local writes, dropped for server writes) are the
@@ -94,6 +96,19 @@ public protocol LocalStore: AnyObject, Sendable {
     /// ``TableService`` then keeps its write clock in the process; otherwise it reads the newest
     /// stored `updatedAt` inside each write transaction. Default `false`.
     var isConfinedToInstance: Bool { get }
+
+    /// `true` when the schema stored at the store's location is no longer ``schema``: another
+    /// process or store instance over the same file or database declared a table or widened one
+    /// since this instance opened (its own ``open(schema:)`` calls do not count). Reopening the
+    /// store (``close()``, then ``open(schema:)`` with an empty schema) reads the stored schema.
+    /// ``TableService`` asks before each call of a request when several processes may serve the
+    /// store, so that none of them answers without a column or table another one added.
+    /// A backend that can bring ``schema`` up to date in place (PostgreSQL) does so here and
+    /// returns `false`. Throws ``OfflineSyncError/Code-swift.struct/notOpen`` when the store is
+    /// closed.
+    ///
+    /// Default `false`: right for a store nothing else can change (``isConfinedToInstance``).
+    func storedSchemaChanged() throws -> Bool
 }
 
 /// The operations available inside ``LocalStore/write(_:)``.
@@ -131,6 +146,8 @@ extension LocalStore {
     public var reservedNamePrefixes: [String] { [] }
     /// `false`: a store is assumed reachable by other processes or instances (a file, a database).
     public var isConfinedToInstance: Bool { false }
+    /// `false`: see the requirement for which stores this is right for.
+    public func storedSchemaChanged() throws -> Bool { false }
 
     /// Upserts rows in a transaction of their own.
     public func upsert(_ items: [Item], into table: String, origin: WriteOrigin = .local) throws {

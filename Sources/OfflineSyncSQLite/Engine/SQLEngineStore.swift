@@ -37,4 +37,10 @@ extension SQLEngineStore {
     public func close() throws {
         engine.close()
     }
+
+    /// `true` when another connection or process changed the database's schema since this
+    /// store opened (SQLite's schema cookie moved); see `LocalStore.storedSchemaChanged()`.
+    public func storedSchemaChanged() throws -> Bool {
+        try engine.storedSchemaChanged()
+    }
 }

@@ -58,6 +58,8 @@ package final class SQLTableStore: Sendable {
         var connection: Connection?
         var schema = StoreSchema([])
         var layouts: [String: TableLayout] = [:]
+        /// `PRAGMA schema_version` right after the schema was installed (see ``storedSchemaChanged()``).
+        var schemaCookie: String?
     }
 
     /// What reads need to know, changed only while the gate is held exclusively (and when a read
@@ -68,6 +70,8 @@ package final class SQLTableStore: Sendable {
         var layouts: [String: TableLayout] = [:]
         /// Reads borrow a connection of the pool (else they run on the writer).
         var pooledReads = false
+        /// See ``State/schemaCookie``.
+        var schemaCookie: String?
     }
 
     /// The database file.
@@ -136,7 +140,8 @@ package final class SQLTableStore: Sendable {
                 do {
                     try open(schema: schema, into: &state, exclusive: false)
                     return Catalog(
-                        isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: readers.capacity > 0)
+                        isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: readers.capacity > 0,
+                        schemaCookie: state.schemaCookie)
                 } catch let error as SQLiteError
                     where SQLTableStore.sharedMemoryFailures.contains(error.extendedCode)
                 {
@@ -145,7 +150,9 @@ package final class SQLTableStore: Sendable {
                     // the store still opens and reads (other processes wait until it is closed,
                     // and so would read connections: reads use the writer).
                     try open(schema: schema, into: &state, exclusive: true)
-                    return Catalog(isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: false)
+                    return Catalog(
+                        isOpen: true, schema: state.schema, layouts: state.layouts, pooledReads: false,
+                        schemaCookie: state.schemaCookie)
                 }
             }
             readers.closeAll()
@@ -171,6 +178,7 @@ package final class SQLTableStore: Sendable {
             try configure(connection)
             let stored = try connection.install(schema)
             try backend.didInstall(connection)
+            state.schemaCookie = try connection.singleText("PRAGMA schema_version")
             state.schema = stored
             state.layouts = Dictionary(uniqueKeysWithValues: stored.tables.map { ($0.name, TableLayout($0)) })
             state.connection = connection
@@ -249,6 +257,27 @@ package final class SQLTableStore: Sendable {
             return try state.withLock { state in
                 try SQLTableStore.lookup(id, on: layout, try requireOpen(state))
             }
+        }
+    }
+
+    /// See ``OfflineSync/LocalStore/storedSchemaChanged()``: SQLite's schema cookie (`PRAGMA
+    /// schema_version`, which every `CREATE` and `ALTER` of any connection or process raises) is
+    /// compared with its value when this store installed its schema. Reads it as a read does (on
+    /// the idle writer or a read connection), in about 2 µs.
+    package func storedSchemaChanged() throws -> Bool {
+        try gate.shared {
+            let (cookie, pooled) = try catalog.withLock { catalog in
+                guard catalog.isOpen else { throw notOpenError }
+                return (catalog.schemaCookie, catalog.pooledReads)
+            }
+            func current(_ connection: Connection) throws -> String? {
+                var cookie: String?
+                try connection.forEachRow("PRAGMA schema_version") { cookie = $0.text(0) }
+                return cookie
+            }
+            if pooled, let now = try onIdleWriterBeforeThePool(current) { return now != cookie }
+            if pooled, let now = try withReader(current) { return now != cookie }
+            return try state.withLock { state in try current(try requireOpen(state)) } != cookie
         }
     }
 
