@@ -145,8 +145,12 @@ public final class LMDBStore: LocalStore {
         do {
             return try body(opened)
         } catch let error where LMDBStore.mayComeFromAWiderSchema(error) {
-            let catalog = try opened.environment.write { try opened.catalog.current(in: $0) }
-            guard catalog !== opened.catalog else { throw error }
+            // Checked in a read transaction first: a damaged record in an unchanged store (or a
+            // store this process cannot write) keeps its own error.
+            guard (try? opened.environment.read({ try !opened.catalog.isCurrent(in: $0) })) == true,
+                let catalog = try? opened.environment.write({ try opened.catalog.current(in: $0) }),
+                catalog !== opened.catalog
+            else { throw error }
             return try body(adopt(catalog, over: opened))
         }
     }
