@@ -1,3 +1,4 @@
+import NIOHTTP1
 import OfflineSync
 import OfflineSyncProtocol
 
@@ -86,6 +87,15 @@ extension HTTPRemote {
         case 404:
             return RemoteError(
                 .notFound, status: 404, message: "\(what): the item or table does not exist on the server")
+        case 301, 302, 303, 307, 308:
+            let location = response.headers.first(name: "Location").map {
+                " to '\(HTTPRemote.withoutCredentials($0))'"
+            }
+            return RemoteError(
+                .server, status: response.status,
+                message:
+                    "\(what): the server redirected the request\(location ?? " without a Location"); redirects are not followed, since they would carry the request and its credential elsewhere: set the base URL to the address the table service answers at"
+            )
         default:
             return RemoteError(
                 .server, status: response.status, message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")")

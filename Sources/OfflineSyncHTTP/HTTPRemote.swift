@@ -21,6 +21,7 @@ import OfflineSyncProtocol
 /// | 409, 412 | `.conflict` with the server's item from the body |
 /// | 401 (after one refresh, when configured) | `.authentication` |
 /// | 404 | `nil` for ``lookup(id:in:)``, `.notFound` otherwise |
+/// | 301, 302, 303, 307, 308 | `.server` naming the `Location`: redirects are not followed |
 /// | connection failure, timeout, broken connection | `.network` |
 /// | task cancellation | `.cancelled` |
 /// | any other status, or a body that is not the expected JSON | `.server`, naming what was wrong |
@@ -67,6 +68,11 @@ public final class HTTPRemote: RemoteService {
         // The client would retry a failed connection until the connect timeout, so a refused one
         // took 10 s per request; the remote retries it itself (`send`), a few times, briefly.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        // Redirects are not followed: the client would send a credential header other than
+        // `Authorization` (`X-ZUMO-AUTH`, any custom one) on to another host, even from https to
+        // http, and repeat a write elsewhere or turn it into a GET. A 3xx answer fails instead,
+        // naming where it points (see `failure`), as the pipelining connection always did.
+        clientConfiguration.redirectConfiguration = .disallow
         try self.init(
             configuration: configuration,
             client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration),
