@@ -97,8 +97,10 @@ extension HTTPRemote {
                     "\(what): the server redirected the request\(location ?? " without a Location"); redirects are not followed, since they would carry the request and its credential elsewhere: set the base URL to the address the table service answers at"
             )
         default:
+            let retry = response.headers.first(name: "Retry-After").map { "; it asks to be retried after '\($0)'" }
             return RemoteError(
-                .server, status: response.status, message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")")
+                .server, status: response.status,
+                message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")\(retry ?? "")")
         }
     }
 

@@ -15,10 +15,11 @@ extension HTTPRemote {
         public var readTimeout: Duration
         /// The longest a request may take until its whole response has arrived.
         public var requestTimeout: Duration
-        /// How many times a failed read (`GET`) is repeated after a network failure or a 502, 503
-        /// or 504 answer, and any request whose connection could not be established (refused,
-        /// unreachable: it was never sent). Writes are not repeated otherwise: the server may have
-        /// applied them.
+        /// How many times a failed read (`GET`) is repeated after a network failure or a 429, 502,
+        /// 503 or 504 answer (after the pause its `Retry-After` asks for, when longer than
+        /// ``retryDelay``'s back-off and not longer than ``requestTimeout``), and any request
+        /// whose connection could not be established (refused, unreachable: it was never sent).
+        /// Writes are not repeated otherwise: the server may have applied them.
         public var readRetries: Int
         /// The pause before the first repeat of a read; it doubles with each further repeat.
         public var retryDelay: Duration

@@ -44,9 +44,12 @@ extension HTTPRemote {
                     )
                 }
             case .success(let response)
-            where request.method.isIdempotentRead && [502, 503, 504].contains(response.status)
+            where request.method.isIdempotentRead && [429, 502, 503, 504].contains(response.status)
                 && attempt < configuration.readRetries:
-                try await backOff(request, attempt: &attempt, reason: "HTTP \(response.status)")
+                let asked = Self.retryAfter(response)
+                // A server that asks for a longer pause than a request may take is not waited for.
+                if let asked, asked > configuration.requestTimeout { return response }
+                try await backOff(request, attempt: &attempt, atLeast: asked, reason: "HTTP \(response.status)")
             case .success(let response):
                 return response
             case .failure(let error)
@@ -59,8 +62,12 @@ extension HTTPRemote {
         }
     }
 
-    func backOff(_ request: TableRequest, attempt: inout Int, reason: String) async throws(RemoteError) {
-        let delay = configuration.retryDelay * (1 << attempt)
+    /// Waits before repeating `request`: ``Configuration/retryDelay``, doubled for each attempt
+    /// made, or `atLeast` (a server's `Retry-After`) when that is longer.
+    func backOff(_ request: TableRequest, attempt: inout Int, atLeast: Duration? = nil, reason: String)
+        async throws(RemoteError)
+    {
+        let delay = max(configuration.retryDelay * (1 << attempt), atLeast ?? .zero)
         attempt += 1
         configuration.logger.warning(
             "retrying \(request.method.rawValue) \(request.target) in \(delay) after: \(reason)")
@@ -69,6 +76,16 @@ extension HTTPRemote {
         } catch {
             throw RemoteError(.cancelled, message: "\(request.method.rawValue) \(request.target) was cancelled")
         }
+    }
+
+    /// The pause a `Retry-After: <seconds>` header of `response` asks for; `nil` without one, or
+    /// for the HTTP-date form (the back-off applies then).
+    static func retryAfter(_ response: WireResponse) -> Duration? {
+        guard let value = response.headers.first(name: "Retry-After"), !value.isEmpty,
+            value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        // Digits beyond what an Int holds are a pause longer than any request may take.
+        return .seconds(Int(value) ?? Int.max)
     }
 
     /// One attempt with the current credential (or `token`, a renewed one), through the pipelining

@@ -26,8 +26,9 @@ import OfflineSyncProtocol
 /// | task cancellation | `.cancelled` |
 /// | any other status, or a body that is not the expected JSON | `.server`, naming what was wrong |
 ///
-/// Reads are repeated with exponential back-off after network failures and 502/503/504 (see
-/// ``Configuration/readRetries``); writes only when their connection could not be established
+/// Reads are repeated with exponential back-off after network failures and 429/502/503/504 (see
+/// ``Configuration/readRetries``), waiting at least as long as a `Retry-After: <seconds>` asks
+/// (an answer asking for longer than ``Configuration/requestTimeout`` is not repeated); writes only when their connection could not be established
 /// (refused, unreachable: the request was never sent). A refused connection therefore fails
 /// within a second, naming the URL, instead of waiting for the connect timeout. Call
 /// ``shutdown()`` when done with a remote: it closes the HTTP client it created and the
