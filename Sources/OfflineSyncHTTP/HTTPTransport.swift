@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import OfflineSync
 
 /// How a request of the table protocol reaches the server: one attempt, with the headers given
@@ -61,7 +62,20 @@ enum TransportFailure {
         case .deadlineExceeded?: return "the request timed out"
         case .readTimeout?: return "the server stopped answering (read timed out)"
         case .remoteConnectionClosed?: return "the server closed the connection"
-        default: return String(describing: error)
+        case .tlsHandshakeTimeout?:
+            return "the TLS handshake timed out; check that the server speaks https on this port"
+        default: break
         }
+        if error is NIOSSLError || error is BoringSSLError {
+            // A plain HTTP server answering a TLS client hello is BoringSSL's WRONG_VERSION_NUMBER.
+            let plain = "\(error)".contains("WRONG_VERSION_NUMBER") ? "the server does not speak TLS: " : ""
+            return
+                "the TLS handshake or session failed (\(error)); \(plain)check that the base URL's scheme and port are those of an https server, that its certificate is trusted (tlsConfiguration) and that it names the host"
+        }
+        if error is HTTPParserError {
+            return
+                "the answer is not HTTP/1.1 (\(error)); check that the base URL's scheme and port are those of the table service (an https server answers an http:// request with TLS bytes)"
+        }
+        return String(describing: error)
     }
 }
