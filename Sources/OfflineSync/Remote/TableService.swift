@@ -316,8 +316,14 @@ public final class TableService: Sendable {
 
     /// `true` when the service serves `table` (a user table of its store).
     public func hasTable(_ table: String) throws -> Bool {
+        func served() throws -> Bool {
+            try shared { try mapped({ try store.schema }).table(named: table).map { !$0.isSystem } ?? false }
+        }
+        // Tables are never dropped: only a table this process does not know yet needs the check
+        // of what other processes declared.
+        if try served() { return true }
         try adoptSchemaChangedElsewhere()
-        return try shared { try mapped({ try store.schema }).table(named: table).map { !$0.isSystem } ?? false }
+        return try served()
     }
 
     // MARK: - Implementation
