@@ -16,8 +16,9 @@ struct Sync: AsyncParsableCommand {
             records changed since the last pull with that id are fetched. With --push the store's queued edits \
             are pushed first (a pull of a table with queued edits always pushes them first). The table's \
             columns come from the store when it declares the table, else from --schema, else from the types of \
-            the values of the server's first records. A progress bar is drawn on standard error when it is a \
-            terminal; 'query', 'inspect' and 'export' then work on what was pulled.
+            the values of the server's first records (while the server's table is empty, nothing is declared). A \
+            progress bar is drawn on standard error when it is a terminal; 'query', 'inspect' and 'export' then \
+            work on what was pulled.
 
             A queued edit the server refuses as a conflict (409 or 412: another device changed the item) stops \
             the sync before the pull, and stays queued with its error ('inspect' lists them), unless --resolve \
@@ -90,7 +91,16 @@ struct Sync: AsyncParsableCommand {
     private func sync(_ configuration: StoreConfiguration, _ remote: HTTPRemote, logger: Logger) async throws {
         let store = try StoreAccess.open(configuration, schema: StoreSchema([]), logger: logger)
         defer { try? store.close() }
-        let declared = try await tableSchema(stored: try store.schema, remote: remote)
+        guard let declared = try await tableSchema(stored: try store.schema, remote: remote) else {
+            // Declaring the table now, without columns, would drop every column of the records
+            // later syncs pull (a declared table keeps its columns).
+            var output = StandardOutput()
+            output.write(
+                "pulled 0 records of \(table): the server's table is empty, so its columns cannot be learned and the store does not declare it yet (nothing was pushed); the first sync that finds records declares it, or give --schema\n"
+            )
+            output.flush()
+            return
+        }
         try store.close()
         let handler: any PushHandler =
             switch resolve {
@@ -148,8 +158,9 @@ struct Sync: AsyncParsableCommand {
     }
 
     /// The table's declaration: the store's, the schema file's, or one inferred from the server's
-    /// first records.
-    private func tableSchema(stored: StoreSchema, remote: HTTPRemote) async throws -> TableSchema {
+    /// first records; `nil` when there is none and the server's table has no records to infer
+    /// one from.
+    private func tableSchema(stored: StoreSchema, remote: HTTPRemote) async throws -> TableSchema? {
         if let declared = stored.table(named: table) { return declared }
         if let schema {
             guard let declared = try SchemaFile.load(schema).table(named: table) else {
@@ -158,6 +169,7 @@ struct Sync: AsyncParsableCommand {
             return declared
         }
         let sample = try await remote.readPage(Query(table: table, top: 200), includeDeleted: true).items
+        if sample.isEmpty { return nil }
         var columns: [String: ColumnType] = [:]
         for item in sample {
             for (name, value) in item.values where SystemProperty(rawValue: name) == nil && name != "id" {
