@@ -116,10 +116,14 @@ struct Sync: AsyncParsableCommand {
                 "pushed \(pushed.completedCount) operations"
                     + (pushed.errors.isEmpty ? "" : ", \(pushed.errors.count) refused (see 'inspect')") + "\n")
         }
-        let total =
-            try await remote.readPage(
-                Query(table: table, top: 0, includeTotalCount: true), includeDeleted: true
-            ).totalCount ?? 0
+        // The count only sizes the progress bar: it is asked for only when the bar is drawn, and a
+        // server that cannot count (refuses `$top=0`, answers no readable count) only loses the bar.
+        var total = 0
+        if isatty(STDERR_FILENO) == 1 {
+            let counted = try? await remote.readPage(
+                Query(table: table, top: 0, includeTotalCount: true), includeDeleted: true)
+            total = counted?.totalCount ?? 0
+        }
         let bar = Locked(ProgressBar("pull \(table)", total: total))
         let options = PullOptions(pageSize: pageSize) { progress in
             bar.withLock { $0.update(progress.completed) }

@@ -31,11 +31,12 @@ struct SyncEmptyTableTests {
                 status: 200, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
         }) { port in
             let sync = ["sync", "--store", store, "--remote", "http://127.0.0.1:\(port)", "--table", "todo"]
-            let empty = try ServeProcessTests.run(sync)
+            // On a thread of its own: waiting for the process must not hold a thread the server needs.
+            let empty = try await onOwnThread { try ServeProcessTests.run(sync) }
             #expect(empty.status == 0, "\(empty)")
             #expect(empty.output.contains("the server's table is empty"), "\(empty)")
             filled.withLock { $0 = true }
-            let full = try ServeProcessTests.run(sync)
+            let full = try await onOwnThread { try ServeProcessTests.run(sync) }
             #expect(full.status == 0, "\(full)")
         }
         let export = try ServeProcessTests.run(["export", "--store", store, "--table", "todo"])
