@@ -134,7 +134,7 @@ struct Sync: AsyncParsableCommand {
         } catch let failure as PushFailure where failure.status == .complete && !failure.result.errors.isEmpty {
             bar.withLock { $0.finish() }
             output.flush()
-            throw Self.refused(failure.result.errors)
+            throw Self.refused(failure.result.errors, resolving: resolve)
         }
         bar.withLock { $0.finish() }
         output.write(
@@ -144,19 +144,31 @@ struct Sync: AsyncParsableCommand {
     }
 
     /// The error of a pull stopped by queued edits the server refused: how many, why, and the
-    /// two ways on.
-    static func refused(_ errors: [OperationError]) -> RefusedEdits {
+    /// two ways on; after `--resolve` (`winner`), why it did not settle them instead, since
+    /// running it again would not either.
+    static func refused(_ errors: [OperationError], resolving winner: ConflictWinner? = nil) -> RefusedEdits {
         let conflicts = errors.filter(\.isConflict).count
         let why =
             conflicts == errors.count
             ? "conflicts: the server's copies were changed by another client"
             : "\(conflicts) of them conflicts; 'inspect' shows each reason"
+        if let winner {
+            let bare = errors.filter { $0.isConflict && $0.serverItem == nil }.count
+            let reason =
+                bare > 0
+                ? "\(bare) of them conflicts whose answer carried no copy of the item, which --resolve \(winner.rawValue) needs"
+                : why
+            return RefusedEdits(
+                description:
+                    "the server refused \(errors.count) queued edits even with --resolve \(winner.rawValue) (\(reason)), so nothing was pulled; they stay queued ('inspect' shows each reason). Running again will not settle them: check what the server answers to these writes"
+            )
+        }
         return RefusedEdits(
             description: "the server refused \(errors.count) queued edits (\(why)), so nothing was pulled; they stay queued ('inspect' lists them). Run again with --resolve local to send the local copies over the server's, or --resolve server to replace them with the server's copies"
         )
     }
 
-    /// Queued edits the server refused stopped the sync (see ``refused(_:)``).
+    /// Queued edits the server refused stopped the sync (see ``refused(_:resolving:)``).
     struct RefusedEdits: Error, CustomStringConvertible {
         let description: String
     }
