@@ -144,8 +144,9 @@ struct Sync: AsyncParsableCommand {
     }
 
     /// The error of a pull stopped by queued edits the server refused: how many, why, and the
-    /// two ways on; after `--resolve` (`winner`), why it did not settle them instead, since
-    /// running it again would not either.
+    /// two ways on (none when no refusal is a conflict: `--resolve` settles only conflicts);
+    /// after `--resolve` (`winner`), why it did not settle them instead, since running it again
+    /// would not either.
     static func refused(_ errors: [OperationError], resolving winner: ConflictWinner? = nil) -> RefusedEdits {
         let conflicts = errors.filter(\.isConflict).count
         let why =
@@ -161,6 +162,13 @@ struct Sync: AsyncParsableCommand {
             return RefusedEdits(
                 description:
                     "the server refused \(errors.count) queued edits even with --resolve \(winner.rawValue) (\(reason)), so nothing was pulled; they stay queued ('inspect' shows each reason). Running again will not settle them: check what the server answers to these writes"
+            )
+        }
+        if conflicts == 0 {
+            // --resolve settles conflicts only; advising it for other refusals sends users in a circle.
+            return RefusedEdits(
+                description:
+                    "the server refused \(errors.count) queued edits, none of them a conflict ('inspect' shows each reason), so nothing was pulled; they stay queued. --resolve settles only conflicts: correct what the server refuses and sync again"
             )
         }
         return RefusedEdits(

@@ -41,4 +41,34 @@ struct SyncResolveAdviceTests {
         #expect(
             inspect.output.contains("todo   1     1        1"), "the insert stays queued with its error: \(inspect)")
     }
+
+    @Test(
+        "edits refused for another reason than a conflict are not sent to --resolve, which settles only conflicts",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)))
+    func refusalsThatAreNotConflicts() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("device.sqlite")
+        let todo = TableSchema("todo", columns: [Column("text", .string)])
+        let context = try SyncContext(
+            store: SQLiteStore(path: path), remote: try InMemoryRemote(tables: [todo]), tables: [todo])
+        _ = try context.table("todo").insert(Item(id: "a", values: ["text": .string("mine")]))
+        try context.close()
+        try await withLoopbackServer({ request in
+            request.method == "GET"
+                ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+                : ScriptedResponse(
+                    status: 400, headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"error":"text is too long"}"#.utf8))
+        }) { port in
+            // On a thread of its own: waiting for the process must not hold a thread the server needs.
+            let sync = try await onOwnThread {
+                try ServeProcessTests.run([
+                    "sync", "--store", "sqlite:" + path, "--remote", "http://127.0.0.1:\(port)", "--table", "todo",
+                ])
+            }
+            #expect(sync.status == 1, "\(sync)")
+            #expect(sync.error.contains("none of them a conflict"), "\(sync)")
+            #expect(!sync.error.contains("Run again with --resolve"), "\(sync)")
+        }
+    }
 }
