@@ -29,13 +29,17 @@ extension HTTPRemote {
     {
         switch write.kind {
         case .insert:
-            guard response.status == 200 || response.status == 201 else { throw failure(request, response) }
+            guard response.status == 200 || response.status == 201 else {
+                throw failure(request, response, itemId: write.item.id)
+            }
             return try serverItem(request, response)
         case .update:
-            guard response.status == 200 else { throw failure(request, response) }
+            guard response.status == 200 else { throw failure(request, response, itemId: write.item.id) }
             return try serverItem(request, response)
         case .delete:
-            guard response.status == 200 || response.status == 204 else { throw failure(request, response) }
+            guard response.status == 200 || response.status == 204 else {
+                throw failure(request, response, itemId: write.item.id)
+            }
             return nil
         }
     }
@@ -66,16 +70,22 @@ extension HTTPRemote {
         return item
     }
 
-    /// The error for a non-success status.
-    func failure(_ request: TableRequest, _ response: WireResponse) -> RemoteError {
+    /// The error for a non-success status. `itemId`, the id of the item a write was about (empty
+    /// when the server assigns it), keeps a conflict answer carrying another item from passing
+    /// that item off as the server's copy, which a push handler would take or resolve against.
+    func failure(_ request: TableRequest, _ response: WireResponse, itemId: String = "") -> RemoteError {
         let what = "\(request.method.rawValue) \(request.target)"
         switch response.status {
         case 409, 412:
-            let item = try? WireJSON.decodeItem(response.body)
+            var item = try? WireJSON.decodeItem(response.body)
+            var missing = item == nil ? "; the answer carried no readable server item" : ""
+            if let other = item?.id, !itemId.isEmpty, other != itemId {
+                item = nil
+                missing = "; the answer carried item '\(other)', not the server's copy of '\(itemId)'"
+            }
             let reason =
                 response.status == 412
                 ? "the server's version differs from If-Match" : "the item already exists on the server"
-            let missing = item == nil ? "; the answer carried no readable server item" : ""
             return RemoteError(
                 .conflict, status: response.status, serverItem: item, message: "\(what): conflict, \(reason)\(missing)")
         case 401:
