@@ -237,6 +237,20 @@ extension StoreTierGroups {
                 context.expectThrows("insertNew(notes) of an empty id", code: .invalidValue) {
                     try store.write { try $0.insertNew([Item(id: "")], into: "notes", origin: .local) }
                 }
+                // A present id listed twice is reported twice, once per item (a set of present ids is not).
+                let again = [
+                    Fixtures.note("kept", title: "again"), Fixtures.note("c", priority: 5),
+                    Fixtures.note("kept", title: "once more"), Fixtures.note("c", priority: 6),
+                ]
+                let presentAgain = context.attempt("insertNew(notes) of ids kept, c, kept, c") {
+                    try store.write { try $0.insertNew(again, into: "notes", origin: .local) }
+                }
+                context.expectEqual(
+                    presentAgain, ["kept", "kept", "c"],
+                    "insertNew(notes) of ids kept, c, kept, c: the ids already there, one per item, in order")
+                context.expectRows(
+                    store, "notes", [new[0], old, new[2], again[1]],
+                    "insertNew(notes) of ids kept, c, kept, c keeps 'kept' and inserts the first 'c'")
             },
         ])
 }

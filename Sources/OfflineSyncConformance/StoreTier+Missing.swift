@@ -9,27 +9,32 @@ extension StoreTierGroups {
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert([Fixtures.note("present")], into: "notes")
                 try store.upsert([Item(id: "elsewhere", values: ["n": 1])], into: "lefts")
-                for id in ["absent", "Present", "present ", "😀"] {
+                // Ids holding U+0000 too: a key passed as a C string would find 'present'.
+                for id in ["absent", "Present", "present ", "😀", "present\u{0}", "present\u{0}x"] {
                     context.expectLookup(store, "notes", id, nil, "lookup of a missing id")
                 }
                 // An id another table holds is still missing from this one.
                 context.expectLookup(store, "notes", "elsewhere", nil, "lookup of an id only table 'lefts' holds")
                 context.expectLookup(store, "lefts", "present", nil, "lookup of an id only table 'notes' holds")
-                for id in ["absent", "elsewhere"] {
-                    let inside = context.attempt("lookup(notes, id '\(id)') inside write(_:)") {
+                for id in ["absent", "elsewhere", "present\u{0}x"] {
+                    let inside = context.attempt("lookup(notes, id '\(RowDifference.escaped(id))') inside write(_:)") {
                         try store.write { try $0.lookup(table: "notes", id: id) }
                     }
                     context.expect(
                         inside == .some(nil),
-                        "lookup(notes, id '\(id)') inside write(_:): expected nil, got \(String(describing: inside))")
+                        "lookup(notes, id '\(RowDifference.escaped(id))') inside write(_:): expected nil, got \(String(describing: inside))"
+                    )
                 }
             },
             ConformanceCase("deleting missing ids does nothing") { context in
                 let store = try context.openStore(Fixtures.schema)
                 let kept = Fixtures.note("kept", priority: 1)
                 try store.upsert([kept], into: "notes")
-                context.attempt("delete(ids: ['absent', 'KEPT', 'kept ', ' kept'], from: notes)") {
-                    try store.delete(ids: ["absent", "KEPT", "kept ", " kept"], from: "notes")
+                context.attempt("delete(ids: ['absent', 'KEPT', 'kept ', ' kept', 'kept\\u{0}'], from: notes)") {
+                    try store.delete(ids: ["absent", "KEPT", "kept ", " kept", "kept\u{0}"], from: "notes")
+                }
+                context.attempt("transaction.delete(ids: ['kept\\u{0}x'], from: notes)") {
+                    try store.write { try $0.delete(ids: ["kept\u{0}x"], from: "notes") }
                 }
                 context.attempt("delete(ids: [], from: notes)") { try store.delete(ids: [], from: "notes") }
                 context.expectRows(store, "notes", [kept], "delete of missing ids")

@@ -30,7 +30,8 @@ extension StoreTierGroups {
             /// `endswith` and `contains` (SQLite's `LIKE` is not), ASCII-only `tolower` and `toupper`
             /// (PostgreSQL's fold every letter), `round` of halves away from zero (PostgreSQL's
             /// `round(double precision)` takes them to even), integer `div`, null from `concat`
-            /// with a null (SQL's `CONCAT()` skips it) and `indexof` in scalars.
+            /// with a null (SQL's `CONCAT()` skips it) and `indexof` in scalars. And `in` lists of doubles
+            /// on an integer column, integer overflow and negative `substring` starts.
             ConformanceCase(Pinned.caseName) { context in
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert(Pinned.rows, into: "notes")
@@ -181,10 +182,11 @@ extension StoreTierGroups {
             },
             ConformanceCase("strings compare by UTF-8 bytes, case-sensitively") { context in
                 let store = try context.openStore(Fixtures.schema)
-                // "apple " and "Banana ": a PAD SPACE collation (trailing spaces ignored) is not bytes either.
+                // "apple " and "Banana ": a PAD SPACE collation (trailing spaces ignored) is not bytes either;
+                // "apple\u{0}" and "apple\u{0}z": nor is a C string's, which U+0000 ends.
                 let titles = [
                     "apple", "Apple", "APPLE", "banana", "Banana", "caf\u{E9}", "cafe\u{301}", "CAF\u{C9}", "", "z",
-                    "é", "日本", "apple ", "Banana ",
+                    "é", "日本", "apple ", "Banana ", "apple\u{0}", "apple\u{0}z",
                 ]
                 let rows = titles.enumerated().map { Fixtures.note("t\($0.offset)", title: $0.element) }
                 try store.upsert(rows, into: "notes")
@@ -366,6 +368,15 @@ enum Pinned {
             // `concat` with a null is null.
             compare(.function(.concat, [title, .literal("y")]), .eq, "y"),
             compare(.function(.concat, [.literal("y"), title]), .ne, .null),
+            // `in` lists compare as numbers: 2.5 does not match the integer 2 (nor -2.5 the integer -2).
+            .isIn(priority, [.double(2.5), -7]), .isIn(priority, [.double(-2.5), .double(-3)]),
+            // Integer arithmetic past Int64 goes on in doubles instead of wrapping around.
+            compare(.arithmetic(priority, .mul, .literal(1024)), .gt, 0),
+            compare(.arithmetic(priority, .add, .literal(.int(.max))), .lt, 0),
+            compare(.negate(.arithmetic(priority, .sub, .literal(.int(.max)))), .lt, 0),
+            // A negative `substring` start counts as 0, not from the end.
+            compare(.function(.substring, [title, .literal(.int(-1)), .literal(2)]), .eq, "\u{C9}l"),
+            compare(.function(.substring, [title, .literal(.int(-2))]), .eq, "\u{3000}x\u{A0}"),
             // `indexof` counts Unicode scalars.
             compare(.function(.indexOf, [title, .literal("x")]), .eq, 1),
             compare(.function(.indexOf, [title, .literal("X")]), .eq, 5),

@@ -261,6 +261,54 @@ extension StoreTierGroups {
                 context.expectThrows("upsert(notes, id 'a') on a closed store") {
                     try store.upsert([Item(id: "a")], into: "notes")
                 }
+                // Every other method too: a closed handle is not an empty table.
+                context.expectThrows("lookup(notes, id 'a') on a closed store") {
+                    try store.lookup(table: "notes", id: "a")
+                }
+                context.expectThrows("count(notes) on a closed store") { try store.count("notes") }
+                context.expectThrows("delete(ids: ['a'], from: notes) on a closed store") {
+                    try store.delete(ids: ["a"], from: "notes")
+                }
+                context.expectThrows("delete(matching:) on notes of a closed store") {
+                    try store.delete(matching: Query(table: "notes"))
+                }
+                context.expectThrows("write(_:) with an empty body on a closed store") { try store.write { _ in } }
+            },
+            /// Only another process or instance changes the stored schema: this instance's own
+            /// opens, widening ones too, and its writes do not count.
+            ConformanceCase("storedSchemaChanged() ignores the instance's own opens and writes", requires: .persistent)
+            {
+                context in
+                let store = try context.openStore(StoreSchema([Fixtures.notes]))
+                context.expectEqual(
+                    context.attempt("storedSchemaChanged() after the first open") { try store.storedSchemaChanged() },
+                    false, "storedSchemaChanged() after the first open")
+                try store.upsert([Fixtures.note("a", priority: 1)], into: "notes")
+                context.expectEqual(
+                    context.attempt("storedSchemaChanged() after an upsert into notes") {
+                        try store.storedSchemaChanged()
+                    }, false, "storedSchemaChanged() after an upsert into notes")
+                try store.close()
+                let widened = TableSchema(
+                    "notes", columns: Fixtures.notes.columns + [Column("extra", .string)],
+                    indexes: Fixtures.notes.indexes + [TableIndex("notes_extra", on: ["extra"])])
+                let added = TableSchema("added", columns: [Column("n", .integer)], synced: false)
+                for (what, schema) in [
+                    (
+                        "a reopen adding column 'extra', index 'notes_extra' and table 'added'",
+                        StoreSchema([widened, added])
+                    ),
+                    ("a reopen declaring the original notes only", StoreSchema([Fixtures.notes])),
+                ] {
+                    try? store.close()
+                    guard context.attempt("open(schema:): \(what)", { try store.open(schema: schema) }) != nil else {
+                        continue
+                    }
+                    context.expectEqual(
+                        context.attempt("storedSchemaChanged() after \(what)") { try store.storedSchemaChanged() },
+                        false,
+                        "storedSchemaChanged() after \(what)")
+                }
             },
         ])
 

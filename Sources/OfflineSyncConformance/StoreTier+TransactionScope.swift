@@ -132,6 +132,27 @@ extension StoreTierGroups {
                 context.expectRows(
                     store, "lefts", seeded.lefts.filter { $0.id != "l1" },
                     "delete(matching:) of rows written earlier in the transaction")
+                // Nor does it choose or count the rows the transaction deleted before (lefts holds 'l2', n 2).
+                let byTwo = Query(table: "lefts", filter: .comparison(.column("n"), .eq, .literal(2)))
+                let first = Query(table: "lefts", orderBy: [SortKey("n")], top: 1)
+                let what =
+                    "write(_:) that upserts lefts 'l3' (n 3) and 'l4' (n 4), deletes id 'l2' (n 2), then deletes by queries"
+                let counts = context.attempt(what) {
+                    try store.write { transaction -> [Int] in
+                        try transaction.upsert(
+                            [Item(id: "l3", values: ["n": 3]), Item(id: "l4", values: ["n": 4])], into: "lefts",
+                            origin: .local)
+                        try transaction.delete(ids: ["l2"], from: "lefts")
+                        return [try transaction.delete(matching: byTwo), try transaction.delete(matching: first)]
+                    }
+                }
+                context.expectEqual(
+                    counts, [0, 1],
+                    "\(what): counts of transaction.delete(matching: \(byTwo)) and transaction.delete(matching: \(first))"
+                )
+                context.expectRows(
+                    store, "lefts", [Item(id: "l4", values: ["n": 4])],
+                    "\(what): delete(matching: \(first)) after delete(ids: ['l2']) in the same transaction")
             },
             ConformanceCase("an undeclared table is an unknownTable error in every transaction method") { context in
                 let store = try context.openStore(Fixtures.schema)

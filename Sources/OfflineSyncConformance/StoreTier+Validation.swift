@@ -124,24 +124,31 @@ extension StoreTierGroups {
                 ]
                 for (index, (column, value)) in bad.enumerated() {
                     let id = "bad-\(index)"
+                    let batch = [
+                        Item(id: "good-\(index)", values: ["s": "fine"]), Item(id: id, values: [column: value]),
+                    ]
                     for origin in [WriteOrigin.local, .server] {
                         context.expectThrows(
                             "upsert(values, id '\(id)', origin: .\(origin)) column '\(column)' = \(RowDifference.show(value))",
                             code: .invalidValue,
                             mentioning: ["values", column, id]
                         ) {
-                            try store.upsert(
-                                [
-                                    Item(id: "good-\(index)", values: ["s": "fine"]),
-                                    Item(id: id, values: [column: value]),
-                                ],
-                                into: "values", origin: origin)
+                            try store.upsert(batch, into: "values", origin: origin)
+                        }
+                        // insertNew checks the values it inserts as an upsert does (an encoder of its own may not).
+                        context.expectThrows(
+                            "transaction.insertNew(values, id '\(id)', origin: .\(origin)) column '\(column)' = \(RowDifference.show(value))",
+                            code: .invalidValue,
+                            mentioning: ["values", column, id]
+                        ) {
+                            try store.write { try $0.insertNew(batch, into: "values", origin: origin) }
                         }
                     }
                 }
                 context.expectRows(
                     store, "values", [],
-                    "rejected upserts from either origin (each batch held one good row before the bad one)")
+                    "rejected upserts and insertNews from either origin (each batch held one good row before the bad one)"
+                )
             },
             ConformanceCase("empty, oversized and NUL ids are rejected") { context in
                 let store = try context.openStore(Fixtures.schema)
@@ -229,6 +236,47 @@ extension StoreTierGroups {
                             code: .invalidName,
                             mentioning: [kind, name]
                         ) { try store.open(schema: StoreSchema([table])) }
+                    }
+                    // What a reopen adds is checked as well, and a rejected reopen changes nothing.
+                    guard context.suite.capabilities.contains(.persistent) else { continue }
+                    let original = TableSchema("good", columns: [Column("n", .integer)])
+                    let widened: [(String, StoreSchema)] = [
+                        ("table", StoreSchema([original, TableSchema(name, columns: [Column("n", .integer)])])),
+                        (
+                            "column",
+                            StoreSchema([TableSchema("good", columns: [Column("n", .integer), Column(name, .integer)])])
+                        ),
+                        (
+                            "index",
+                            StoreSchema([
+                                TableSchema(
+                                    "good", columns: [Column("n", .integer)], indexes: [TableIndex(name, on: ["n"])])
+                            ])
+                        ),
+                    ]
+                    for (kind, schema) in widened {
+                        let store = try context.openStore(StoreSchema([original]))
+                        try store.close()
+                        context.expectThrows(
+                            "open(schema:) reopening table 'good' with an added \(kind) named '\(name)' (reserved prefix '\(prefix)')",
+                            code: .invalidName,
+                            mentioning: [kind, name]
+                        ) { try store.open(schema: schema) }
+                        try? store.close()
+                        context.attempt("open(schema:) with the original schema after a rejected reopen") {
+                            try store.open(schema: StoreSchema([original]))
+                        }
+                        guard
+                            let stored = context.attempt(
+                                "schema after a rejected reopen adding \(kind) '\(name)'", { try store.schema })
+                        else { continue }
+                        let names =
+                            stored.tables.map(\.name)
+                            + stored.tables.flatMap { $0.columns.map(\.name) + $0.indexes.map(\.name) }
+                        context.expect(
+                            !names.contains(name),
+                            "schema after a rejected reopen adding \(kind) '\(name)' (reserved prefix '\(prefix)') lists it: \(names)"
+                        )
                     }
                 }
             },

@@ -63,16 +63,18 @@ extension CaseContext {
         _ store: any LocalStore, _ table: String, _ id: String, _ expected: Item?,
         _ operation: @autoclosure () -> String
     ) {
-        guard let found = attempt("lookup(\(table), id '\(id)')", { try store.lookup(table: table, id: id) }) else {
+        let shown = RowDifference.escaped(id)
+        guard let found = attempt("lookup(\(table), id '\(shown)')", { try store.lookup(table: table, id: id) }) else {
             return
         }
         switch (expected, found) {
         case (nil, nil): return
-        case (nil, let found?): fail("\(operation()): lookup(\(table), id '\(id)') expected no row, got \(found)")
-        case (let expected?, nil): fail("\(operation()): lookup(\(table), id '\(id)') expected \(expected), got no row")
+        case (nil, let found?): fail("\(operation()): lookup(\(table), id '\(shown)') expected no row, got \(found)")
+        case (let expected?, nil):
+            fail("\(operation()): lookup(\(table), id '\(shown)') expected \(expected), got no row")
         case (let expected?, let found?):
             if let difference = RowDifference.first(expected: [expected], actual: [found]) {
-                fail("\(operation()): lookup(\(table), id '\(id)') \(difference)")
+                fail("\(operation()): lookup(\(table), id '\(shown)') \(difference)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import OfflineSync
 
 /// The reference query semantics with one rule bent the way a ``BrokenStore/Fault`` of rule 4
@@ -19,6 +20,9 @@ struct BentEvaluator {
         .dividesIntegersAsDoubles, .concatSkipsNulls, .indexOfCountsUTF8Bytes, .comparesStringsIgnoringTrailingSpaces,
         .endsWithOfAnEmptySuffixIsFalse, .ordersIntegersThroughDouble, .roundsHalvesUp, .indexOfIsOneBased,
         .computesCalendarFunctionsInLocalTime, .ordersStringsCaseInsensitively, .emptyInListsMatchEverything,
+        .ordersNegativeZeroBeforeZero, .castsInListDoublesToIntegers, .wrapsIntegerOverflow,
+        .computesCalendarFunctionsWithAJulianCutover, .comparesStringsUpToNUL, .substringCountsNegativeStartsFromTheEnd,
+        .treatsNullBooleansAsFalse,
     ]
 
     let fault: BrokenStore.Fault?
@@ -132,6 +136,12 @@ struct BentEvaluator {
     /// integer–double pairs (through `Double`, in filters).
     private func compare(_ lhs: Value, _ rhs: Value, inFilter: Bool) -> Int {
         switch (lhs, rhs) {
+        case (.double(let a), .double(let b))
+        where !inFilter && fault == .ordersNegativeZeroBeforeZero && a == 0 && b == 0:
+            // The bits of -0.0 sort before those of 0.0.
+            return a.sign == b.sign ? 0 : (a.sign == .minus ? -1 : 1)
+        case (.string(let a), .string(let b)) where fault == .comparesStringsUpToNUL:
+            return compareText(Self.beforeNUL(a), Self.beforeNUL(b))
         case _ where !inFilter && fault == .ordersNumbersAsText && Self.isNumber(lhs) && Self.isNumber(rhs):
             // Numbers kept as text in the ordering (an index or sort key of their decimal text).
             let a = Self.text(of: lhs)
@@ -185,6 +195,11 @@ struct BentEvaluator {
                 return Self.withoutWhitespace(a) == Self.withoutWhitespace(b)
             default: break
             }
+        }
+        if fault == .treatsNullBooleansAsFalse {
+            // COALESCE(b, false) in the translation of a comparison.
+            if lhs.isNull, case .bool = rhs { lhs = .bool(false) }
+            if rhs.isNull, case .bool = lhs { rhs = .bool(false) }
         }
         if lhs.isNull || rhs.isNull { return lhs.isNull && rhs.isNull }
         if fault == .comparesStringsByCanonicalEquivalence, case .string(let a) = lhs, case .string(let b) = rhs {
@@ -240,11 +255,26 @@ struct BentEvaluator {
                 values = values.map(Self.withoutTrailingSpaces)
             }
             if fault == .inListsNeverMatchNull, value.isNull { return .bool(false) }
+            if fault == .castsInListDoublesToIntegers, case .int = value {
+                // Each listed value bound as the integer column's type: the fraction is cut off.
+                values = values.map { listed in
+                    guard case .double(let number) = listed, abs(number) < 9e18 else { return listed }
+                    return .int(Int64(number))
+                }
+            }
             return .bool(values.contains { equal(value, $0) })
         case .function(let function, let arguments): return apply(function, arguments.map { evaluate($0, item) })
         case .arithmetic(let lhs, let op, let rhs):
             let a = evaluate(lhs, item)
             let b = evaluate(rhs, item)
+            if fault == .wrapsIntegerOverflow, case .int(let x) = a, case .int(let y) = b {
+                switch op {
+                case .add: return .int(x &+ y)
+                case .sub: return .int(x &- y)
+                case .mul: return .int(x &* y)
+                default: break
+                }
+            }
             if fault == .dividesIntegersAsDoubles, op == .div, case .int(let x) = a, case .int(let y) = b, y != 0 {
                 return .double(Double(x) / Double(y))  // a translation that divides as doubles
             }
@@ -260,7 +290,9 @@ struct BentEvaluator {
                 }
             }
             return ValueSemantics.arithmetic(a, op, b)
-        case .negate(let operand): return ValueSemantics.negate(evaluate(operand, item))
+        case .negate(let operand):
+            if fault == .wrapsIntegerOverflow, case .int(let x) = evaluate(operand, item) { return .int(0 &- x) }
+            return ValueSemantics.negate(evaluate(operand, item))
         }
     }
 
@@ -336,6 +368,25 @@ struct BentEvaluator {
             guard case .date(let date) = arguments[0] else { return reference }
             return QueryEvaluator.apply(
                 function, [.date(Timestamp(millisecondsSince1970: date.millisecondsSince1970 + 3_600_000))])
+        case (.substringCountsNegativeStartsFromTheEnd, .substring):
+            guard case .int(let start) = arguments[1], start < 0 else { return reference }
+            let count = Int64(text(0).unicodeScalars.count)
+            var shifted = arguments
+            shifted[1] = .int(max(0, count + max(start, -count)))
+            return QueryEvaluator.apply(.substring, shifted)
+        case (.computesCalendarFunctionsWithAJulianCutover, .year),
+            (.computesCalendarFunctionsWithAJulianCutover, .month),
+            (.computesCalendarFunctionsWithAJulianCutover, .day):
+            guard case .date(let date) = arguments[0] else { return reference }
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let instant = Date(timeIntervalSince1970: Double(date.millisecondsSince1970) / 1000)
+            let parts = calendar.dateComponents([.era, .year, .month, .day], from: instant)
+            switch function {
+            case .year: return .int(Int64(parts.era == 0 ? 1 - (parts.year ?? 0) : (parts.year ?? 0)))
+            case .month: return .int(Int64(parts.month ?? 0))
+            default: return .int(Int64(parts.day ?? 0))
+            }
         case (.indexOfCountsUTF8Bytes, .indexOf):
             let haystack = Array(text(0).utf8)
             let needle = Array(text(1).utf8)
@@ -377,6 +428,11 @@ struct BentEvaluator {
         var scalars = Array(text.unicodeScalars)
         while scalars.last == " " { scalars.removeLast() }
         return .string(String(String.UnicodeScalarView(scalars)))
+    }
+
+    /// `text` up to its first U+0000, as a C string reads it.
+    private static func beforeNUL(_ text: String) -> String {
+        String(decoding: text.utf8.prefix { $0 != 0 }, as: UTF8.self)
     }
 
     private static func isNumber(_ value: Value) -> Bool {

@@ -32,6 +32,12 @@ final class BrokenStore: LocalStore {
         case dropsColumnsLeftOutOfAReopenedTable
         case dropsIndexesLeftOutOfAReopenedTable
         case forgetsWideningAtTheNextReopen
+        /// Answers `nil` to a lookup on a closed store (a closed handle read as an empty table)
+        /// instead of throwing.
+        case closedStoreLookupsAnswerNil
+        /// Says the stored schema changed after this instance's own reopen widened it (it compares
+        /// with the schema of the first open, not with the one it last wrote).
+        case storedSchemaChangedCountsOwnReopens
         // Rule 2: values are checked by the core; upserts replace the whole row.
         case truncatesConvertedDates
         case truncatesConvertedDatesFromServer
@@ -51,6 +57,12 @@ final class BrokenStore: LocalStore {
         case insertNewMissesDuplicatesInsideTheBatch
         case lookupsAnswerStaleRowsAfterServerUpserts
         case insertNewRejectsUnknownServerColumns
+        /// Stores a value `insertNew` cannot convert (NaN, a fraction for an integer, text for a
+        /// number) as null instead of throwing: an encoder of its own that skips the checks.
+        case insertNewStoresInvalidValuesAsNull
+        /// Reports an id `insertNew` found present only once when the batch lists it again (the
+        /// present ids collected in a set).
+        case insertNewReportsARepeatedPresentIdOnce
         // Rule 3: values round-trip exactly.
         case dropsNegativeZeroSign
         case readsDropNegativeZeroSign
@@ -143,6 +155,31 @@ final class BrokenStore: LocalStore {
         case computesCalendarFunctionsInLocalTime
         case ordersStringsCaseInsensitively
         case emptyInListsMatchEverything
+        /// Orders `-0.0` before `0.0` (an index key of the double's bits), where they tie and
+        /// fall back to `id`.
+        case ordersNegativeZeroBeforeZero
+        /// Converts the doubles of an `in` list on an integer column to integers (binding every
+        /// value with the column's type), so `i in (2.5)` matches 2.
+        case castsInListDoublesToIntegers
+        /// Wraps integer `add`, `sub` and `mul` around on overflow instead of going on in doubles.
+        case wrapsIntegerOverflow
+        /// Computes calendar functions with Foundation's Gregorian calendar, which is Julian
+        /// before 15 October 1582, not the proleptic Gregorian calendar of ISO 8601.
+        case computesCalendarFunctionsWithAJulianCutover
+        /// Compares and orders strings as C strings: U+0000 ends them.
+        case comparesStringsUpToNUL
+        /// Applies `top` before `skip` (the window ends at row `top`, not at `skip + top`).
+        case appliesTopBeforeSkip
+        /// Counts a negative `substring` start from the end of the string, as Python does.
+        case substringCountsNegativeStartsFromTheEnd
+        /// Deletes every matching row for `delete(matching:)` with `top` 0 (a `LIMIT` left out
+        /// when it is 0).
+        case deleteByQueryTreatsTopZeroAsNoLimit
+        /// Reads a null boolean as `false` in comparisons (`done eq false` matches null).
+        case treatsNullBooleansAsFalse
+        /// Sorts after projecting the selection, so a sort key that is not selected reads as null
+        /// and the rows fall back to the next key and `id`.
+        case ordersByUnselectedColumnsAsNull
         // Rule 5: missing ids are not errors.
         case lookupOfMissingIdThrows
         case transactionLookupOfMissingIdThrows
@@ -152,6 +189,9 @@ final class BrokenStore: LocalStore {
         case looksUpMissingIdsInOtherTables
         case deletesIdsIgnoringTrailingSpaces
         case looksUpIdsOfTablesWhoseNamesExtendTheTable
+        /// Passes ids to lookups and deletes as C strings: an id holding U+0000 finds the row whose
+        /// id is the part before it.
+        case truncatesIdsAtNUL
         // Rule 6: atomic, isolated, serialised transactions that see their own writes.
         case commitsPartialTransactions
         case rollbackKeepsDeletesByIds
@@ -174,6 +214,9 @@ final class BrokenStore: LocalStore {
         case transactionCountsIgnoreOwnWrites
         case reopenBringsBackDeletedRows
         case reopenKeepsTheFirstVersionOfReplacedRows
+        /// Chooses and counts the rows of `delete(matching:)` through an index that still lists
+        /// the rows deleted earlier in the transaction.
+        case deleteByQueryCountsRowsDeletedEarlierInTheTransaction
         // Rule 7: errors, not crashes, naming what is at fault.
         case reportsUnknownTablesAsStorageErrors
         case errorsOmitTheColumn
@@ -181,6 +224,10 @@ final class BrokenStore: LocalStore {
         case serverWriteErrorsOmitTheColumn
         case transactionQueryErrorsOmitTheColumn
         case invalidValueErrorsNameTheFirstRow
+        /// Reserves a name prefix but rejects it only in the letter case it was written in.
+        case checksReservedPrefixesCaseSensitively
+        /// Rejects names with a reserved prefix at the first open only, not in what a reopen adds.
+        case checksReservedPrefixesOnlyOnFirstOpen
         // Rule 8: any method from any thread.
         case readsFailDuringWrites
         case lookupsFailDuringWrites
@@ -201,7 +248,7 @@ final class BrokenStore: LocalStore {
                 .acceptsRetypingEmptyTables, .acceptsRetypingTablesWithRows, .schemaAnswersTheLastDeclaration,
                 .closeDoesNothing, .losesSchemaOnReopen, .dropsValuesOfColumnsAddedOnReopen,
                 .dropsColumnsLeftOutOfAReopenedTable, .dropsIndexesLeftOutOfAReopenedTable,
-                .forgetsWideningAtTheNextReopen:
+                .forgetsWideningAtTheNextReopen, .closedStoreLookupsAnswerNil, .storedSchemaChangedCountsOwnReopens:
                 return 1
             case .truncatesConvertedDates, .truncatesConvertedDatesFromServer, .transactionReadsAnswerItemsAsWritten,
                 .keepsUnknownServerColumns, .dropsUnknownLocalColumns, .mergesLocalUpserts,
@@ -210,7 +257,8 @@ final class BrokenStore: LocalStore {
                 .transactionLookupAnswersItemsAsWritten, .insertNewDropsUnknownLocalColumns, .convertsOffsetDatesAsUTC,
                 .keepsTheFirstOfDuplicateIdsInABatch, .insertNewOverwritesPresentRows, .insertNewReportsEveryId,
                 .insertNewMissesDuplicatesInsideTheBatch, .lookupsAnswerStaleRowsAfterServerUpserts,
-                .insertNewRejectsUnknownServerColumns:
+                .insertNewRejectsUnknownServerColumns, .insertNewStoresInvalidValuesAsNull,
+                .insertNewReportsARepeatedPresentIdOnce:
                 return 2
             case .dropsNegativeZeroSign, .readsDropNegativeZeroSign, .lookupsDropNegativeZeroSign,
                 .transactionReadsDropNegativeZeroSign, .reloadDropsNegativeZeroSign, .stripsLeadingByteOrderMark,
@@ -243,11 +291,16 @@ final class BrokenStore: LocalStore {
                 .readsRowsOfTablesWhoseNamesExtendTheTable, .comparesStringsIgnoringTrailingSpaces,
                 .endsWithOfAnEmptySuffixIsFalse, .ordersIntegersThroughDouble, .appliesSkipBeforeTheFilter,
                 .countsAtTopZeroIgnoreTheFilter, .roundsHalvesUp, .indexOfIsOneBased, .upsertKeepsOldIndexEntries,
-                .computesCalendarFunctionsInLocalTime, .ordersStringsCaseInsensitively, .emptyInListsMatchEverything:
+                .computesCalendarFunctionsInLocalTime, .ordersStringsCaseInsensitively, .emptyInListsMatchEverything,
+                .ordersNegativeZeroBeforeZero, .castsInListDoublesToIntegers, .wrapsIntegerOverflow,
+                .computesCalendarFunctionsWithAJulianCutover, .comparesStringsUpToNUL, .appliesTopBeforeSkip,
+                .substringCountsNegativeStartsFromTheEnd, .deleteByQueryTreatsTopZeroAsNoLimit,
+                .treatsNullBooleansAsFalse,
+                .ordersByUnselectedColumnsAsNull:
                 return 4
             case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .deletingMissingIdsThrows,
                 .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively, .looksUpMissingIdsInOtherTables,
-                .deletesIdsIgnoringTrailingSpaces, .looksUpIdsOfTablesWhoseNamesExtendTheTable:
+                .deletesIdsIgnoringTrailingSpaces, .looksUpIdsOfTablesWhoseNamesExtendTheTable, .truncatesIdsAtNUL:
                 return 5
             case .commitsPartialTransactions, .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery,
                 .rollbackKeepsServerUpserts, .rollbackRestoresOnlyTheLastWrittenTable, .rethrowsAWrappedError,
@@ -256,11 +309,13 @@ final class BrokenStore: LocalStore {
                 .interleavesTransactions, .showsUncommittedWrites, .rollbackKeepsIndexEntries,
                 .rollsBackWhenTheBodyCaughtAnError, .insertNewIgnoresOwnWrites, .filteredTransactionReadsMissOwnDeletes,
                 .losesTheLastTransactionOnClose, .rollbackKeepsInsertNewRows, .transactionCountsIgnoreOwnWrites,
-                .reopenBringsBackDeletedRows, .reopenKeepsTheFirstVersionOfReplacedRows:
+                .reopenBringsBackDeletedRows, .reopenKeepsTheFirstVersionOfReplacedRows,
+                .deleteByQueryCountsRowsDeletedEarlierInTheTransaction:
                 return 6
             case .reportsUnknownTablesAsStorageErrors, .errorsOmitTheColumn, .skipsQueryValidation,
                 .serverWriteErrorsOmitTheColumn, .transactionQueryErrorsOmitTheColumn,
-                .invalidValueErrorsNameTheFirstRow:
+                .invalidValueErrorsNameTheFirstRow, .checksReservedPrefixesCaseSensitively,
+                .checksReservedPrefixesOnlyOnFirstOpen:
                 return 7
             case .readsFailDuringWrites, .lookupsFailDuringWrites, .writesFailWhenConcurrent, .schemaFailsDuringWrites,
                 .countingReadsFailDuringWrites:
@@ -316,6 +371,23 @@ final class BrokenStore: LocalStore {
 
     var info: StoreInfo { StoreInfo(backend: "broken-\(fault)") }
 
+    /// The name prefix the stores with a fault of reserved names reserve.
+    static let reservedPrefix = "broken_"
+
+    /// ``reservedPrefix`` for the faults of reserved names; none otherwise.
+    var reservedNamePrefixes: [String] {
+        fault == .checksReservedPrefixesCaseSensitively || fault == .checksReservedPrefixesOnlyOnFirstOpen
+            ? [Self.reservedPrefix] : []
+    }
+
+    /// `false`, or for ``Fault/storedSchemaChangedCountsOwnReopens`` whether the stored schema
+    /// differs from the one of the first open.
+    func storedSchemaChanged() throws -> Bool {
+        let stored = try store.schema
+        guard fault == .storedSchemaChangedCountsOwnReopens else { return false }
+        return side.withLock { $0.firstStored } != stored
+    }
+
     var schema: StoreSchema {
         get throws {
             if fault == .schemaFailsDuringWrites { try failIfWriting() }
@@ -348,6 +420,12 @@ final class BrokenStore: LocalStore {
     func open(schema: StoreSchema) throws {
         let store = self.store
         let previous = side.withLock { $0.stored }
+        switch fault {
+        case .checksReservedPrefixesCaseSensitively: try Self.rejectReservedNamesAsWritten(in: schema)
+        case .checksReservedPrefixesOnlyOnFirstOpen where previous == nil:
+            try schema.validate(reservedPrefixes: reservedNamePrefixes)
+        default: break
+        }
         var declared = schema
         if let previous, fault == .acceptsRetypingEmptyTables || fault == .acceptsRetypingTablesWithRows {
             let counts = side.withLock { $0.rowCounts }
@@ -369,6 +447,20 @@ final class BrokenStore: LocalStore {
             if $0.firstStored == nil { $0.firstStored = stored }
         }
         if let previous { try reopened(store, previous: previous, declared: schema, stored: stored) }
+    }
+
+    /// Throws for the first table, column or index of `schema` named with ``reservedPrefix`` in
+    /// the letter case it is written in (a `hasPrefix` where a case-insensitive check was meant).
+    private static func rejectReservedNamesAsWritten(in schema: StoreSchema) throws {
+        for table in schema.tables {
+            let names =
+                [("table", table.name)] + table.columns.map { ("column", $0.name) }
+                + table.indexes.map { ("index", $0.name) }
+            for (kind, name) in names where name.hasPrefix(reservedPrefix) {
+                throw OfflineSyncError(
+                    .invalidName, "\(kind) name '\(name)' starts with '\(reservedPrefix)', which this store reserves")
+            }
+        }
     }
 
     /// Bends the store after a reopen, for the faults of widening and reloading.
@@ -513,6 +605,8 @@ final class BrokenStore: LocalStore {
     func lookup(table: String, id: String) throws -> Item? {
         if fault == .lookupsFailDuringWrites { try failIfWriting() }
         let store = self.store
+        if fault == .closedStoreLookupsAnswerNil, (try? store.schema) == nil { return nil }
+        let id = fault == .truncatesIdsAtNUL ? Self.beforeNUL(id) : id
         if fault == .looksUpUndeclaredTablesAsMissing, try store.schema.table(named: table) == nil { return nil }
         if fault == .lookupsAnswerStaleRowsAfterServerUpserts,
             let cached = side.withLock({ $0.lookupCache[table]?[Array(id.utf8)] })
@@ -636,6 +730,13 @@ final class BrokenStore: LocalStore {
         case .transactionReadsIgnoreTop where inTransaction: query.top = nil
         case .returnsOneRowTooManyForTop: query.top = query.top.map { $0 > 0 && $0 < Int.max ? $0 + 1 : $0 }
         case .ignoresSkipWithoutTop where query.top == nil: query.skip = 0
+        case .appliesTopBeforeSkip where query.top != nil && query.skip > 0:
+            // LIMIT top, then OFFSET skip within those rows.
+            query.top = query.top.map { $0 > query.skip ? $0 - query.skip : 0 }
+        case .ordersByUnselectedColumnsAsNull:
+            if let selection = query.selection {
+                query.orderBy = query.orderBy.filter { $0.column == "id" || selection.contains($0.column) }
+            }
         case .capsTopAt1000: query.top = query.top.map { min($0, 1_000) }
         case .capsSkipAt1000: query.skip = min(query.skip, 1_000)
         case .truncatesLongInLists: query.filter = query.filter.map { rewrite($0, lists: { Array($0.prefix(999)) }) }
@@ -941,6 +1042,22 @@ final class BrokenStore: LocalStore {
             return .int(rounded >= 9.2e18 ? .max : rounded <= -9.2e18 ? .min : Int64(rounded))
         default: return value
         }
+    }
+
+    /// `id` up to its first U+0000, as a C string reads it.
+    fileprivate static func beforeNUL(_ id: String) -> String {
+        String(decoding: id.utf8.prefix { $0 != 0 }, as: UTF8.self)
+    }
+
+    /// `item` without the values of its declared columns that the core refuses (they read as null).
+    fileprivate static func withoutInvalidValues(_ item: Item, table: TableSchema, origin: WriteOrigin) -> Item {
+        var item = item
+        for (column, value) in item.values where table.column(named: column) != nil {
+            if (try? table.normalize(Item(id: item.id, values: [column: value]), origin: origin)) == nil {
+                item.values[column] = nil
+            }
+        }
+        return item
     }
 
     private static func truncatedToSeconds(_ date: Timestamp) -> Timestamp {
@@ -1251,6 +1368,7 @@ final class BrokenStore: LocalStore {
 
         func lookup(table: String, id: String) throws -> Item? {
             if fault == .transactionLooksUpUndeclaredTablesAsMissing, isUndeclared(table) { return nil }
+            let id = fault == .truncatesIdsAtNUL ? BrokenStore.beforeNUL(id) : id
             let found: Item?
             let committed =
                 fault == .transactionLookupsIgnoreOwnWrites
@@ -1361,6 +1479,7 @@ final class BrokenStore: LocalStore {
         func delete(ids: [String], from table: String) throws {
             if fault == .ignoresDeletesByIdsFromUndeclaredTables, isUndeclared(table) { return }
             var ids = ids
+            if fault == .truncatesIdsAtNUL { ids = ids.map(BrokenStore.beforeNUL).filter { !$0.isEmpty } }
             if fault == .deletingMissingIdsThrows {
                 for id in ids where try perform(table, { try $0.lookup(table: table, id: id) }) == nil {
                     throw OfflineSyncError(.invalidOperation, "table '\(table)' has no row with id '\(id)' to delete")
@@ -1389,7 +1508,8 @@ final class BrokenStore: LocalStore {
         private func noteDeleted(_ ids: [String], from table: String) throws {
             guard
                 fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes
-                    || fault == .reopenBringsBackDeletedRows,
+                    || fault == .reopenBringsBackDeletedRows
+                    || fault == .deleteByQueryCountsRowsDeletedEarlierInTheTransaction,
                 !isUndeclared(table)
             else { return }
             let rows = try ids.compactMap { id in try perform(table) { try $0.lookup(table: table, id: id) } }
@@ -1423,11 +1543,18 @@ final class BrokenStore: LocalStore {
                 var written = origin
                 if fault == .insertNewDropsUnknownLocalColumns { written = .server }
                 if fault == .insertNewRejectsUnknownServerColumns { written = .local }
+                if fault == .insertNewStoresInvalidValuesAsNull, let declared = schema.table(named: table) {
+                    absent = absent.map { BrokenStore.withoutInvalidValues($0, table: declared, origin: written) }
+                }
                 try upsert(absent, into: table, origin: written)
                 // An insert on a connection of its own, outside the transaction.
                 if fault == .rollbackKeepsInsertNewRows { operations.append(.upsert(absent, table, origin)) }
             }
             if fault == .insertNewReportsEveryId { return items.map(\.id) }
+            if fault == .insertNewReportsARepeatedPresentIdOnce {
+                var reported: Set<[UInt8]> = []
+                return present.filter { reported.insert(Array($0.utf8)).inserted }
+            }
             return present
         }
 
@@ -1444,8 +1571,27 @@ final class BrokenStore: LocalStore {
                 wrote(query.table)
                 return count
             }
+            if fault == .deleteByQueryCountsRowsDeletedEarlierInTheTransaction, !isUndeclared(query.table),
+                let deleted = deletedRows[query.table], !deleted.isEmpty
+            {
+                // An index that still lists the rows deleted earlier chooses among them too.
+                var chosen = query
+                chosen.includeTotalCount = false
+                chosen.selection = nil
+                let current = try perform(query.table) { try $0.read(Query(table: query.table)) }.items
+                let present = Set(current.map { Array($0.id.utf8) })
+                let ghosts = deleted.filter { !present.contains(Array($0.id.utf8)) }
+                let ids = try QueryEvaluator(query: chosen, schema: schema.requireTable(query.table)).run(
+                    over: current + ghosts
+                ).items.map(\.id)
+                try noteDeleted(ids, from: query.table)
+                try perform(query.table) { try $0.delete(ids: ids, from: query.table) }
+                wrote(query.table)
+                return ids.count
+            }
             if fault == .deleteKeepsIndexEntries || fault == .filteredTransactionReadsMissOwnDeletes
-                || fault == .reopenBringsBackDeletedRows,
+                || fault == .reopenBringsBackDeletedRows
+                || fault == .deleteByQueryCountsRowsDeletedEarlierInTheTransaction,
                 !isUndeclared(query.table)
             {
                 var chosen = query
@@ -1460,6 +1606,7 @@ final class BrokenStore: LocalStore {
                 .rollbackRestoresOnlyTheLastWrittenTable, .transactionLookupAnswersItemsAsWritten,
                 .transactionReadsAnswerItemsAsWritten, .deleteByQueryTruncatesInListsAt999,
                 .deleteByQueryIgnoresOrderByWithTop, .deleteByQueryReportsTheMatchingCount,
+                .deleteByQueryTreatsTopZeroAsNoLimit,
             ]
             guard bent.contains(fault) else {
                 let count = try perform(query.table) { try $0.delete(matching: query) }
@@ -1475,6 +1622,7 @@ final class BrokenStore: LocalStore {
                 chosen.filter = chosen.filter.map { store.rewrite($0, lists: { Array($0.prefix(999)) }) }
             }
             if fault == .deleteByQueryIgnoresOrderByWithTop, chosen.top != nil { chosen.orderBy = [] }
+            if fault == .deleteByQueryTreatsTopZeroAsNoLimit, chosen.top == 0 { chosen.top = nil }
             var rows: [Item]
             if fault == .deleteByQueryInTransactionIgnoresOwnWrites, let committed = snapshot[query.table] {
                 rows = try QueryEvaluator(query: chosen, schema: schema.requireTable(query.table)).run(over: committed)
