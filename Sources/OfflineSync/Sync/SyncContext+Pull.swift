@@ -87,9 +87,17 @@ extension SyncContext {
     }
 
     /// Pages by (`updatedAt`, `id`) after the stored delta token; each page and the advanced
-    /// token commit together. Records sharing one `updatedAt` are paged by the id tie-breaker;
-    /// should a server keep finer timestamps than it sends (so the same records come back), the
-    /// next request skips past them.
+    /// token commit together. Records sharing one `updatedAt` are paged by the id tie-breaker.
+    ///
+    /// Some servers do not answer the tie-breaker as asked: a server that keeps finer timestamps
+    /// than it sends (SQL Server's `datetimeoffset(7)`) finds every record of the token's
+    /// millisecond "after" it and sends them again, from the first; a server whose ids compare
+    /// in another collation (case-insensitive) sends ids that are after the token's for it but
+    /// not byte for byte. Either way the page's last record is not after the token byte for
+    /// byte. The pull then keeps the token where it is and pages through that millisecond with
+    /// `$skip`, counted from the first record after the unchanged token, until a page reaches a
+    /// later time. So the token never moves backwards, and a page repeated at the same skip
+    /// (a server that ignores `$skip`) is an error rather than a loop.
     private func pullIncrementally(
         _ request: PullRequest, queryId: String, options: PullOptions, into result: inout PullResult
     ) async throws {
@@ -107,19 +115,14 @@ extension SyncContext {
             let page = try await remote.readPage(query, includeDeleted: options.includeDeleted).items
             result.requests += 1
             try SyncContext.checkPageSize(page, of: query)
-            guard let last = page.last else { break }
-            guard let updatedAt = last.updatedAt else {
-                throw OfflineSyncError(
-                    .invalidValue,
-                    "the server sent item '\(last.id)' of '\(request.table)' without 'updatedAt'; an incremental pull needs it"
-                )
-            }
+            guard let last = page.last, let updatedAt = try SyncContext.checkTimeOrder(page, table: request.table)
+            else { break }
             if updatedAt < token.updatedAt {
                 // The page ends before the records it was asked for begin: the server ignores
                 // the token's filter, and asking again would bring the same page forever.
                 throw SyncContext.filterIgnored(
                     table: request.table, asked: "records updated at or after \(token.updatedAt.iso8601)",
-                    answered: "item '\(last.id)' updated at \(updatedAt.iso8601)")
+                    answered: "a page ending at item '\(last.id)' updated at \(updatedAt.iso8601)")
             }
             if skip > 0, page.map(\.id) == previousIds {
                 // Asked to skip the records it sent last time, it sent them again.
@@ -129,12 +132,49 @@ extension SyncContext {
                 )
             }
             let next = DeltaToken(updatedAt: updatedAt, itemId: last.id)
-            if next == token { previousIds = page.map(\.id) }
-            try commit(page, of: request.table, token: next == token ? nil : (key, next), into: &result)
-            skip = next == token ? skip + page.count : 0
-            token = next
+            let sameTime = updatedAt == token.updatedAt
+            if sameTime && (skip > 0 || !SyncContext.isAfter(next, token)) {
+                // Within the token's millisecond, paged by `$skip` from the unchanged token.
+                previousIds = page.map(\.id)
+                try commit(page, of: request.table, token: nil, into: &result)
+                skip += page.count
+            } else {
+                try commit(page, of: request.table, token: (key, next), into: &result)
+                skip = 0
+                token = next
+            }
             options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
         }
+    }
+
+    /// `true` when `next` comes after `token` in pull order, ids compared byte for byte.
+    static func isAfter(_ next: DeltaToken, _ token: DeltaToken) -> Bool {
+        if next.updatedAt != token.updatedAt { return next.updatedAt > token.updatedAt }
+        guard let id = token.itemId else { return true }
+        return ValueSemantics.compareBytes(next.itemId ?? "", id) > 0
+    }
+
+    /// The `updatedAt` of the page's last record (`nil` for an empty page), after checking that every record has one and
+    /// that they never go back in time: a page out of that order (a server or proxy that drops
+    /// `$orderby`) would move the token past records it has not sent yet, losing them for good.
+    static func checkTimeOrder(_ page: [Item], table: String) throws -> Timestamp? {
+        var previous: Timestamp?
+        for item in page {
+            guard let updatedAt = item.updatedAt else {
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "the server sent item '\(item.id)' of '\(table)' without 'updatedAt'; an incremental pull needs it"
+                )
+            }
+            if let previous, updatedAt < previous {
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "the server answered the pull of '\(table)' with item '\(item.id)' updated at \(updatedAt.iso8601) after one updated at \(previous.iso8601); it does not honour $orderby=updatedAt, so the pull would move past records it has not received. Check that the remote (and any proxy) passes $orderby to an Azure Mobile Apps table endpoint"
+                )
+            }
+            previous = updatedAt
+        }
+        return previous
     }
 
     /// Pages through the query's records. Without ordering, `skip` or `top` the pages follow
@@ -147,6 +187,7 @@ extension SyncContext {
         if !query.orderBy.contains(where: { $0.column == "id" }) { query.orderBy.append(SortKey("id")) }
         var remaining = query.top
         var lastId: String?
+        var previousIds: Set<String> = []
         while remaining != 0 {
             try Task.checkCancellation()
             var pageQuery = query
@@ -159,13 +200,21 @@ extension SyncContext {
             result.requests += 1
             try SyncContext.checkPageSize(page, of: pageQuery)
             guard let last = page.last else { break }
-            if byId, let lastId, ValueSemantics.compareBytes(last.id, lastId) <= 0 {
-                // Keyset paging only moves on when each page ends after the one before it.
+            if byId, let lastId, let repeated = page.first(where: { previousIds.contains($0.id) }) {
+                // Keyset paging only moves on when each page holds records after the one before
+                // it. Judged by repetition, not by comparing ids: a server's ids may compare in
+                // another collation (SQL Server's is case-insensitive), where 'C' comes after 'b'.
                 throw SyncContext.filterIgnored(
-                    table: request.table, asked: "records after id '\(lastId)'", answered: "item '\(last.id)'")
+                    table: request.table, asked: "records after id '\(lastId)'",
+                    answered: "a page holding item '\(repeated.id)' of the previous page again")
             }
             try commit(page, of: request.table, token: nil, into: &result)
-            if byId { lastId = last.id } else { query.skip += page.count }
+            if byId {
+                lastId = last.id
+                previousIds = Set(page.map(\.id))
+            } else {
+                query.skip += page.count
+            }
             remaining = remaining.map { max(0, $0 - page.count) }
             options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
         }
@@ -185,7 +234,7 @@ extension SyncContext {
     static func filterIgnored(table: String, asked: String, answered: String) -> OfflineSyncError {
         OfflineSyncError(
             .invalidValue,
-            "the server answered the pull of '\(table)' for \(asked) with a page ending at \(answered), which is not after them; it does not honour $filter, so the pull would fetch the same page forever. Check that the remote is an Azure Mobile Apps table endpoint"
+            "the server answered the pull of '\(table)' for \(asked) with \(answered), which is not after them; it does not honour $filter, so the pull would fetch the same page forever. Check that the remote is an Azure Mobile Apps table endpoint"
         )
     }
 
