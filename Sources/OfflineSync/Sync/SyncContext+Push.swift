@@ -408,7 +408,8 @@ extension SyncContext {
     /// ``OperationQueue/followedUp`` says so without a read), is applied in bulk: one delete
     /// removes the operations (and one the errors of those in `erroredIds`, the operations that
     /// had an error when the push began; push records errors only for operations it does not
-    /// complete), one upsert per table stores the server's copies. Every other outcome goes
+    /// complete), one upsert per table stores the server's copies (each merged over its local row when it
+    /// lacks a declared column). Every other outcome goes
     /// through ``apply(_:in:)``; all of them touch only their own item's rows.
     private func applyTogether(
         _ settlements: [Settlement], erroredIds: Set<String>,
@@ -427,7 +428,8 @@ extension SyncContext {
             completed.append(operation.id)
             guard operation.kind != .delete, let server else { continue }
             try requireServerCopy(server, of: operation)
-            copies[operation.table, default: []].append(server)
+            copies[operation.table, default: []].append(
+                try mergedServerCopy(server, table: operation.table, in: transaction))
         }
         if !completed.isEmpty { try transaction.delete(ids: completed, from: SystemTables.operations) }
         let completedErrors = erroredIds.isEmpty ? [] : completed.filter(erroredIds.contains)
@@ -460,15 +462,18 @@ extension SyncContext {
         }
     }
 
-    /// The server's copy replaces the local item, unless the item was edited during the push:
-    /// then only its system properties are taken, so the next push sends the new `version`.
+    /// The server's copy replaces the local item (merged over it, see
+    /// ``mergedServerCopy(_:table:in:)``), unless the item was edited during the push: then only
+    /// its system properties are taken, so the next push sends the new `version`.
     private func storeServerCopy(
         _ server: Item, of operation: QueuedOperation, followUp: QueuedOperation?,
         in transaction: any StoreTransaction
     ) throws {
         try requireServerCopy(server, of: operation)
         guard var followUp else {
-            try transaction.upsert([server], into: operation.table, origin: .server)
+            try transaction.upsert(
+                [try mergedServerCopy(server, table: operation.table, in: transaction)], into: operation.table,
+                origin: .server)
             return
         }
         func refreshed(_ item: Item) -> Item {
@@ -489,6 +494,23 @@ extension SyncContext {
         } else if let local = try transaction.lookup(table: operation.table, id: operation.itemId) {
             try transaction.upsert([refreshed(local)], into: operation.table, origin: .local)
         }
+    }
+
+    /// The server's answer to a pushed write laid over the local row: a column the answer leaves
+    /// out (a server that stores fewer columns than the app, or answers with some of them) keeps
+    /// its local value instead of being erased, as the Azure SDKs' stores merge such answers.
+    /// An answer holding every declared column, what the Azure servers send, is stored as it is,
+    /// without reading the local row.
+    private func mergedServerCopy(_ server: Item, table: String, in transaction: any StoreTransaction) throws -> Item {
+        guard let schema = queue.schema.table(named: table),
+            schema.columns.contains(where: { !server.hasValue(forColumn: $0.name) }),
+            let local = try transaction.lookup(table: table, id: server.id)
+        else { return server }
+        var merged = server
+        local.forEachValue { column, value in
+            if column != "id", !merged.hasValue(forColumn: column) { merged[column] = value }
+        }
+        return merged
     }
 
     /// Throws unless `server` is the server's copy of the operation's item.

@@ -1,0 +1,59 @@
+import OfflineSync
+import Testing
+
+/// A server whose answers to pushed writes leave a column out (it stores fewer columns than the
+/// app, or answers with some of them): the local row keeps that column's value, as the Azure
+/// SDKs' stores merge such answers, instead of losing it once the push succeeds.
+@Suite struct PushAnswerMergeTests {
+    static let todo = TableSchema("todo", columns: [Column("text", .string), Column("note", .string)])
+
+    /// An in-memory remote that drops `note` from its answers to inserts and updates.
+    struct ForgetfulRemote: RemoteService {
+        let base: InMemoryRemote
+        var pushPipelineDepth: Int { 1 }
+
+        static func forgetting(_ item: Item) -> Item {
+            var answer = Item(id: item.id)
+            item.forEachValue { column, value in
+                if column != "note" { answer[column] = value }
+            }
+            return answer
+        }
+
+        func readPage(_ query: Query, includeDeleted: Bool) async throws -> QueryResult {
+            try await base.readPage(query, includeDeleted: includeDeleted)
+        }
+        func insert(_ item: Item, into table: String) async throws -> Item {
+            Self.forgetting(try await base.insert(item, into: table))
+        }
+        func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
+            Self.forgetting(try await base.update(item, in: table, ifMatch: version))
+        }
+        func delete(id: String, from table: String, ifMatch version: String?) async throws {
+            try await base.delete(id: id, from: table, ifMatch: version)
+        }
+        func lookup(id: String, in table: String) async throws -> Item? {
+            try await base.lookup(id: id, in: table)
+        }
+    }
+
+    @Test func aColumnTheAnswerLeavesOutKeepsItsLocalValue() async throws {
+        let remote = ForgetfulRemote(base: try InMemoryRemote(tables: [Self.todo]))
+        let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [Self.todo])
+        let table = try context.table("todo")
+        try table.insert(Item(id: "a", values: ["text": "first", "note": "keep me"]))
+        #expect(try await context.push().errors.isEmpty)
+        var local = try #require(try table.lookup(id: "a"))
+        #expect(local["note"].stringValue == "keep me", "the insert's answer erased it")
+        #expect(local.version != nil, "the server's version is taken")
+
+        local["text"] = "second"
+        try table.update(local)
+        #expect(try await context.push().errors.isEmpty)
+        let updated = try #require(try table.lookup(id: "a"))
+        #expect(updated["note"].stringValue == "keep me", "the update's answer erased it")
+        #expect(updated["text"].stringValue == "second")
+        #expect(updated.version != local.version)
+        #expect(try context.pendingOperationCount() == 0)
+    }
+}
