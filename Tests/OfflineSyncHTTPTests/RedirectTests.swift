@@ -9,29 +9,6 @@ import Testing
 /// request, a write included, to another address. The 3xx answer fails naming its `Location`.
 @Suite("HTTPRemote does not follow redirects")
 struct RedirectTests {
-    /// A remote on `port` whose requests carry `X-ZUMO-AUTH: secret-token`, with read retries a
-    /// millisecond apart.
-    static func remote(port: Int, retries: Int = 2) throws -> HTTPRemote {
-        var configuration = HTTPRemote.Configuration(
-            baseURL: "http://127.0.0.1:\(port)", authentication: .zumo(token: { "secret-token" }))
-        configuration.readRetries = retries
-        configuration.retryDelay = .milliseconds(1)
-        return try HTTPRemote(configuration: configuration)
-    }
-
-    /// Calls `body` and returns the ``RemoteError`` it throws, recording an issue otherwise.
-    static func failure(_ body: () async throws -> Void) async -> RemoteError? {
-        do {
-            try await body()
-            Issue.record("expected a RemoteError")
-        } catch let error as RemoteError {
-            return error
-        } catch {
-            Issue.record("expected a RemoteError, got \(error)")
-        }
-        return nil
-    }
-
     @Test(
         "a redirect to another address is not followed: no request and no credential reach it, and the error names it",
         arguments: [301, 302, 307, 308])
@@ -45,15 +22,15 @@ struct RedirectTests {
             let location = "http://127.0.0.1:\(otherPort)/tables/todoitem"
             try await withLoopbackServer({ _ in ScriptedResponse(status: status, headers: [("Location", location)]) }) {
                 port in
-                let remote = try Self.remote(port: port)
-                let read = await Self.failure {
+                let remote = try ScriptedServerRemote.remote(port: port)
+                let read = await ScriptedServerRemote.failure {
                     _ = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false)
                 }
                 #expect(read?.kind == .server && read?.status == status, "\(String(describing: read))")
                 #expect(
                     read?.message.contains("redirected the request to '\(location)'") == true,
                     "\(String(describing: read))")
-                let write = await Self.failure { _ = try await remote.insert(Item(id: "a"), into: "todoitem") }
+                let write = await ScriptedServerRemote.failure { _ = try await remote.insert(Item(id: "a"), into: "todoitem") }
                 #expect(write?.kind == .server, "\(String(describing: write))")
                 #expect("\(String(describing: read))\(String(describing: write))".contains("secret-token") == false)
                 try await remote.shutdown()

@@ -9,29 +9,6 @@ import Testing
 /// a few hundred milliseconds; a pause longer than a request may take fails at once, saying so.
 @Suite("HTTPRemote waits as Retry-After asks")
 struct RetryAfterTests {
-    /// A remote on `port` whose requests carry `X-ZUMO-AUTH: secret-token`, with read retries a
-    /// millisecond apart.
-    static func remote(port: Int, retries: Int = 2) throws -> HTTPRemote {
-        var configuration = HTTPRemote.Configuration(
-            baseURL: "http://127.0.0.1:\(port)", authentication: .zumo(token: { "secret-token" }))
-        configuration.readRetries = retries
-        configuration.retryDelay = .milliseconds(1)
-        return try HTTPRemote(configuration: configuration)
-    }
-
-    /// Calls `body` and returns the ``RemoteError`` it throws, recording an issue otherwise.
-    static func failure(_ body: () async throws -> Void) async -> RemoteError? {
-        do {
-            try await body()
-            Issue.record("expected a RemoteError")
-        } catch let error as RemoteError {
-            return error
-        } catch {
-            Issue.record("expected a RemoteError, got \(error)")
-        }
-        return nil
-    }
-
     @Test("a read answered 503 with Retry-After waits as asked, and then succeeds")
     func retryAfterIsWaitedFor() async throws {
         let log = RequestLog()
@@ -50,7 +27,7 @@ struct RetryAfterTests {
             return ScriptedResponse(
                 status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
         }) { port in
-            let remote = try Self.remote(port: port)
+            let remote = try ScriptedServerRemote.remote(port: port)
             let page = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false)
             #expect(page.items.isEmpty)
             try await remote.shutdown()
@@ -67,7 +44,7 @@ struct RetryAfterTests {
             return ScriptedResponse(
                 status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
         }) { port in
-            let remote = try Self.remote(port: port)
+            let remote = try ScriptedServerRemote.remote(port: port)
             let clock = ContinuousClock()
             let elapsed = try await clock.measure {
                 _ = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false)
@@ -87,8 +64,8 @@ struct RetryAfterTests {
             log.append(request)
             return ScriptedResponse(status: 503, headers: [("Retry-After", seconds)])
         }) { port in
-            let remote = try Self.remote(port: port)
-            let error = await Self.failure {
+            let remote = try ScriptedServerRemote.remote(port: port)
+            let error = await ScriptedServerRemote.failure {
                 _ = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false)
             }
             #expect(error?.kind == .server && error?.status == 503)

@@ -8,18 +8,25 @@ import Testing
 /// of advising to run again with `--resolve`, which would fail the same way.
 @Suite("sync --resolve when the server's conflicts carry no item")
 struct SyncResolveAdviceTests {
-    @Test(
-        "the error names the missing server copy and does not advise --resolve again; the edit stays queued",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)),
-        arguments: ["local", "server"])
-    func resolveWithoutServerCopy(_ winner: String) async throws {
-        let directory = try TemporaryDirectory()
+    /// An SQLite device store in `directory` whose table `todo` holds one insert waiting to be
+    /// pushed; returns its path.
+    static func deviceWithAQueuedInsert(in directory: TemporaryDirectory) throws -> String {
         let path = directory.path("device.sqlite")
         let todo = TableSchema("todo", columns: [Column("text", .string)])
         let context = try SyncContext(
             store: SQLiteStore(path: path), remote: try InMemoryRemote(tables: [todo]), tables: [todo])
         _ = try context.table("todo").insert(Item(id: "a", values: ["text": .string("mine")]))
         try context.close()
+        return path
+    }
+
+    @Test(
+        "the error names the missing server copy and does not advise --resolve again; the edit stays queued",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)),
+        arguments: ["local", "server"])
+    func resolveWithoutServerCopy(_ winner: String) async throws {
+        let directory = try TemporaryDirectory()
+        let path = try Self.deviceWithAQueuedInsert(in: directory)
         try await withLoopbackServer({ request in
             request.method == "GET"
                 ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
@@ -47,12 +54,7 @@ struct SyncResolveAdviceTests {
         .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)))
     func refusalsThatAreNotConflicts() async throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("device.sqlite")
-        let todo = TableSchema("todo", columns: [Column("text", .string)])
-        let context = try SyncContext(
-            store: SQLiteStore(path: path), remote: try InMemoryRemote(tables: [todo]), tables: [todo])
-        _ = try context.table("todo").insert(Item(id: "a", values: ["text": .string("mine")]))
-        try context.close()
+        let path = try Self.deviceWithAQueuedInsert(in: directory)
         try await withLoopbackServer({ request in
             request.method == "GET"
                 ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
