@@ -118,8 +118,12 @@ public final class LMDBStore: LocalStore {
     /// `true` when another process or store instance declared or widened a table since this
     /// store read the schema: one read of the `meta` sub-database.
     public func storedSchemaChanged() throws -> Bool {
-        let opened = try opened()
-        return try opened.environment.read { try !opened.catalog.isCurrent(in: $0) }
+        try LMDBStore.schemaChanged(under: opened())
+    }
+
+    /// `true` when the environment of `opened` no longer stores the schema of its catalog.
+    private static func schemaChanged(under opened: Opened) throws -> Bool {
+        try opened.environment.read { try !opened.catalog.isCurrent(in: $0) }
     }
 
     public func close() throws {
@@ -147,7 +151,7 @@ public final class LMDBStore: LocalStore {
         } catch let error where LMDBStore.mayComeFromAWiderSchema(error) {
             // Checked in a read transaction first: a damaged record in an unchanged store (or a
             // store this process cannot write) keeps its own error.
-            guard (try? opened.environment.read({ try !opened.catalog.isCurrent(in: $0) })) == true,
+            guard (try? LMDBStore.schemaChanged(under: opened)) == true,
                 let catalog = try? opened.environment.write({ try opened.catalog.current(in: $0) }),
                 catalog !== opened.catalog
             else { throw error }

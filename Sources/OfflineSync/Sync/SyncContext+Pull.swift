@@ -154,9 +154,10 @@ extension SyncContext {
         return ValueSemantics.compareBytes(next.itemId ?? "", id) > 0
     }
 
-    /// The `updatedAt` of the page's last record (`nil` for an empty page), after checking that every record has one and
-    /// that they never go back in time: a page out of that order (a server or proxy that drops
-    /// `$orderby`) would move the token past records it has not sent yet, losing them for good.
+    /// The `updatedAt` of the page's last record (`nil` for an empty page), after checking that
+    /// every record has one and that they never go back in time: a page out of that order (a
+    /// server or proxy that drops `$orderby`) would move the token past records it has not sent
+    /// yet, losing them for good.
     static func checkTimeOrder(_ page: [Item], table: String) throws -> Timestamp? {
         var previous: Timestamp?
         for item in page {

@@ -408,9 +408,9 @@ extension SyncContext {
     /// ``OperationQueue/followedUp`` says so without a read), is applied in bulk: one delete
     /// removes the operations (and one the errors of those in `erroredIds`, the operations that
     /// had an error when the push began; push records errors only for operations it does not
-    /// complete), one upsert per table stores the server's copies (each merged over its local row when it
-    /// lacks a declared column). Every other outcome goes
-    /// through ``apply(_:in:)``; all of them touch only their own item's rows.
+    /// complete), one upsert per table stores the server's copies (each merged over its local
+    /// row when it lacks a declared column). Every other outcome goes through ``apply(_:in:)``;
+    /// all of them touch only their own item's rows.
     private func applyTogether(
         _ settlements: [Settlement], erroredIds: Set<String>,
         in transaction: any StoreTransaction

@@ -178,7 +178,7 @@ package final class SQLTableStore: Sendable {
             try configure(connection)
             let stored = try connection.install(schema)
             try backend.didInstall(connection)
-            state.schemaCookie = try connection.singleText("PRAGMA schema_version")
+            state.schemaCookie = try SQLTableStore.schemaCookie(on: connection)
             state.schema = stored
             state.layouts = Dictionary(uniqueKeysWithValues: stored.tables.map { ($0.name, TableLayout($0)) })
             state.connection = connection
@@ -248,16 +248,25 @@ package final class SQLTableStore: Sendable {
                 guard catalog.isOpen else { throw notOpenError }
                 return (try SQLTableStore.layout(table, in: catalog.schema, catalog.layouts), catalog.pooledReads)
             }
-            if pooled, let found = try onIdleWriterBeforeThePool({ try SQLTableStore.lookup(id, on: layout, $0) }) {
-                return found
-            }
-            if pooled, let found = try withReader({ try SQLTableStore.lookup(id, on: layout, $0) }) {
-                return found
-            }
-            return try state.withLock { state in
-                try SQLTableStore.lookup(id, on: layout, try requireOpen(state))
-            }
+            return try onReadConnection(pooled: pooled) { try SQLTableStore.lookup(id, on: layout, $0) }
         }
+    }
+
+    /// `body`'s result on the connection a one-statement read uses: the idle writer while the
+    /// pool has no connection yet, then a read connection of the pool, else the writer (waiting
+    /// for it). Call it holding the gate shared.
+    @inline(__always)
+    private func onReadConnection<Result>(pooled: Bool, _ body: (Connection) throws -> Result) throws -> Result {
+        if pooled, let result = try onIdleWriterBeforeThePool(body) { return result }
+        if pooled, let result = try withReader(body) { return result }
+        return try state.withLock { state in try body(try requireOpen(state)) }
+    }
+
+    /// SQLite's schema cookie on `connection` (`PRAGMA schema_version`), as text.
+    private static func schemaCookie(on connection: Connection) throws -> String? {
+        var cookie: String?
+        try connection.forEachRow("PRAGMA schema_version") { cookie = $0.text(0) }
+        return cookie
     }
 
     /// See ``OfflineSync/LocalStore/storedSchemaChanged()``: SQLite's schema cookie (`PRAGMA
@@ -270,14 +279,7 @@ package final class SQLTableStore: Sendable {
                 guard catalog.isOpen else { throw notOpenError }
                 return (catalog.schemaCookie, catalog.pooledReads)
             }
-            func current(_ connection: Connection) throws -> String? {
-                var cookie: String?
-                try connection.forEachRow("PRAGMA schema_version") { cookie = $0.text(0) }
-                return cookie
-            }
-            if pooled, let now = try onIdleWriterBeforeThePool(current) { return now != cookie }
-            if pooled, let now = try withReader(current) { return now != cookie }
-            return try state.withLock { state in try current(try requireOpen(state)) } != cookie
+            return try onReadConnection(pooled: pooled, SQLTableStore.schemaCookie(on:)) != cookie
         }
     }
 
