@@ -16,8 +16,7 @@ struct RedirectTests {
         let elsewhere = RequestLog()
         try await withLoopbackServer({ request in
             elsewhere.append(request)
-            return ScriptedResponse(
-                status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+            return ScriptedResponse.emptyPage
         }) { otherPort in
             let location = "http://127.0.0.1:\(otherPort)/tables/todoitem"
             try await withLoopbackServer({ _ in ScriptedResponse(status: status, headers: [("Location", location)]) }) {

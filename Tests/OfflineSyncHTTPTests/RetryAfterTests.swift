@@ -24,8 +24,7 @@ struct RetryAfterTests {
             guard ContinuousClock.now - start >= .seconds(1) else {
                 return ScriptedResponse(status: 503, headers: [("Retry-After", "1")])
             }
-            return ScriptedResponse(
-                status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+            return ScriptedResponse.emptyPage
         }) { port in
             let remote = try ScriptedServerRemote.remote(port: port)
             let page = try await remote.readPage(Query(table: "todoitem"), includeDeleted: false)
@@ -41,8 +40,7 @@ struct RetryAfterTests {
         try await withLoopbackServer({ request in
             log.append(request)
             if log.all.count == 1 { return ScriptedResponse(status: 429, headers: [("Retry-After", "1")]) }
-            return ScriptedResponse(
-                status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+            return ScriptedResponse.emptyPage
         }) { port in
             let remote = try ScriptedServerRemote.remote(port: port)
             let clock = ContinuousClock()

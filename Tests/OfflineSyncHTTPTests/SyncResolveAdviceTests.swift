@@ -29,7 +29,7 @@ struct SyncResolveAdviceTests {
         let path = try Self.deviceWithAQueuedInsert(in: directory)
         try await withLoopbackServer({ request in
             request.method == "GET"
-                ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+                ? ScriptedResponse.emptyPage
                 : ScriptedResponse(status: 409)
         }) { port in
             // On a thread of its own: waiting for the process must not hold a thread the server needs.
@@ -57,7 +57,7 @@ struct SyncResolveAdviceTests {
         let path = try Self.deviceWithAQueuedInsert(in: directory)
         try await withLoopbackServer({ request in
             request.method == "GET"
-                ? ScriptedResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+                ? ScriptedResponse.emptyPage
                 : ScriptedResponse(
                     status: 400, headers: [("Content-Type", "application/json")],
                     body: Array(#"{"error":"text is too long"}"#.utf8))

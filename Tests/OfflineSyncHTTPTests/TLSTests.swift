@@ -56,8 +56,7 @@ struct TLSTests {
             { request in
                 log.append(request)
                 return request.method == "GET"
-                    ? ScriptedResponse(
-                        status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+                    ? ScriptedResponse.emptyPage
                     : PipelinedPushTests.answer(request)
             }, server: try .tls(tlsConfiguration: tls), body)
         return log.all

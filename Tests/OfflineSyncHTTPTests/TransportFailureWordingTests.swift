@@ -12,8 +12,7 @@ struct TransportFailureWordingTests {
         let log = RequestLog()
         try await withLoopbackServer({ request in
             log.append(request)
-            return ScriptedResponse(
-                status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
+            return ScriptedResponse.emptyPage
         }) { port in
             var configuration = HTTPRemote.Configuration(baseURL: "https://127.0.0.1:\(port)")
             configuration.readRetries = 0

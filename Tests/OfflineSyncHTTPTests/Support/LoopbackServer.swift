@@ -27,6 +27,10 @@ struct ScriptedResponse: Sendable {
     var body: [UInt8] = []
     /// A pause before answering, to make the client wait.
     var delay: Duration?
+
+    /// A 200 answer holding an empty page (`[]`).
+    static let emptyPage = ScriptedResponse(
+        status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
 }
 
 /// Runs a Hummingbird server on 127.0.0.1 (a free port) that answers with `respond`, calls `body`
