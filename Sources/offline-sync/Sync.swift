@@ -16,7 +16,10 @@ struct Sync: AsyncParsableCommand {
             records changed since the last pull with that id are fetched. With --push the store's queued edits \
             are pushed first (a pull of a table with queued edits always pushes them first). The table's \
             columns come from the store when it declares the table, else from --schema, else from the types of \
-            the values of the server's first records (while the server's table is empty, nothing is declared). A \
+            the values of the server's first records (while the server's table is empty, nothing is declared). \
+            Without --schema, columns that pulled records carry and the table does not declare are declared \
+            after the pull, which then runs again to store their values (fields whose names cannot be columns \
+            are named and left out). A \
             progress bar is drawn on standard error when it is a terminal; 'query', 'inspect' and 'export' then \
             work on what was pulled.
 
@@ -102,13 +105,19 @@ struct Sync: AsyncParsableCommand {
             return
         }
         try store.close()
+        // Without a schema file, columns the records pulled carry and the table does not declare
+        // (the sample declaring it is one page; the server's table may have grown since) are
+        // declared after the pull, which then runs again to fill them.
+        let watcher = schema == nil ? ColumnWatchingRemote(remote, table: declared) : nil
         let handler: any PushHandler =
             switch resolve {
             case .local: ClientWinsPushHandler()
             case .server: ServerWinsPushHandler()
             case nil: DefaultPushHandler()
             }
-        let context = try SyncContext(store: store, remote: remote, tables: [declared], pushHandler: handler)
+        var context = try SyncContext(
+            store: store, remote: watcher ?? remote, tables: [declared], pushHandler: handler)
+        defer { try? context.close() }
         var output = StandardOutput()
         if push {
             let pushed = try await context.push()
@@ -124,23 +133,52 @@ struct Sync: AsyncParsableCommand {
                 Query(table: table, top: 0, includeTotalCount: true), includeDeleted: true)
             total = counted?.totalCount ?? 0
         }
+        var result = try await pull(context, total: total, output: &output)
+        var widened = declared
+        // Each round declares what the previous pull found; two rounds see every record, a third
+        // only what the server's table gained meanwhile.
+        for _ in 0..<3 {
+            guard let watcher else { break }
+            let (added, unstorable) = watcher.takeNewColumns()
+            if !unstorable.isEmpty {
+                output.write(
+                    "the pulled records of \(table) carry \(unstorable.count) fields no local table can declare as columns, so their values are not stored: "
+                        + unstorable.prefix(10).map { "'\($0.prefix(40))'" }.joined(separator: ", ")
+                        + (unstorable.count > 10 ? ", …" : "")
+                        + " (a column name is letters, digits and '_', not starting with a digit, unique whatever the letter case)\n")
+            }
+            if added.isEmpty { break }
+            try context.close()
+            widened = TableSchema(widened.name, columns: widened.columns + added, indexes: widened.indexes)
+            context = try SyncContext(store: store, remote: watcher, tables: [widened], pushHandler: handler)
+            if let queryId { try await context.resetDeltaToken(table: table, queryId: queryId) }
+            output.write(
+                "declared \(added.count) more \(added.count == 1 ? "column" : "columns") of \(table) found in the pulled records ("
+                    + added.map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ", ")
+                    + "); pulling again to store their values\n")
+            result = try await pull(context, total: total, output: &output)
+        }
+        output.write(
+            "pulled \(result.received) records of \(table) in \(result.requests) requests: \(result.stored) stored, \(result.deleted) removed, \(result.skippedPending) kept for pending edits\n"
+        )
+        output.flush()
+    }
+
+    /// Pulls the table through `context`, with a progress bar sized to `total` records.
+    private func pull(_ context: SyncContext, total: Int, output: inout StandardOutput) async throws -> PullResult {
         let bar = Locked(ProgressBar("pull \(table)", total: total))
         let options = PullOptions(pageSize: pageSize) { progress in
             bar.withLock { $0.update(progress.completed) }
         }
-        let result: PullResult
         do {
-            result = try await context.pull(PullRequest(table: table, queryId: queryId), options: options)
+            let result = try await context.pull(PullRequest(table: table, queryId: queryId), options: options)
+            bar.withLock { $0.finish() }
+            return result
         } catch let failure as PushFailure where failure.status == .complete && !failure.result.errors.isEmpty {
             bar.withLock { $0.finish() }
             output.flush()
             throw Self.refused(failure.result.errors, resolving: resolve)
         }
-        bar.withLock { $0.finish() }
-        output.write(
-            "pulled \(result.received) records of \(table) in \(result.requests) requests: \(result.stored) stored, \(result.deleted) removed, \(result.skippedPending) kept for pending edits\n"
-        )
-        output.flush()
     }
 
     /// The error of a pull stopped by queued edits the server refused: how many, why, and the
@@ -194,18 +232,8 @@ struct Sync: AsyncParsableCommand {
         }
         let sample = try await remote.readPage(Query(table: table, top: 200), includeDeleted: true).items
         if sample.isEmpty { return nil }
-        var columns: [String: ColumnType] = [:]
-        for item in sample {
-            for (name, value) in item.values where SystemProperty(rawValue: name) == nil && name != "id" {
-                guard let type = value.type else { continue }
-                switch (columns[name], type) {
-                case (nil, _): columns[name] = type
-                case (.integer?, .double), (.double?, .integer): columns[name] = .double
-                default: break
-                }
-            }
-        }
-        return TableService.served(
-            TableSchema(table, columns: columns.keys.sorted().map { Column($0, columns[$0]!) }))
+        var columns = LearnedColumns()
+        columns.note(sample)
+        return TableService.served(TableSchema(table, columns: columns.take()))
     }
 }
