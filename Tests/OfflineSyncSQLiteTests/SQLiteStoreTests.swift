@@ -69,6 +69,35 @@ import Testing
         #expect(indexes.contains("notes.by_rank"))
     }
 
+    /// A table wider than SQLite's column limit failed with SQLite's "too many columns" and the
+    /// whole `CREATE TABLE` in the message (200 KB for the 20,000 columns a `sync` once inferred).
+    @Test func aTableWiderThanSQLiteAllowsIsRefusedNamingTheLimit() throws {
+        defer { directory.remove() }
+        func table(_ columns: Int) -> StoreSchema {
+            StoreSchema([TableSchema("wide", columns: (0..<columns).map { Column("c\($0)", .integer) }, synced: false)])
+        }
+        let error = #expect(throws: OfflineSyncError.self) { try openStore("wide.db", schema: table(2_000)) }
+        #expect(error?.code == .invalidSchema)
+        #expect(error?.message.contains("has 2001 columns, its id and system columns included") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("at most 2000") == true)
+        #expect(error?.message.contains("CREATE TABLE") == false)
+        // One column fewer is what SQLite takes; the store opens, stores and reads it.
+        let store = try openStore("widest.db", schema: table(1_999))
+        try store.upsert([Item(id: "a", values: ["c1998": .int(7)])], into: "wide")
+        #expect(try store.lookup(table: "wide", id: "a")?["c1998"] == .int(7))
+        try store.close()
+    }
+
+    /// A failing statement's SQL is quoted by its start only when it is long.
+    @Test func aLongStatementIsQuotedByItsStart() {
+        let sql = "SELECT " + Array(repeating: "x", count: 1_000).joined(separator: ", ")
+        let error = SQLiteError(code: .error, extendedCode: 1, sqliteMessage: "boom", context: "testing", sql: sql)
+        #expect(error.description.count < 500, "\(error.description)")
+        #expect(error.description.contains("SELECT x, x") && error.description.contains("(\(sql.count) characters)"))
+        let short = SQLiteError(code: .error, extendedCode: 1, sqliteMessage: "boom", context: "testing", sql: "SELECT 1")
+        #expect(short.description.contains("— SQL: SELECT 1 —"))
+    }
+
     @Test func retypingAColumnOnReopenIsRefused() throws {
         defer { directory.remove() }
         let store = try openStore(schema: StoreSchema([TableSchema("notes", columns: [Column("text", .string)])]))

@@ -130,6 +130,12 @@ package final class SQLTableStore: Sendable {
     /// See ``OfflineSync/LocalStore/open(schema:)``.
     package func open(schema: StoreSchema) throws {
         try schema.validate(reservedPrefixes: Self.reservedNamePrefixes)
+        for table in schema.tables where table.columns.count + 1 > Self.maximumColumnCount {
+            throw OfflineSyncError(
+                .invalidSchema,
+                "table '\(table.name)' has \(table.columns.count + 1) columns, its id and system columns included; an \(backend.name) table holds at most \(Self.maximumColumnCount) (SQLITE_MAX_COLUMN): declare fewer, or keep related values together in a json column"
+            )
+        }
         try gate.exclusive {
             let opened = try state.withLock { state in
                 guard state.connection == nil else {
@@ -163,6 +169,11 @@ package final class SQLTableStore: Sendable {
     /// `SQLITE_IOERR_SHMOPEN`, `SQLITE_IOERR_SHMSIZE`, `SQLITE_IOERR_SHMMAP`: the shared-memory WAL
     /// index could not be created or grown.
     static let sharedMemoryFailures: Set<Int32> = [4618, 4874, 5386]
+
+    /// The most columns, the id included, of one table: `SQLITE_MAX_COLUMN` as SQLite and SQLCipher
+    /// are built by default (Debian's libraries included). Checked before SQLite sees the schema, so
+    /// that a wider table fails naming the limit instead of quoting its whole `CREATE TABLE`.
+    package static let maximumColumnCount = 2000
 
     /// SQLite reserves names starting with `sqlite_` (in any letter case) for its internal tables.
     package static let reservedNamePrefixes = ["sqlite_"]

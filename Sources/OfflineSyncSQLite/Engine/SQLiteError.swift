@@ -86,7 +86,9 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         var text = "\(context): \(code) (extended code \(extendedCode)): \(sqliteMessage)"
         if let hint = code.hint { text += "; \(hint)" }
         if let sql {
-            text += " — SQL: \(sql)"
+            // A statement can be very long (the `CREATE TABLE` of a wide table): its start says
+            // which one it is.
+            text += sql.count > 300 ? " — SQL: \(sql.prefix(300))… (\(sql.count) characters)" : " — SQL: \(sql)"
             if let arguments {
                 text += " — arguments: [\(arguments.joined(separator: ", "))]"
             } else {
