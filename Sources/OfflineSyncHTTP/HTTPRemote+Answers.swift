@@ -34,10 +34,14 @@ extension HTTPRemote {
             }
             return try serverItem(request, response)
         case .update:
-            guard response.status == 200 else { throw failure(request, response, itemId: write.item.id) }
+            guard response.status == 200 || response.status == 201 else {
+                throw failure(request, response, itemId: write.item.id)
+            }
             return try serverItem(request, response)
         case .delete:
-            guard response.status == 200 || response.status == 204 else {
+            // Any success status: a delete answers no item to read (200 and 204 are what the
+            // protocol's servers send; a 201 or 202 from another server still says it deleted).
+            guard (200..<300).contains(response.status) else {
                 throw failure(request, response, itemId: write.item.id)
             }
             return nil
@@ -105,6 +109,18 @@ extension HTTPRemote {
                 .server, status: response.status,
                 message:
                     "\(what): the server redirected the request\(location ?? " without a Location"); redirects are not followed, since they would carry the request and its credential elsewhere: set the base URL to the address the table service answers at"
+            )
+        case 200..<300:
+            // A success status the protocol does not answer this request with (an insert or update
+            // answered 202 or 204, without the item): a write may well have been applied.
+            let consequence =
+                request.method == .get
+                ? "a read is answered 200 with JSON"
+                : "a write is answered 200 or 201 with the item; the write may have been applied, so check the server's copy before sending it again"
+            return RemoteError(
+                .server, status: response.status,
+                message:
+                    "\(what): the server answered \(response.status), a success status the table protocol does not use here (\(consequence))"
             )
         default:
             let retry = response.headers.first(name: "Retry-After").map { "; it asks to be retried after '\($0)'" }
