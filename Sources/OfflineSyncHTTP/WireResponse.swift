@@ -18,23 +18,29 @@ struct WireResponse: Sendable {
     }
 
     /// A short human summary of the body: the `error` text of a JSON error, an HTML page's title,
-    /// or the start of a text body.
+    /// or the start of a text body. It is cut to a few hundred bytes and its control characters
+    /// are escaped (``Swift/String/escapingControlCharacters``): it goes into error messages,
+    /// terminals and the stored operation errors, and the server is not trusted to keep it short
+    /// or free of terminal escape sequences.
     var summary: String? {
         if body.isEmpty { return nil }
         if let error = try? WireJSON.decodeObject(body), case .string(let text)? = error["error"] {
-            return text
+            return String.quotedForError(Array(text.utf8), limit: Self.summaryLimit)
         }
         let text = String(decoding: body.prefix(4096), as: UTF8.self)
         if isHTML {
             if let start = text.range(of: "<title>", options: .caseInsensitive),
                 let end = text.range(of: "</title>", options: .caseInsensitive, range: start.upperBound..<text.endIndex)
             {
-                return
-                    "page title '\(text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines))'"
+                let title = text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+                return "page title '\(String.quotedForError(Array(title.utf8), limit: Self.summaryLimit))'"
             }
             return "an HTML page"
         }
         let line = text.prefix(200).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        return line.isEmpty ? nil : "'\(line)'"
+        return line.isEmpty ? nil : "'\(String.quotedForError(Array(line.utf8), limit: Self.summaryLimit))'"
     }
+
+    /// The most bytes of the server's text a ``summary`` quotes.
+    static let summaryLimit = 500
 }

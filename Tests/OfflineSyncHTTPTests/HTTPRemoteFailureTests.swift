@@ -115,6 +115,33 @@ struct HTTPRemoteFailureTests {
         }
     }
 
+    /// The server's error text went into the message as sent: 100,000 characters, and terminal
+    /// escape sequences that `sync` printed and `__errors` kept for `inspect`.
+    @Test("a server's error text is quoted cut short, its control characters escaped")
+    func hostileErrorText() async throws {
+        let text = "\u{1B}]0;owned\u{07}\u{1B}[2J" + String(repeating: "x", count: 100_000)
+        let body = try JSONSerialization.data(withJSONObject: ["error": text])
+        let html = "<html><title>\u{1B}[31m" + String(repeating: "t", count: 2_000) + "</title></html>"
+        for (index, response) in [
+            ScriptedResponse(status: 500, headers: Self.json, body: Array(body)),
+            ScriptedResponse(status: 502, headers: [("Content-Type", "text/html")], body: Array(html.utf8)),
+            ScriptedResponse(status: 500, body: Array(("\u{1B}[31mplain " + String(repeating: "p", count: 500)).utf8)),
+        ].enumerated() {
+            try await against(response) { remote in
+                do {
+                    _ = try await remote.insert(Item(id: "a"), into: "todoitem")
+                    Issue.record("expected a failure")
+                } catch let error as RemoteError {
+                    #expect(error.message.count < 700, "\(error.message.count) characters")
+                    #expect(!error.message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+                    #expect(error.message.contains("\\u{1B}"), "\(error.message.prefix(120))")
+                    // A plain body is quoted by its first 200 bytes, already short.
+                    #expect(error.message.contains("…") || index == 2)
+                }
+            }
+        }
+    }
+
     @Test("a 500 answer is a server error carrying the server's error text")
     func serverError() async throws {
         try await against(
