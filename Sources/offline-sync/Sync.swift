@@ -148,14 +148,24 @@ struct Sync: AsyncParsableCommand {
                         + " (a column name is letters, digits and '_', not starting with a digit, unique whatever the letter case)\n")
             }
             if added.isEmpty { break }
+            let list =
+                added.prefix(10).map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ", ")
+                + (added.count > 10 ? ", …" : "")
+            let columns = "\(added.count) more \(added.count == 1 ? "column" : "columns") of \(table) found in the pulled records (\(list))"
             try context.close()
-            widened = TableSchema(widened.name, columns: widened.columns + added, indexes: widened.indexes)
-            context = try SyncContext(store: store, remote: watcher, tables: [widened], pushHandler: handler)
+            let wider = TableSchema(widened.name, columns: widened.columns + added, indexes: widened.indexes)
+            do {
+                context = try SyncContext(store: store, remote: watcher, tables: [wider], pushHandler: handler)
+            } catch {
+                // The store cannot hold the wider table (more columns than SQLite or PostgreSQL
+                // allow): what was pulled stays, and the sync says which values it leaves out.
+                context = try SyncContext(store: store, remote: watcher, tables: [widened], pushHandler: handler)
+                output.write("could not declare \(columns), so their values are not stored: \(error)\n")
+                break
+            }
+            widened = wider
             if let queryId { try await context.resetDeltaToken(table: table, queryId: queryId) }
-            output.write(
-                "declared \(added.count) more \(added.count == 1 ? "column" : "columns") of \(table) found in the pulled records ("
-                    + added.map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ", ")
-                    + "); pulling again to store their values\n")
+            output.write("declared \(columns); pulling again to store their values\n")
             result = try await pull(context, total: total, output: &output)
         }
         output.write(

@@ -133,4 +133,39 @@ struct SyncLearnsColumnsTests {
             #expect(try Self.exported(other)["b"]?["note"] == nil, "a schema file's table is not widened")
         }
     }
+
+    @Test(
+        "columns the store cannot hold are named, and the records are stored without them",
+        .enabled(if: enabled))
+    func moreColumnsThanTheStoreHolds() async throws {
+        let directory = try TemporaryDirectory()
+        let system = #""updatedAt":"2026-01-01T00:00:00.000Z","version":"v1","deleted":false"#
+        let wide = (0..<2_100).map { #""c\#($0)":\#($0)"# }.joined(separator: ",")
+        let records = [#"{"id":"a","text":"one",\#(system)}"#, #"{"id":"b","text":"two",\#(wide),\#(system)}"#]
+        try await withLoopbackServer({ request in
+            let body =
+                request.target.contains("inlinecount")
+                ? #"{"results":[],"count":2}"#
+                : request.target.contains("%20gt%20")
+                    ? "[]" : request.target.contains("top=200") ? "[\(records[0])]" : "[\(records.joined(separator: ","))]"
+            return ScriptedResponse(
+                status: 200, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+        }) { port in
+            let store = "sqlite:" + directory.path("device.sqlite")
+            let sync = ["sync", "--store", store, "--remote", "http://127.0.0.1:\(port)", "--table", "things"]
+            for _ in 0..<2 {
+                let synced = try await onOwnThread { try ServeProcessTests.run(sync) }
+                #expect(synced.status == 0, "\(synced)")
+                #expect(
+                    synced.output.contains(
+                        "could not declare 2100 more columns of things found in the pulled records (c0 integer, c1 integer, c10 integer, c100 integer, c1000 integer, c1001 integer, c1002 integer, c1003 integer, c1004 integer, c1005 integer, …), so their values are not stored: "
+                    ), "\(synced.output.prefix(600))")
+                #expect(synced.output.contains("at most 2000"))
+                #expect(synced.output.count < 2_000, "the message names a few columns, not all 2100")
+                #expect(synced.output.contains("pulled 2 records of things"), "\(synced.output.suffix(300))")
+                let stored = try Self.exported(store)
+                #expect(stored["b"]?["text"] as? String == "two")
+            }
+        }
+    }
 }
