@@ -26,6 +26,17 @@ final class CaseContext: Sendable {
         return store
     }
 
+    /// A new, unopened store over the location of `store`, from the suite's
+    /// ``ConformanceSuite/makeStoreSharingLocation``; closed when the case ends.
+    func makeStore(sharingLocationOf store: any LocalStore) throws -> any LocalStore {
+        guard let make = suite.makeStoreSharingLocation else {
+            throw OfflineSyncError(.invalidOperation, "the suite has no makeStoreSharingLocation")
+        }
+        let other = try make(store)
+        state.withLock { $0.stores.append(other) }
+        return other
+    }
+
     /// A new store opened with `schema`.
     func openStore(_ schema: StoreSchema) throws -> any LocalStore {
         let store = try makeStore()

@@ -22,6 +22,13 @@ public struct ConformanceSuite: Sendable {
     public let capabilities: StoreCapabilities
     /// Makes a new, empty, unopened store at a fresh location.
     public let makeStore: @Sendable () throws -> any LocalStore
+    /// Makes another new, unopened store over the location of `store`, one ``makeStore`` returned,
+    /// as a second instance or process of an app would open that file or database. Set it for a
+    /// store several instances or processes can share, and the `sharing` group proves that each
+    /// sees the others' committed writes and declarations (``OfflineSync/LocalStore/storedSchemaChanged()``)
+    /// and that their concurrent writes are all kept. Without it that group is skipped.
+    public var makeStoreSharingLocation: (@Sendable (any LocalStore) throws -> any LocalStore)?
+
     /// The seed of the generated corpus and queries of the `query` group; a failure message quotes
     /// it, and setting it back reproduces the failing run exactly.
     public var seed: UInt64 = ConformanceSuite.defaultSeed
@@ -96,6 +103,9 @@ public struct StoreCapabilities: OptionSet, Sendable, Hashable {
     public static let persistent = StoreCapabilities(rawValue: 1 << 0)
     /// Strings of 1 MiB and more round-trip.
     public static let largeValues = StoreCapabilities(rawValue: 1 << 1)
+    /// Several store instances can work over one location: present when the suite has
+    /// ``ConformanceSuite/makeStoreSharingLocation``, whatever the declared capabilities say.
+    public static let sharedLocation = StoreCapabilities(rawValue: 1 << 2)
     /// Everything.
     public static let all: StoreCapabilities = [.persistent, .largeValues]
 
@@ -104,6 +114,7 @@ public struct StoreCapabilities: OptionSet, Sendable, Hashable {
         var names: [String] = []
         if contains(.persistent) { names.append("persistent") }
         if contains(.largeValues) { names.append("largeValues") }
+        if contains(.sharedLocation) { names.append("sharedLocation") }
         return names.joined(separator: ", ")
     }
 }
@@ -155,10 +166,15 @@ struct ConformanceCase: Sendable {
     }
 
     func run(_ suite: ConformanceSuite) async -> CaseResult {
-        let missing = requires.subtracting(suite.capabilities)
+        var available = suite.capabilities.subtracting(.sharedLocation)
+        if suite.makeStoreSharingLocation != nil { available.insert(.sharedLocation) }
+        let missing = requires.subtracting(available)
         guard missing.isEmpty else {
-            return CaseResult(
-                name: name, outcome: .skipped("\(suite.storeName) does not declare the capability \(missing.names)"))
+            let reason =
+                missing == .sharedLocation
+                ? "no second store over one location was given for \(suite.storeName) (ConformanceSuite.makeStoreSharingLocation)"
+                : "\(suite.storeName) does not declare the capability \(missing.names)"
+            return CaseResult(name: name, outcome: .skipped(reason))
         }
         let context = CaseContext(suite: suite, caseName: name)
         do {

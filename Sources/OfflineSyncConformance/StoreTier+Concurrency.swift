@@ -33,51 +33,7 @@ extension StoreTierGroups {
             ConformanceCase("read-modify-write transactions on two OS threads never interleave") { context in
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert([Item(id: "counter", values: ["n": 0])], into: "lefts")
-                for round in 1...interleavingRounds {
-                    let firstRead = Barrier()
-                    let secondRead = Barrier()
-                    let increment: @Sendable (String, () -> Void) -> Void = { name, afterRead in
-                        do {
-                            try store.write { transaction in
-                                let current =
-                                    try transaction.lookup(table: "lefts", id: "counter")?["n"].intValue ?? 0
-                                afterRead()
-                                try transaction.upsert(
-                                    [Item(id: "counter", values: ["n": .int(current + 1)])], into: "lefts",
-                                    origin: .local)
-                            }
-                        } catch {
-                            context.fail(
-                                "round \(round) thread \(name): write(_:) incrementing lefts id 'counter' threw \(CaseContext.describe(error))"
-                            )
-                        }
-                    }
-                    await OSThreads.run([
-                        {
-                            increment("A") {
-                                firstRead.raise()
-                                secondRead.wait(seconds: interleavingWait)
-                            }
-                            firstRead.raise()
-                        },
-                        {
-                            guard firstRead.wait(seconds: stuckThreadWait) else {
-                                context.fail("round \(round): thread A never read the counter")
-                                return
-                            }
-                            increment("B") { secondRead.raise() }
-                        },
-                    ])
-                    let counter = context.attempt("lookup(lefts, id 'counter') after round \(round)") {
-                        try store.lookup(table: "lefts", id: "counter")?["n"].intValue
-                    }
-                    if let counter, counter != Int64(2 * round) {
-                        context.fail(
-                            "round \(round): two transactions on OS threads each read lefts id 'counter' and wrote it plus one, but it went to \(counter.map(String.init) ?? "null") instead of \(2 * round): write(_:) let the second transaction in between the first one's read and its write (no writer lock?)"
-                        )
-                        return
-                    }
-                }
+                await incrementConcurrently(context, store, store, what: "write(_:) let the second transaction in between the first one's read and its write (no writer lock?)")
             },
             /// A writer thread writes two rows inside a transaction and waits at a barrier; a reader
             /// thread reads exactly then, by `lookup`, by `read` with and without a total count and
@@ -260,4 +216,58 @@ extension StoreTierGroups {
                 context.expectRows(store, "rights", rights, "\(threads) threads × \(steps) transactions and deletes")
             },
         ])
+
+    /// Rounds of two read-modify-write increments of `lefts` id `counter` on two OS threads, the
+    /// first through `first`, the second through `second` (the same store, or two instances over
+    /// one location), forced to interleave between a read and its write; `what` explains a lost
+    /// increment.
+    static func incrementConcurrently(
+        _ context: CaseContext, _ first: any LocalStore, _ second: any LocalStore, what: String
+    ) async {
+        for round in 1...interleavingRounds {
+            let firstRead = Barrier()
+            let secondRead = Barrier()
+            let increment: @Sendable (String, () -> Void) -> Void = { name, afterRead in
+                do {
+                    try (name == "A" ? first : second).write { transaction in
+                        let current =
+                            try transaction.lookup(table: "lefts", id: "counter")?["n"].intValue ?? 0
+                        afterRead()
+                        try transaction.upsert(
+                            [Item(id: "counter", values: ["n": .int(current + 1)])], into: "lefts",
+                            origin: .local)
+                    }
+                } catch {
+                    context.fail(
+                        "round \(round) thread \(name): write(_:) incrementing lefts id 'counter' threw \(CaseContext.describe(error))"
+                    )
+                }
+            }
+            await OSThreads.run([
+                {
+                    increment("A") {
+                        firstRead.raise()
+                        secondRead.wait(seconds: interleavingWait)
+                    }
+                    firstRead.raise()
+                },
+                {
+                    guard firstRead.wait(seconds: stuckThreadWait) else {
+                        context.fail("round \(round): thread A never read the counter")
+                        return
+                    }
+                    increment("B") { secondRead.raise() }
+                },
+            ])
+            let counter = context.attempt("lookup(lefts, id 'counter') after round \(round)") {
+                try first.lookup(table: "lefts", id: "counter")?["n"].intValue
+            }
+            if let counter, counter != Int64(2 * round) {
+                context.fail(
+                    "round \(round): two transactions on OS threads each read lefts id 'counter' and wrote it plus one, but it went to \(counter.map(String.init) ?? "null") instead of \(2 * round): \(what)"
+                )
+                return
+            }
+        }
+    }
 }

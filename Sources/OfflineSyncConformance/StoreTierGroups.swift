@@ -5,6 +5,6 @@ import OfflineSync
 enum StoreTierGroups {
     static let all: [ConformanceGroup] = [
         schema, crud, values, missing, query, paging, limits, selection, deleteByQuery, transactions,
-        transactionScope, concurrency, validation,
+        transactionScope, concurrency, validation, sharing,
     ]
 }

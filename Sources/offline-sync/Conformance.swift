@@ -11,7 +11,9 @@ struct Conformance: AsyncParsableCommand {
         discussion: """
             Every case gets a new, empty store at a fresh location derived from the URL: a new \
             directory next to the given path (removed afterwards), with the same options. The given \
-            path itself is never touched. Prints one line per group of cases, failures below it, and \
+            path itself is never touched. The 'sharing' group opens a second store over a case's \
+            location (sqlite, sqlcipher, postgres; skipped on memory and lmdb, which one process opens \
+            once). Prints one line per group of cases, failures below it, and \
             ends with 'N passed, N failed, N skipped'.
 
             Examples:
@@ -43,8 +45,25 @@ struct Conformance: AsyncParsableCommand {
         let scratch = try ScratchDirectory(near: StoreAccess.filePath(of: configuration), purpose: "conformance")
         defer { scratch.remove() }
         logger.debug("conformance scratch directory \(scratch.url.path)")
+        // The location of each store made, so that the `sharing` group can open a second
+        // instance over it (every backend but memory, which has no location, and LMDB, which a
+        // process opens once).
+        let locations = Locked<[ObjectIdentifier: StoreConfiguration]>([:])
         var suite = ConformanceSuite(storeName: configuration.scheme) {
-            try StoreRegistry.shared.makeStore(scratch.freshLocation(for: configuration))
+            let location = try scratch.freshLocation(for: configuration)
+            let store = try StoreRegistry.shared.makeStore(location)
+            locations.withLock { $0[ObjectIdentifier(store)] = location }
+            return store
+        }
+        if ![StoreScheme.memory.name, "lmdb"].contains(configuration.scheme) {
+            suite.makeStoreSharingLocation = { store in
+                guard let location = locations.withLock({ $0[ObjectIdentifier(store)] }) else {
+                    throw OfflineSyncError(.invalidOperation, "the conformance suite asked to share a store it did not make")
+                }
+                let other = try StoreRegistry.shared.makeStore(location)
+                locations.withLock { $0[ObjectIdentifier(other)] = location }
+                return other
+            }
         }
         if let seed { suite.seed = seed }
         let summary = await suite.run(tier: tier, filter: filter) { print($0) }

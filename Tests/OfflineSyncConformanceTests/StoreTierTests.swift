@@ -26,12 +26,21 @@ import Testing
     @Test(arguments: Backends.all) func validation(_ backend: Backend) async {
         await expectPasses("validation", backend)
     }
+    @Test(arguments: Backends.all) func sharing(_ backend: Backend) async {
+        guard backend.sharing != nil else {
+            // A store confined to its instance (memory), or one a process opens once (LMDB).
+            let result = await backend.suite.run(group: "sharing")
+            #expect(result.skipped == result.cases.count, "\(result)")
+            return
+        }
+        await expectPasses("sharing", backend)
+    }
 
     @Test func everyStoreTierGroupHasATest() {
         #expect(
             ConformanceSuite.groupNames(tier: .store) == [
                 "schema", "crud", "values", "missing", "query", "paging", "limits", "selection", "deleteByQuery",
-                "transactions", "transactionScope", "concurrency", "validation",
+                "transactions", "transactionScope", "concurrency", "validation", "sharing",
             ])
     }
 

@@ -27,9 +27,16 @@ import Testing
 
     private func suite() throws -> ConformanceSuite {
         let server = try PostgresTestServer.require()
-        return ConformanceSuite(storeName: "postgres", capabilities: .all) {
+        var suite = ConformanceSuite(storeName: "postgres", capabilities: .all) {
             PostgresStore(settings: server.freshSettings())
         }
+        suite.makeStoreSharingLocation = { store in
+            guard let store = store as? PostgresStore else {
+                throw OfflineSyncError(.invalidOperation, "expected a PostgresStore, got \(type(of: store))")
+            }
+            return PostgresStore(settings: store.settings)
+        }
+        return suite
     }
 
     /// Runs one group and records each failure message as an issue.
