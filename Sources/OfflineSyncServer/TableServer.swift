@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ServiceLifecycle
 import HummingbirdCore
 import HummingbirdTLS
 public import Logging
@@ -229,15 +230,31 @@ public struct TableServer: Sendable {
         host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 
-    /// Runs `app` until it is shut down gracefully (by SIGTERM or SIGINT with `untilSignal`, else
-    /// by its service group), then logs that the server stopped.
+    /// Runs `app` until it is shut down gracefully (by SIGTERM or SIGINT with `untilSignal`, by
+    /// the service group it runs in, or by the cancellation of the calling task), then logs that
+    /// the server stopped.
     private static func runUntilStopped(
         _ app: some ApplicationProtocol, untilSignal: Bool, logger: Logger
     ) async throws {
         if untilSignal {
             try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        } else if Task.isCancelled {
+            return
         } else {
-            try await app.run()
+            // Cancelling the task that runs the server is its caller's way to stop it. Passed on
+            // as cancellation, it would abandon the connections still open (Hummingbird then logs
+            // "Waiting on child channel: CancellationError()" and "Server shutdown error"), so the
+            // server runs in a service group of its own, in a task the caller's cancellation does
+            // not reach, and that cancellation shuts the group down gracefully instead (as
+            // `Running.stop()` and SIGTERM do).
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(services: [app], logger: logger))
+            let running = Task { try await group.run() }
+            try await withTaskCancellationHandler {
+                try await running.value
+            } onCancel: {
+                Task { await group.triggerGracefulShutdown() }
+            }
         }
         logger.info("server stopped")
     }

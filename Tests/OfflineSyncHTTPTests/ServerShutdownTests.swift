@@ -1,4 +1,5 @@
 import OfflineSync
+import NIOCore
 import OfflineSyncServer
 import Testing
 
@@ -23,7 +24,39 @@ struct ServerShutdownTests {
         }
         #expect(complaints.isEmpty, "stopping logged \(complaints)")
         await #expect(throws: (any Error).self) {
-            _ = try await send("GET", "/tables/todoitem", port: server.port, headers: [("ZUMO-API-VERSION", "2.0.0")])
+            // Refused: the client would retry the connection until its timeout.
+            _ = try await send(
+                "GET", "/tables/todoitem", port: server.port, headers: [("ZUMO-API-VERSION", "2.0.0")],
+                timeout: .seconds(2))
+        }
+    }
+
+    /// Cancelling the task of `run()`, which its doc comment gives as the way to stop it, logged
+    /// "Server shutdown error: Already closed" and "Waiting on child channel: CancellationError()"
+    /// at error level, and abandoned the connections still open.
+    @Test("cancelling the task that runs the server stops it gracefully, without an error logged")
+    func cancellingRunIsGraceful() async throws {
+        let capture = LogCapture()
+        let store = InMemoryStore()
+        try store.open(schema: StoreSchema([todoItemSchema]))
+        let service = try TableService(store: store)
+        let server = TableServer(service: service, configuration: TableServer.Configuration(port: 0, logger: capture.logger))
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let running = Task { try await server.run { continuation.yield($0) } }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let answer = try await send("GET", "/tables/todoitem", port: port, headers: [("ZUMO-API-VERSION", "2.0.0")])
+        #expect(answer.status == 200)
+        running.cancel()
+        try await running.value
+        let complaints = capture.messages.filter {
+            $0.contains("Waiting on child channel") || $0.contains("CancellationError") || $0.contains("shutdown error")
+        }
+        #expect(complaints.isEmpty, "cancelling logged \(complaints)")
+        #expect(capture.messages.contains("server stopped"), "\(capture.messages)")
+        await #expect(throws: (any Error).self) {
+            _ = try await send(
+                "GET", "/tables/todoitem", port: port, headers: [("ZUMO-API-VERSION", "2.0.0")], timeout: .seconds(2))
         }
     }
 }

@@ -60,16 +60,17 @@ struct RawAnswer: Sendable {
     var json: Any? { parseJSON(body) }
 }
 
-/// Sends a request exactly as given (target not re-encoded).
+/// Sends a request exactly as given (target not re-encoded). The client keeps retrying a
+/// connection the port refuses until `timeout`.
 func send(
     _ method: String, _ target: String, port: Int, headers: [(String, String)] = [],
-    body: [UInt8]? = nil
+    body: [UInt8]? = nil, timeout: TimeAmount = .seconds(30)
 ) async throws -> RawAnswer {
     var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(target)")
     request.method = .init(rawValue: method)
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    let response = try await HTTPClient.shared.execute(request, timeout: timeout)
     let bytes = try await response.body.collect(upTo: 64 << 20)
     return RawAnswer(
         status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
