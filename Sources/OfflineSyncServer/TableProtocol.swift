@@ -146,6 +146,7 @@ final class TableProtocol: Sendable {
     }
 
     private func answerIgnoringCORS(_ request: Request) -> Answer {
+        if let health = healthCheck(request) { return health }
         do {
             guard let target = try TableRequestTarget(request.target) else {
                 return Self.error(404, "no route for \(Self.shown(request.target)); tables are under /tables/{table}")
@@ -195,6 +196,33 @@ final class TableProtocol: Sendable {
             return name + "=<redacted>"
         }
         return String(target[...question]) + redacted.joined(separator: "&")
+    }
+
+    /// The path a load balancer or orchestrator probes (`GET /healthz`): answered without a token
+    /// or `ZUMO-API-VERSION`, 200 `{"status":"ok"}` when the store answers
+    /// (``OfflineSync/TableService/checkHealth()``), else 503 with `Retry-After` and the store's
+    /// error in the server log only.
+    static let healthPath = "/healthz"
+
+    /// The answer to a health check, or `nil` for any other request.
+    private func healthCheck(_ request: Request) -> Answer? {
+        let path = request.target.prefix { $0 != "?" }
+        guard path == Self.healthPath else { return nil }
+        guard request.method == "GET" else {
+            var answer = Self.error(405, "\(Self.healthPath) answers GET only")
+            answer.headers.append(("Allow", "GET"))
+            return answer
+        }
+        do {
+            try service.checkHealth()
+            return Self.json(200, Array(#"{"status":"ok"}"#.utf8))
+        } catch {
+            var answer = Self.json(
+                503, Array(#"{"status":"unavailable","error":"the store does not answer; see the server log"}"#.utf8))
+            answer.headers.append(("Retry-After", "5"))
+            answer.logDetail = "health check: \(error)"
+            return answer
+        }
     }
 
     // MARK: Routes

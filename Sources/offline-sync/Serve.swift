@@ -18,7 +18,8 @@ struct Serve: AsyncParsableCommand {
             Ctrl-C or SIGTERM stops the server after the requests in progress. Several serve processes \
             (on one host or several) may serve one postgres:// store at once, behind a load balancer or \
             with clients choosing among them: writes are serialised by PostgreSQL and stamped inside that \
-            lock, so every guarantee of one process holds across them (docs/ARCHITECTURE.md).
+            lock, so every guarantee of one process holds across them (docs/ARCHITECTURE.md). GET /healthz \
+            answers 200 while the store answers and 503 when it does not, without a token.
 
             Authentication: with --auth-secret-env, --auth-secret-file (HS256) or --auth-public-key \
             (RS256/ES256, a PEM public key or a JWKS file), every request's JWT (Authorization: Bearer \

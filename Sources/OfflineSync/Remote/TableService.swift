@@ -363,6 +363,15 @@ public final class TableService: Sendable {
         try schemaLock.shared(body)
     }
 
+    /// Checks that the store answers, for a server's health check: what every request starts with
+    /// (whether another process changed the stored schema, which reads the file on SQLite and
+    /// LMDB and queries PostgreSQL; a store changed elsewhere is reopened), then the schema.
+    /// Throws what the store throws.
+    public func checkHealth() throws {
+        try adoptSchemaChangedElsewhere()
+        _ = try shared { try mapped { try store.schema } }
+    }
+
     /// Reopens the store when another process or store instance serving it declared or widened
     /// a table since this one opened it (``LocalStore/storedSchemaChanged()``), so that no
     /// answer leaves out a table or column that another server process added: called at the
