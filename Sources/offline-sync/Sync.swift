@@ -152,6 +152,10 @@ struct Sync: AsyncParsableCommand {
                 added.prefix(10).map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ", ")
                 + (added.count > 10 ? ", …" : "")
             let columns = "\(added.count) more \(added.count == 1 ? "column" : "columns") of \(table) found in the pulled records (\(list))"
+            // The token is reset before the table is widened: a sync killed in between then
+            // pulls everything again next time and learns the columns anew, where a widened table
+            // with its token at the end would never be refilled.
+            if let queryId { try await context.resetDeltaToken(table: table, queryId: queryId) }
             try context.close()
             let wider = TableSchema(widened.name, columns: widened.columns + added, indexes: widened.indexes)
             do {
@@ -161,10 +165,12 @@ struct Sync: AsyncParsableCommand {
                 // allow): what was pulled stays, and the sync says which values it leaves out.
                 context = try SyncContext(store: store, remote: watcher, tables: [widened], pushHandler: handler)
                 output.write("could not declare \(columns), so their values are not stored: \(error)\n")
+                // The token was reset: pull again to bring it back (every sync of such a table
+                // pulls all of it twice; a schema file declaring the columns wanted avoids that).
+                if queryId != nil { result = try await pull(context, total: total, output: &output) }
                 break
             }
             widened = wider
-            if let queryId { try await context.resetDeltaToken(table: table, queryId: queryId) }
             output.write("declared \(columns); pulling again to store their values\n")
             result = try await pull(context, total: total, output: &output)
         }
