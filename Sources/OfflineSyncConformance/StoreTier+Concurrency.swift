@@ -229,14 +229,7 @@ extension StoreTierGroups {
             let secondRead = Barrier()
             let increment: @Sendable (String, () -> Void) -> Void = { name, afterRead in
                 do {
-                    try (name == "A" ? first : second).write { transaction in
-                        let current =
-                            try transaction.lookup(table: "lefts", id: "counter")?["n"].intValue ?? 0
-                        afterRead()
-                        try transaction.upsert(
-                            [Item(id: "counter", values: ["n": .int(current + 1)])], into: "lefts",
-                            origin: .local)
-                    }
+                    try (name == "A" ? first : second).write { try incrementCounter(in: $0, afterRead: afterRead) }
                 } catch {
                     context.fail(
                         "round \(round) thread \(name): write(_:) incrementing lefts id 'counter' threw \(CaseContext.describe(error))"
@@ -269,5 +262,13 @@ extension StoreTierGroups {
                 return
             }
         }
+    }
+
+    /// Reads `lefts` id `counter` (0 when missing) and writes it back plus one, calling
+    /// `afterRead` in between: the read-modify-write of the concurrency and transactions cases.
+    static func incrementCounter(in transaction: any StoreTransaction, afterRead: () -> Void = {}) throws {
+        let current = try transaction.lookup(table: "lefts", id: "counter")?["n"].intValue ?? 0
+        afterRead()
+        try transaction.upsert([Item(id: "counter", values: ["n": .int(current + 1)])], into: "lefts", origin: .local)
     }
 }

@@ -171,13 +171,7 @@ extension StoreTierGroups {
                             var failures: [String] = []
                             for step in 0..<incrementsPerTask {
                                 do {
-                                    try store.write { transaction in
-                                        let current =
-                                            try transaction.lookup(table: "lefts", id: "counter")?["n"].intValue ?? 0
-                                        try transaction.upsert(
-                                            [Item(id: "counter", values: ["n": .int(current + 1)])], into: "lefts",
-                                            origin: .local)
-                                    }
+                                    try store.write { try incrementCounter(in: $0) }
                                 } catch {
                                     failures.append(
                                         "task \(task) increment \(step): write(_:) on lefts id 'counter' threw \(CaseContext.describe(error))"

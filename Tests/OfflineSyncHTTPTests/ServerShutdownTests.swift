@@ -5,15 +5,18 @@ import Testing
 
 @Suite("Stopping a started server")
 struct ServerShutdownTests {
+    /// A server of `todoitem` over a new in-memory store on a free port, logging into `capture`.
+    static func server(logger capture: LogCapture) throws -> TableServer {
+        let store = InMemoryStore()
+        try store.open(schema: StoreSchema([todoItemSchema]))
+        return TableServer(
+            service: try TableService(store: store), configuration: TableServer.Configuration(port: 0, logger: capture.logger))
+    }
+
     @Test("shuts down gracefully: a connection left open is closed without an error logged")
     func stopIsGraceful() async throws {
         let capture = LogCapture()
-        let store = InMemoryStore()
-        try store.open(schema: StoreSchema([todoItemSchema]))
-        let service = try TableService(store: store)
-        let server = try await TableServer(
-            service: service, configuration: TableServer.Configuration(port: 0, logger: capture.logger)
-        ).start()
+        let server = try await Self.server(logger: capture).start()
         // The shared HTTP client keeps this connection open after the answer.
         let answer = try await send(
             "GET", "/tables/todoitem", port: server.port, headers: [("ZUMO-API-VERSION", "2.0.0")])
@@ -37,10 +40,7 @@ struct ServerShutdownTests {
     @Test("cancelling the task that runs the server stops it gracefully, without an error logged")
     func cancellingRunIsGraceful() async throws {
         let capture = LogCapture()
-        let store = InMemoryStore()
-        try store.open(schema: StoreSchema([todoItemSchema]))
-        let service = try TableService(store: store)
-        let server = TableServer(service: service, configuration: TableServer.Configuration(port: 0, logger: capture.logger))
+        let server = try Self.server(logger: capture)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let running = Task { try await server.run { continuation.yield($0) } }
         var iterator = ports.makeAsyncIterator()
