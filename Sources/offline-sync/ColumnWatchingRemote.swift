@@ -12,7 +12,7 @@ final class ColumnWatchingRemote: RemoteService {
 
     private struct State {
         var columns: LearnedColumns
-        var reported = 0
+        var reported: Set<String> = []
     }
 
     /// Watches the records of `table` read through `base`, against the columns of `declared`.
@@ -27,9 +27,9 @@ final class ColumnWatchingRemote: RemoteService {
     /// since the last call that no table can declare (see ``LearnedColumns``).
     func takeNewColumns() -> (columns: [Column], unstorable: [String]) {
         state.withLock { state in
-            let unstorable = state.columns.unstorable.sorted()
-            defer { state.reported = unstorable.count }
-            return (state.columns.take(), Array(unstorable.dropFirst(state.reported)))
+            let unstorable = state.columns.unstorable.subtracting(state.reported)
+            state.reported.formUnion(unstorable)
+            return (state.columns.take(), unstorable.sorted())
         }
     }
 
