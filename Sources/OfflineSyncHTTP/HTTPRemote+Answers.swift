@@ -28,12 +28,7 @@ extension HTTPRemote {
         -> Item?
     {
         switch write.kind {
-        case .insert:
-            guard response.status == 200 || response.status == 201 else {
-                throw failure(request, response, itemId: write.item.id)
-            }
-            return try serverItem(request, response)
-        case .update:
+        case .insert, .update:
             guard response.status == 200 || response.status == 201 else {
                 throw failure(request, response, itemId: write.item.id)
             }

@@ -25,7 +25,7 @@ struct WireResponse: Sendable {
     var summary: String? {
         if body.isEmpty { return nil }
         if let error = try? WireJSON.decodeObject(body), case .string(let text)? = error["error"] {
-            return String.quotedForError(Array(text.utf8), limit: Self.summaryLimit)
+            return Self.quoted(text)
         }
         let text = String(decoding: body.prefix(4096), as: UTF8.self)
         if isHTML {
@@ -33,14 +33,20 @@ struct WireResponse: Sendable {
                 let end = text.range(of: "</title>", options: .caseInsensitive, range: start.upperBound..<text.endIndex)
             {
                 let title = text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
-                return "page title '\(String.quotedForError(Array(title.utf8), limit: Self.summaryLimit))'"
+                return "page title '\(Self.quoted(title))'"
             }
             return "an HTML page"
         }
         let line = text.prefix(200).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        return line.isEmpty ? nil : "'\(String.quotedForError(Array(line.utf8), limit: Self.summaryLimit))'"
+        return line.isEmpty ? nil : "'\(Self.quoted(line))'"
     }
 
     /// The most bytes of the server's text a ``summary`` quotes.
     static let summaryLimit = 500
+
+    /// `text` from the server as a ``summary`` quotes it: cut to ``summaryLimit`` bytes, control
+    /// characters escaped.
+    private static func quoted(_ text: some StringProtocol) -> String {
+        String.quotedForError(Array(text.utf8), limit: summaryLimit)
+    }
 }
