@@ -47,6 +47,45 @@ struct Gadget: SyncModel, Hashable {
     }
 }
 
+/// ``Gadget`` writing its own rows (``OfflineSync/RowWritable``) instead of encoding them.
+struct WrittenGadget: RowWritable, Hashable {
+    static let tableName = "gadget"
+
+    var gadget: Gadget
+    var id: String { gadget.id }
+
+    init(_ gadget: Gadget) { self.gadget = gadget }
+    init(from decoder: any Decoder) throws { gadget = try Gadget(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try gadget.encode(to: encoder) }
+
+    static let rowKeys = [
+        "id", "name", "active", "count", "small", "ratio", "made", "stamp", "note", "due", "size", "rank", "spec", "tags",
+        "score", "createdAt", "updatedAt", "version", "deleted",
+    ]
+
+    func writeRow(to row: inout RowWriter) throws {
+        try row.write(gadget.id)
+        try row.write(gadget.name)
+        try row.write(gadget.active)
+        try row.write(gadget.count)
+        try row.write(gadget.small)
+        try row.write(gadget.ratio)
+        try row.write(gadget.made)
+        try row.write(gadget.stamp)
+        try row.write(gadget.note)
+        try row.write(gadget.due)
+        try row.write(gadget.size)
+        try row.write(gadget.rank)
+        try row.write(gadget.spec)
+        try row.write(gadget.tags)
+        try row.write(gadget.score)
+        try row.write(gadget.createdAt)
+        try row.write(gadget.updatedAt)
+        try row.write(gadget.version)
+        try row.write(gadget.deleted)
+    }
+}
+
 /// Another model of the same table that knows two of its columns.
 struct GadgetName: SyncModel, Hashable {
     var id: String
@@ -119,6 +158,30 @@ enum SyncTierTypedModels {
                 c.expect(
                     (try table.lookup(id: "g1")?.score).map { $0.sign == .minus } ?? false,
                     "g1 score reads back as -0.0")
+            },
+            typedCase("a model that writes its own rows stores what its Codable encoding stores") { f, c in
+                let encoded = try f.context.table(Gadget.self)
+                let written = try f.context.table(WrittenGadget.self)
+                try encoded.insert(gadgets)
+                let copies = gadgets.map { gadget -> Gadget in
+                    var copy = gadget
+                    copy.id = "w" + gadget.id
+                    copy.version = "never written"
+                    return copy
+                }
+                try written.insert(copies.map(WrittenGadget.init))
+                for (gadget, copy) in zip(gadgets, copies) {
+                    let original = try f.store.lookup(table: "gadget", id: gadget.id)
+                    let stored = try f.store.lookup(table: "gadget", id: copy.id)
+                    c.expectEqual(stored?.values, original?.values, "row of '\(copy.id)', written, against '\(gadget.id)', encoded")
+                    c.expectEqual(try written.lookup(id: copy.id)?.gadget.unsynced, copy.unsynced, "'\(copy.id)' read back")
+                }
+                var changed = copies[0]
+                changed.note = nil
+                changed.name = "renamed"
+                try written.update(WrittenGadget(changed))
+                c.expectEqual(try encoded.lookup(id: changed.id)?.unsynced, changed.unsynced, "'\(changed.id)' after an update")
+                c.expectEqual(try f.context.pendingOperationCount(), gadgets.count * 2, "queued inserts")
             },
             typedCase("nil properties are stored as nulls and read back as nil") { f, c in
                 let table = try f.context.table(Gadget.self)

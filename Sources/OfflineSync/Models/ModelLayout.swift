@@ -18,6 +18,10 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     private let probes: [Model]
     private let probeRows: [Item]
     private let keyPathColumns = Locked<[ModelKeyPath: String]>([:])
+    /// `true` when the model is ``RowWritable`` (its conformance checked against its `Codable` rows).
+    let writesRows: Bool
+    /// The plans of a ``RowWritable`` model, by row layout (see ``writingPlan(for:)``).
+    private let writingPlans = Locked<[ObjectIdentifier: RowWritingPlan]>([:])
 
     /// The layout of `Model`, built on first use.
     static func shared() throws -> ModelLayout<Model> {
@@ -64,8 +68,8 @@ final class ModelLayout<Model: SyncModel>: Sendable {
             }
         }
         let rows: [Item]
+        let probeLayout = RowLayout(keys.filter { $0 != "id" })
         do {
-            let probeLayout = RowLayout(keys.filter { $0 != "id" })
             rows = try probes.map { try RowEncoder.item(of: $0, layout: probeLayout) }
         } catch {
             throw ModelLayout.schemaError(
@@ -108,6 +112,7 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         }
         self.probes = probes
         self.probeRows = rows
+        writesRows = try ModelLayout.checkRowWriting(probes: probes, rows: rows, layout: probeLayout)
         self.columnNames = Set(names)
         self.columns = columns
         self.systemColumns = systemColumns
@@ -202,13 +207,18 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     /// The row of a model, without its system properties, laid out on `rowLayout` (the table's
     /// ``TableSchema/rowLayout``, so the store writes it by position).
     func item(from model: Model, table: String, layout rowLayout: RowLayout) throws -> Item {
-        try item(from: model, table: table, encoder: encoder(for: rowLayout))
+        try items(from: [model], table: table, layout: rowLayout)[0]
     }
 
     /// The rows of models, as ``item(from:table:layout:)`` makes each, through one encoder. A
     /// plain loop: this generic code usually runs unspecialized (called from another module),
     /// where `map` looks up closure metadata per element.
     func items(from models: [Model], table: String, layout rowLayout: RowLayout) throws -> [Item] {
+        if let plan = writingPlan(for: rowLayout) {
+            return try models.withUnsafeBufferPointer { models in
+                try converted(try written(models, plan: plan, table: table))
+            }
+        }
         let encoder = encoder(for: rowLayout)
         var items: [Item] = []
         items.reserveCapacity(models.count)
@@ -220,6 +230,84 @@ final class ModelLayout<Model: SyncModel>: Sendable {
             }
         }
         return items
+    }
+
+    /// The plan that writes this ``RowWritable`` model's rows on `rowLayout`; `nil` when the model
+    /// is not ``RowWritable`` or writes a key that is not a column there (it is encoded then).
+    private func writingPlan(for rowLayout: RowLayout) -> RowWritingPlan? {
+        guard writesRows, let writable = Model.self as? any RowWritable.Type else { return nil }
+        let key = ObjectIdentifier(rowLayout)
+        if let plan = writingPlans.withLock({ $0[key] }) { return plan }
+        guard let plan = RowWritingPlan(keys: writable.rowKeys, layout: rowLayout, skipping: systemColumns) else {
+            return nil
+        }
+        writingPlans.withLock { $0[key] = plan }
+        return plan
+    }
+
+    /// The rows of `models` written by their ``RowWritable`` conformance along `plan`.
+    private func written(_ models: UnsafeBufferPointer<Model>, plan: RowWritingPlan, table: String) throws -> [Item] {
+        func write<Writable: RowWritable>(_ type: Writable.Type) throws -> [Item] {
+            try models.withMemoryRebound(to: Writable.self) { try plan.items(of: $0) }
+        }
+        do {
+            guard let writable = Model.self as? any RowWritable.Type else { return [] }
+            return try write(writable)
+        } catch let error as OfflineSyncError where error.code == .invalidSchema {
+            throw error
+        } catch {
+            // Which model failed is found again the slow way, for the message.
+            for index in models.indices {
+                _ = try item(from: models[index], table: table, encoder: encoder(for: plan.layout))
+            }
+            throw OfflineSyncError(.invalidValue, "cannot write \(Model.self) to table '\(table)': \(RowDecoder.describe(error))")
+        }
+    }
+
+    /// `rows` with the values of columns whose type the model declares converted to it.
+    private func converted(_ rows: [Item]) -> [Item] {
+        guard !declaredTypes.isEmpty else { return rows }
+        var rows = rows
+        for index in rows.indices {
+            for column in declaredTypes.keys where rows[index].hasValue(forColumn: column) {
+                rows[index][column] = converted(rows[index][column], column: column)
+            }
+        }
+        return rows
+    }
+
+    /// Whether the model writes its own rows (``RowWritable``): checked by writing every probe
+    /// and comparing the row with the one its `Codable` encoding gave. Throws when they differ.
+    private static func checkRowWriting(probes: [Model], rows: [Item], layout: RowLayout) throws -> Bool {
+        guard let writable = Model.self as? any RowWritable.Type else { return false }
+        let keys = writable.rowKeys
+        guard let plan = RowWritingPlan(keys: keys, layout: layout, skipping: []) else {
+            let encoded = Set(layout.names + ["id"])
+            let extra = keys.filter { !encoded.contains($0) }
+            throw schemaError(
+                "\(Model.self).rowKeys (\(keys.joined(separator: ", "))) \(extra.isEmpty ? "repeats a key" : "has \(extra.map { "'\($0)'" }.joined(separator: ", ")), which its Codable encoding does not write"); the RowWritable conformance must write exactly the keys encode(to:) writes (remove @RowWritable from a model with a custom encode(to:))"
+            )
+        }
+        let written: [Item]
+        do {
+            func write<Writable: RowWritable>(_ type: Writable.Type) throws -> [Item] {
+                try probes.withUnsafeBufferPointer { probes in
+                    try probes.withMemoryRebound(to: Writable.self) { try plan.items(of: $0) }
+                }
+            }
+            written = try write(writable)
+        } catch {
+            throw schemaError("\(Model.self).writeRow(to:) failed on a probe value: \(RowDecoder.describe(error))")
+        }
+        for (row, encoded) in zip(written, rows) where row != encoded || row.id != encoded.id {
+            let differing =
+                row.id != encoded.id
+                ? "id" : (layout.names.first { row[$0] != encoded[$0] } ?? "?")
+            throw schemaError(
+                "\(Model.self).writeRow(to:) writes \(differing == "id" ? "'\(row.id)'" : "\(row[differing])") under '\(differing)' where its Codable encoding writes \(differing == "id" ? "'\(encoded.id)'" : "\(encoded[differing])"); the RowWritable conformance must write what encode(to:) writes (remove @RowWritable from a model with custom CodingKeys or encode(to:))"
+            )
+        }
+        return true
     }
 
     /// An encoder of this model's rows on `rowLayout`, leaving the system properties out.

@@ -18,10 +18,49 @@ struct BenchmarkModel: SyncModel, Hashable {
     var deleted: Bool?
 }
 
+/// ``BenchmarkModel`` writing its own rows (``RowWritable``, what `@RowWritable` generates)
+/// instead of encoding them through `Codable`.
+struct WritableBenchmarkModel: RowWritable, Hashable {
+    static let tableName = BenchmarkData.tableName
+
+    var id: String
+    var title: String
+    var quantity: Int64
+    var price: Double
+    var done: Bool
+    var due: Date
+    var createdAt: Date?
+    var updatedAt: Date?
+    var version: String?
+    var deleted: Bool?
+
+    static let rowKeys = ["id", "title", "quantity", "price", "done", "due", "createdAt", "updatedAt", "version", "deleted"]
+
+    func writeRow(to row: inout RowWriter) throws {
+        try row.write(id)
+        try row.write(title)
+        try row.write(quantity)
+        try row.write(price)
+        try row.write(done)
+        try row.write(due)
+        try row.write(createdAt)
+        try row.write(updatedAt)
+        try row.write(version)
+        try row.write(deleted)
+    }
+}
+
 extension BenchmarkRecord {
     /// The record as a local app write through a typed model (the same values as ``localItem``).
     var model: BenchmarkModel {
         BenchmarkModel(
+            id: id, title: title, quantity: quantity, price: price, done: done,
+            due: Date(timeIntervalSince1970: Double(due) / 1000))
+    }
+
+    /// The record as a local app write through a model that writes its own rows.
+    var writableModel: WritableBenchmarkModel {
+        WritableBenchmarkModel(
             id: id, title: title, quantity: quantity, price: price, done: done,
             due: Date(timeIntervalSince1970: Double(due) / 1000))
     }
@@ -32,7 +71,7 @@ extension BenchmarkRecord {
 extension BenchmarkScenario {
     /// Every typed scenario and its `Item`-path counterpart, in report order.
     static var typed: [BenchmarkScenario] {
-        [typedEnqueueBatch, readAll(typed: false), readAll(typed: true), typedQueryScan, typedPullFull]
+        [typedEnqueueBatch, writableEnqueueBatch, readAll(typed: false), readAll(typed: true), typedQueryScan, typedPullFull]
     }
 
     /// ``enqueueBatch`` through `ModelTable.insert`: models encoded into rows, then the same transaction.
@@ -41,6 +80,29 @@ extension BenchmarkScenario {
         prepareStore: { store, size in
             let (context, table) = try typedContext(store, remote: try emptyRemote())
             let models = BenchmarkData.records(count: size.batchInserts).map(\.model)
+            return Trial(
+                operations: models.count,
+                body: {
+                    try table.insert(models)
+                },
+                teardown: {
+                    defer { try? context.close() }
+                    try expectCount(
+                        try context.pendingOperationCount(), models.count, records: models.count, what: "queue")
+                })
+        },
+        prepareBaseline: enqueueBatch.prepareBaseline)
+
+    /// ``typedEnqueueBatch`` with a model that writes its own rows (``RowWritable``): the same
+    /// transaction, without `Codable`.
+    static let writableEnqueueBatch = BenchmarkScenario(
+        id: "typed-enqueue-batch-written", title: "typed models writing their rows: enqueue, inserts in one batch",
+        unit: "ops",
+        prepareStore: { store, size in
+            let context = try SyncContext(
+                store: store, remote: try emptyRemote(), tables: [BenchmarkData.table(indexed: false)])
+            let table = try context.table(WritableBenchmarkModel.self)
+            let models = BenchmarkData.records(count: size.batchInserts).map(\.writableModel)
             return Trial(
                 operations: models.count,
                 body: {
@@ -120,3 +182,4 @@ extension BenchmarkScenario {
         return (context, try context.table(BenchmarkModel.self))
     }
 }
+

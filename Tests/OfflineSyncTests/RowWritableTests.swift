@@ -1,0 +1,254 @@
+import Foundation
+import OfflineSync
+import Testing
+
+/// Models that write their own rows (``RowWritable``): the rows equal what their `Codable`
+/// encoding gives, and a conformance that does not match it is refused before any row is written.
+@Suite struct RowWritableTests {
+    enum Priority: String, Codable, Sendable, CaseIterable { case low, high }
+    struct Tag: Codable, Sendable, Equatable { var name: String }
+
+    /// Every kind of property the writer has a method for, and the generic ones.
+    struct Task: SyncModel, Equatable {
+        static let tableName = "task"
+        var id: String
+        var title: String
+        var note: String?
+        var count: Int
+        var big: Int64
+        var small: Int32
+        var ratio: Double
+        var done: Bool
+        var flagged: Bool?
+        var due: Date
+        var priority: Priority
+        var tags: [Tag]
+        var unsigned: UInt64
+        var version: String?
+        var updatedAt: Date?
+    }
+
+    /// ``Task`` again, writing its own rows (what `@RowWritable` generates).
+    struct WrittenTask: RowWritable, Equatable {
+        static let tableName = "task"
+        var id: String
+        var title: String
+        var note: String?
+        var count: Int
+        var big: Int64
+        var small: Int32
+        var ratio: Double
+        var done: Bool
+        var flagged: Bool?
+        var due: Date
+        var priority: Priority
+        var tags: [Tag]
+        var unsigned: UInt64
+        var version: String?
+        var updatedAt: Date?
+
+        static let rowKeys = [
+            "id", "title", "note", "count", "big", "small", "ratio", "done", "flagged", "due", "priority", "tags",
+            "unsigned", "version", "updatedAt",
+        ]
+        func writeRow(to row: inout RowWriter) throws {
+            try row.write(id)
+            try row.write(title)
+            try row.write(note)
+            try row.write(count)
+            try row.write(big)
+            try row.write(small)
+            try row.write(ratio)
+            try row.write(done)
+            try row.write(flagged)
+            try row.write(due)
+            try row.write(priority)
+            try row.write(tags)
+            try row.write(unsigned)
+            try row.write(version)
+            try row.write(updatedAt)
+        }
+
+        var plain: Task {
+            Task(
+                id: id, title: title, note: note, count: count, big: big, small: small, ratio: ratio, done: done,
+                flagged: flagged, due: due, priority: priority, tags: tags, unsigned: unsigned, version: version,
+                updatedAt: updatedAt)
+        }
+    }
+
+    /// Writes two keys the wrong way round.
+    struct Swapped: RowWritable {
+        var id: String
+        var first: String
+        var second: String
+        static let rowKeys = ["id", "first", "second"]
+        func writeRow(to row: inout RowWriter) throws {
+            try row.write(id)
+            try row.write(second)
+            try row.write(first)
+        }
+    }
+
+    /// Names a key its `Codable` encoding does not write.
+    struct ExtraKey: RowWritable {
+        var id: String
+        var name: String
+        static let rowKeys = ["id", "name", "nickname"]
+        func writeRow(to row: inout RowWriter) throws {
+            try row.write(id)
+            try row.write(name)
+            try row.write(name)
+        }
+    }
+
+    /// Writes fewer values than its keys.
+    struct ShortWriter: RowWritable {
+        var id: String
+        var name: String
+        var age: Int
+        static let rowKeys = ["id", "name", "age"]
+        func writeRow(to row: inout RowWriter) throws {
+            try row.write(id)
+            try row.write(name)
+        }
+    }
+
+    /// Renames a property through `CodingKeys`; the conformance writes the coding key.
+    struct Renamed: RowWritable, Equatable {
+        enum CodingKeys: String, CodingKey {
+            case id
+            case title = "text"
+        }
+        var id: String
+        var title: String
+        static let rowKeys = ["id", "text"]
+        func writeRow(to row: inout RowWriter) throws {
+            try row.write(id)
+            try row.write(title)
+        }
+    }
+
+    /// Renames a property, but the conformance writes the property's name.
+    struct RenamedWrongly: RowWritable {
+        enum CodingKeys: String, CodingKey {
+            case id
+            case title = "text"
+        }
+        var id: String
+        var title: String
+        static let rowKeys = ["id", "title"]
+        func writeRow(to row: inout RowWriter) throws {
+            try row.write(id)
+            try row.write(title)
+        }
+    }
+
+    static func context(_ tables: [TableSchema]) throws -> SyncContext {
+        try SyncContext(store: InMemoryStore(), remote: InMemoryRemote(tables: tables), tables: tables)
+    }
+
+    static func sample(_ index: Int) -> WrittenTask {
+        WrittenTask(
+            id: "t\(index)", title: "task \(index)", note: index % 2 == 0 ? nil : "note \(index)", count: index,
+            big: Int64(index) << 40, small: Int32(-index), ratio: Double(index) / 3, done: index % 3 == 0,
+            flagged: index % 2 == 0 ? true : nil, due: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)),
+            priority: index % 2 == 0 ? .low : .high, tags: [Tag(name: "a\(index)")], unsigned: UInt64(index),
+            version: "v\(index)", updatedAt: Date(timeIntervalSince1970: 5))
+    }
+
+    @Test("written rows equal the rows the same model's Codable encoding gives, and read back as the models")
+    func writtenRowsEqualEncodedRows() throws {
+        let schema = try TableSchema(WrittenTask.self)
+        #expect(schema == (try TableSchema(Task.self)))
+        let context = try Self.context([schema])
+        let written = try context.table(WrittenTask.self)
+        let encoded = try context.table(Task.self)
+        let models = (0..<20).map(Self.sample)
+        try written.insert(models)
+        for model in models {
+            let row = try written.untyped.lookup(id: model.id)
+            #expect(row == (try encoded.item(from: model.plain)))
+            #expect(try written.item(from: model) == (try encoded.item(from: model.plain)))
+            var expected = model
+            expected.version = nil  // system properties are never written from the model
+            expected.updatedAt = nil
+            #expect(try written.lookup(id: model.id) == expected)
+        }
+        #expect(try context.pendingOperationCount() == 20)
+    }
+
+    @Test("an update through the writer keeps the stored system properties and the columns the model lacks")
+    func updatesKeepWhatTheModelDoesNotWrite() throws {
+        let wide = TableSchema(
+            "Renamed", columns: [Column("text", .string), Column("extra", .string)])
+        let context = try Self.context([wide])
+        let table = try context.table(Renamed.self)
+        try table.untyped.insert(Item(id: "r", values: ["text": .string("old"), "extra": .string("kept")]))
+        try table.update(Renamed(id: "r", title: "new"))
+        let row = try table.untyped.lookup(id: "r")
+        #expect(row?["text"] == .string("new"))
+        #expect(row?["extra"] == .string("kept"))
+        #expect(try table.lookup(id: "r") == Renamed(id: "r", title: "new"))
+    }
+
+    @Test("a conformance that writes values under the wrong keys is refused naming the key")
+    func swappedKeysAreRefused() {
+        #expect {
+            try TableSchema(Swapped.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("writeRow")
+                && "\(error)".contains("'first'")
+        }
+    }
+
+    @Test("a conformance naming a key the Codable encoding does not write is refused naming it")
+    func extraKeysAreRefused() {
+        #expect {
+            try TableSchema(ExtraKey.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("'nickname'")
+        }
+        #expect {
+            try TableSchema(RenamedWrongly.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("'title'")
+        }
+    }
+
+    @Test("a conformance that writes fewer values than its keys is refused")
+    func shortWritersAreRefused() {
+        #expect {
+            try TableSchema(ShortWriter.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("wrote 2 values")
+        }
+    }
+
+    @Test("a value that cannot be stored fails the whole insert naming the model and the column")
+    func unstorableValuesNameTheModel() throws {
+        let context = try Self.context([try TableSchema(WrittenTask.self)])
+        let table = try context.table(WrittenTask.self)
+        var bad = Self.sample(7)
+        bad.unsigned = UInt64.max
+        #expect {
+            try table.insert([Self.sample(1), bad])
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidValue && "\(error)".contains("'t7'")
+                && "\(error)".contains("unsigned")
+        }
+        #expect(try table.read().isEmpty)
+        #expect(try context.pendingOperationCount() == 0)
+    }
+
+    @Test("models inserted with an empty id get a new one, as through Codable")
+    func emptyIdsAreReplaced() throws {
+        let context = try Self.context([try TableSchema(WrittenTask.self)])
+        let table = try context.table(WrittenTask.self)
+        var model = Self.sample(3)
+        model.id = ""
+        let stored = try table.insert(model)
+        #expect(!stored.id.isEmpty)
+        #expect(try table.lookup(id: stored.id)?.title == "task 3")
+    }
+}
