@@ -114,6 +114,19 @@ import Testing
         }
     }
 
+    /// Writes more values than its keys.
+    struct LongWriter: RowWritable {
+        var id: String
+        var name: String
+        static let rowKeys = ["id", "name"]
+        func writeRow(to row: inout RowWriter) throws {
+            try row.write(id)
+            try row.write(name)
+            try row.write(name)
+            try row.write(7)
+        }
+    }
+
     /// Renames a property through `CodingKeys`; the conformance writes the coding key.
     struct Renamed: RowWritable, Equatable {
         enum CodingKeys: String, CodingKey {
@@ -216,12 +229,17 @@ import Testing
         }
     }
 
-    @Test("a conformance that writes fewer values than its keys is refused")
+    @Test("a conformance that writes fewer or more values than its keys is refused")
     func shortWritersAreRefused() {
         #expect {
             try TableSchema(ShortWriter.self)
         } throws: { error in
             (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("wrote 2 values")
+        }
+        #expect {
+            try TableSchema(LongWriter.self)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidSchema && "\(error)".contains("wrote 4 values")
         }
     }
 

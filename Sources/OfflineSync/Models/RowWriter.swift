@@ -75,6 +75,11 @@ public struct RowWriter {
     /// The target of the next key, advancing past it.
     @inlinable
     mutating func nextTarget() -> Int {
+        // A value beyond the keys is dropped here and reported by `item(layout:model:keyCount:)`.
+        guard next < targets.count else {
+            next += 1
+            return RowWriter.skippedTarget
+        }
         let target = targets[next]
         next += 1
         return target
@@ -149,20 +154,32 @@ public struct RowWriter {
 
     /// Writes any other encodable value, converted as `Encodable` would store it (dates as
     /// dates, enums as their raw values, nested values as JSON text).
+    ///
+    /// Inlinable, so that it is specialized for the model's property types where the model's
+    /// conformance is compiled (unspecialized, each optional costs a metadata lookup).
+    @inlinable
     public mutating func write<T: Encodable>(_ value: T) throws {
         let target = nextTarget()
         guard target >= 0 else {
             if target == RowWriter.idTarget { throw RowWriter.idIsNotAString(T.self) }
             return
         }
-        slots[target] = try RowEncoder.columnValue(value, codingPath: [])
+        slots[target] = try RowWriter.columnValue(value)
     }
 
     /// Writes any other optional encodable value; `nil` writes no value.
+    @inlinable
     public mutating func write<T: Encodable>(_ value: T?) throws {
         if let value { try write(value) } else { next += 1 }
     }
 
+    /// The column value of `value`, as the `Codable` row encoder gives it.
+    @usableFromInline
+    static func columnValue<T: Encodable>(_ value: T) throws -> Value {
+        try RowEncoder.columnValue(value, codingPath: [])
+    }
+
+    @usableFromInline
     static func idIsNotAString(_ type: Any.Type) -> OfflineSyncError {
         OfflineSyncError(.invalidValue, "the model writes its 'id' as \(type), not a String")
     }
