@@ -176,12 +176,24 @@ enum SyncTierTypedModels {
                     c.expectEqual(stored?.values, original?.values, "row of '\(copy.id)', written, against '\(gadget.id)', encoded")
                     c.expectEqual(try written.lookup(id: copy.id)?.gadget.unsynced, copy.unsynced, "'\(copy.id)' read back")
                 }
+                // Several chunks of rows written into reused storage.
+                let many = (0..<600).map { index -> WrittenGadget in
+                    var copy = gadgets[index % gadgets.count]
+                    copy.id = "m\(index)"
+                    copy.count = index
+                    return WrittenGadget(copy)
+                }
+                try written.insert(many)
+                for index in [0, 255, 256, 599] {
+                    c.expectEqual(try written.lookup(id: "m\(index)")?.gadget, many[index].gadget, "'m\(index)' of 600")
+                }
+                c.expectEqual(try written.read().count, 606, "gadgets after 600 written in one batch")
                 var changed = copies[0]
                 changed.note = nil
                 changed.name = "renamed"
                 try written.update(WrittenGadget(changed))
                 c.expectEqual(try encoded.lookup(id: changed.id)?.unsynced, changed.unsynced, "'\(changed.id)' after an update")
-                c.expectEqual(try f.context.pendingOperationCount(), gadgets.count * 2, "queued inserts")
+                c.expectEqual(try f.context.pendingOperationCount(), gadgets.count * 2 + 600, "queued inserts")
             },
             typedCase("nil properties are stored as nulls and read back as nil") { f, c in
                 let table = try f.context.table(Gadget.self)

@@ -259,6 +259,48 @@ import Testing
         #expect(try context.pendingOperationCount() == 0)
     }
 
+    @Test("a batch of several chunks is stored whole, and refused whole for an id given twice or already stored")
+    func batchesOfSeveralChunks() throws {
+        let context = try Self.context([try TableSchema(WrittenTask.self)])
+        let table = try context.table(WrittenTask.self)
+        let encoded = try context.table(Task.self)
+        let models = (0..<600).map(Self.sample)
+        var repeated = models.map { model -> WrittenTask in
+            var copy = model
+            copy.id = "again-" + model.id
+            return copy
+        }
+        repeated[550].id = repeated[3].id
+        #expect {
+            _ = try table.insert(repeated)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .invalidOperation && "\(error)".contains("'again-t3' appears twice")
+        }
+        #expect(try table.read().isEmpty)
+        #expect(try context.pendingOperationCount() == 0)
+
+        try table.insert(models)
+        #expect(try context.pendingOperationCount() == 600)
+        for index in [0, 255, 256, 511, 512, 599] {
+            #expect(try table.untyped.lookup(id: "t\(index)") == (try encoded.item(from: models[index].plain)))
+        }
+        var clash = repeated
+        clash[550].id = "t42"
+        #expect {
+            _ = try table.insert(clash)
+        } throws: { error in
+            (error as? OfflineSyncError)?.code == .conflict && "\(error)".contains("'t42'")
+        }
+        #expect(try table.read().count == 600)
+        // An insert never pushed, then deleted, leaves nothing queued: the id may be inserted again.
+        try table.delete(models[7])
+        var reinserted = clash
+        reinserted[550].id = "t7"
+        _ = try table.insert(reinserted)
+        #expect(try table.read().count == 1_199)
+        #expect(try context.pendingOperationCount() == 1_199)
+    }
+
     @Test("models inserted with an empty id get a new one, as through Codable")
     func emptyIdsAreReplaced() throws {
         let context = try Self.context([try TableSchema(WrittenTask.self)])

@@ -216,7 +216,7 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     func items(from models: [Model], table: String, layout rowLayout: RowLayout) throws -> [Item] {
         if let plan = writingPlan(for: rowLayout) {
             return try models.withUnsafeBufferPointer { models in
-                try converted(try written(models, plan: plan, table: table))
+                converted(try written(models, plan: plan, table: table))
             }
         }
         let encoder = encoder(for: rowLayout)
@@ -230,6 +230,45 @@ final class ModelLayout<Model: SyncModel>: Sendable {
             }
         }
         return items
+    }
+
+    /// Inserts `models` into `table` through their ``RowWritable`` conformance, a chunk of rows at
+    /// a time through the same few rows (see ``SyncTable/insertNew(count:fill:)``); `false`, having
+    /// written nothing, when the model does not write its rows, one of them has an empty id, or
+    /// writing a row failed (the caller then inserts the general way, which reports the failure).
+    func insertWritten(_ models: [Model], into table: SyncTable, layout rowLayout: RowLayout) throws -> Bool {
+        guard let plan = writingPlan(for: rowLayout), let writable = Model.self as? any RowWritable.Type else {
+            return false
+        }
+        func insert<Writable: RowWritable>(_ type: Writable.Type) throws {
+            try models.withUnsafeBufferPointer { models in
+                try models.withMemoryRebound(to: Writable.self) { models in
+                    try table.insertNew(count: models.count) { positions, rows in
+                        if rows.count > positions.count { rows.removeLast(rows.count - positions.count) }
+                        do {
+                            for (offset, position) in positions.enumerated() {
+                                if offset < rows.count {
+                                    try plan.refill(&rows[offset], with: models[position])
+                                } else {
+                                    var row = Item(id: "")
+                                    try plan.refill(&row, with: models[position])
+                                    rows.append(row)
+                                }
+                            }
+                        } catch {
+                            throw RowWritingFailed()
+                        }
+                        if !declaredTypes.isEmpty { rows = converted(rows) }
+                    }
+                }
+            }
+        }
+        do {
+            try insert(writable)
+            return true
+        } catch is RowWritingFailed {
+            return false
+        }
     }
 
     /// The plan that writes this ``RowWritable`` model's rows on `rowLayout`; `nil` when the model
@@ -344,6 +383,10 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         }
     }
 }
+
+/// A ``RowWritable`` model failed to write its row inside a chunked insert (which is then
+/// rolled back and done the general way, to report it).
+private struct RowWritingFailed: Error {}
 
 /// The layouts built so far, by model type.
 private let modelLayouts = Locked<[ObjectIdentifier: any Sendable]>([:])

@@ -65,6 +65,13 @@ public struct RowWriter {
         slots = Array(repeating: nil, count: width)
     }
 
+    /// A writer filling `slots`, which it empties first (keeping their storage).
+    init(targets: [Int], reusing slots: [Value?]) {
+        self.targets = targets
+        self.slots = slots
+        for position in self.slots.indices where self.slots[position] != nil { self.slots[position] = nil }
+    }
+
     /// Starts the next row.
     mutating func reset(width: Int) {
         next = 0
@@ -224,6 +231,23 @@ struct RowWritingPlan: Sendable {
         self.targets = targets
         self.layout = layout
     }
+
+    /// Rewrites `row` (a row of this plan's layout, or any row to replace) into the row of
+    /// `model`, reusing the storage of its values when nothing else holds them. Throws
+    /// ``RowWritingPlan/NoId`` for a model whose id is empty.
+    func refill<Model: RowWritable>(_ row: inout Item, with model: Model) throws {
+        let width = layout.names.count
+        var writer =
+            row.slotCount == width && row.layoutIs(layout)
+            ? RowWriter(targets: targets, reusing: row.takeSlots()) : RowWriter(targets: targets, width: width)
+        try model.writeRow(to: &writer)
+        row = try writer.item(layout: layout, model: Model.self, keyCount: targets.count)
+        if row.id.isEmpty { throw NoId() }
+    }
+
+    /// A model whose id is empty, which the caller replaces by a new one (the batch is then
+    /// written the general way).
+    struct NoId: Error {}
 
     /// The rows of `models`, written through one writer.
     func items<Model: RowWritable>(of models: UnsafeBufferPointer<Model>) throws -> [Item] {

@@ -186,46 +186,96 @@ extension SyncTable {
             // An id given twice is reported by the store like one already there (the second
             // copy finds the first); told apart only then, instead of hashing every id up front.
             if let existing = try transaction.insertNew(items, into: table, origin: .local).first {
-                if items.lazy.filter({ $0.id == existing }).count > 1 {
-                    throw OfflineSyncError(
-                        .invalidOperation,
-                        "item '\(existing)' appears twice in one insert of table '\(table)'; write it once")
-                }
-                throw OfflineSyncError(
-                    .conflict, "table '\(table)' already has an item with id '\(existing)'; use update to change it")
+                throw refusal(of: existing, occurrences: items.lazy.filter({ $0.id == existing }).count)
             }
             queue.changing()
-            // The queue rows go to the store in chunks through a few reused rows (see
-            // OperationQueue.refillOperationRow), not as one new row per item.
             var rows: [Item] = []
             var start = items.startIndex
             while start < items.endIndex {
                 let end = min(start + SyncTable.operationChunk, items.endIndex)
-                if rows.count > end - start { rows.removeLast(rows.count - (end - start)) }
-                for offset in 0..<(end - start) {
-                    let itemId = items[start + offset].id
-                    if offset < rows.count {
-                        try queue.refillOperationRow(
-                            &rows[offset], .insert, table: table, itemId: itemId, sequence: &sequence, now: now)
-                    } else {
-                        rows.append(
-                            try queue.newOperationRow(
-                                .insert, table: table, itemId: itemId, sequence: &sequence, now: now))
-                    }
-                }
-                let queued = try transaction.insertNew(rows, into: SystemTables.operations, origin: .local)
-                if let key = queued.first {
-                    if let offset = rows.firstIndex(where: { $0.id == key }) {
-                        try queue.rejectInsert(table: table, itemId: items[start + offset].id, in: transaction)
-                    }
-                    throw OfflineSyncError(
-                        .conflict,
-                        "an item of table '\(table)' already has a queued operation; push it before inserting the id again"
-                    )
-                }
+                try queueInserts(
+                    of: items[start..<end], through: &rows, sequence: &sequence, now: now, in: transaction)
                 start = end
             }
             return items
+        }
+    }
+
+    /// Inserts `count` new items and queues their inserts, as ``insertNew(_:)`` does, with the
+    /// items made a chunk at a time by `fill`: it is given the positions of the next chunk and
+    /// the rows of the previous one, to rewrite into the chunk's items in place (reusing their
+    /// storage, where a whole batch of rows would be allocated and freed). Every id must be given
+    /// (not empty).
+    func insertNew(count: Int, fill: (_ positions: Range<Int>, _ rows: inout [Item]) throws -> Void) throws {
+        let queue = context.queue
+        let table = name
+        try context.write(.localEdit) { transaction in
+            var sequence = try queue.reserveSequences(count, in: transaction)
+            let now = Timestamp.now()
+            queue.changing()
+            var items: [Item] = []
+            var operations: [Item] = []
+            // The ids inserted so far, to tell an id given twice from one already stored.
+            var inserted: [String] = []
+            inserted.reserveCapacity(count)
+            var start = 0
+            while start < count {
+                let end = min(start + SyncTable.operationChunk, count)
+                try fill(start..<end, &items)
+                if let existing = try transaction.insertNew(items, into: table, origin: .local).first {
+                    let occurrences =
+                        inserted.lazy.filter({ $0 == existing }).count + items.lazy.filter({ $0.id == existing }).count
+                    throw refusal(of: existing, occurrences: occurrences)
+                }
+                for item in items { inserted.append(item.id) }
+                try queueInserts(of: items, through: &operations, sequence: &sequence, now: now, in: transaction)
+                start = end
+            }
+        }
+    }
+
+    /// The error of an insert whose item `existing` was found in the table: given `occurrences`
+    /// times in the insert, or already stored.
+    private func refusal(of existing: String, occurrences: Int) -> OfflineSyncError {
+        if occurrences > 1 {
+            return OfflineSyncError(
+                .invalidOperation, "item '\(existing)' appears twice in one insert of table '\(name)'; write it once")
+        }
+        return OfflineSyncError(
+            .conflict, "table '\(name)' already has an item with id '\(existing)'; use update to change it")
+    }
+
+    /// Queues the inserts of `items` (at most ``operationChunk``, just inserted) in their items'
+    /// primary slots, through `rows`: the queue rows of the previous chunk, rewritten in place
+    /// (see OperationQueue.refillOperationRow) rather than one new row per item.
+    private func queueInserts(
+        of items: some RandomAccessCollection<Item>, through rows: inout [Item], sequence: inout Int64,
+        now: Timestamp, in transaction: any StoreTransaction
+    ) throws {
+        let queue = context.queue
+        let table = name
+        if rows.count > items.count { rows.removeLast(rows.count - items.count) }
+        var offset = 0
+        for item in items {
+            if offset < rows.count {
+                try queue.refillOperationRow(
+                    &rows[offset], .insert, table: table, itemId: item.id, sequence: &sequence, now: now)
+            } else {
+                rows.append(
+                    try queue.newOperationRow(.insert, table: table, itemId: item.id, sequence: &sequence, now: now))
+            }
+            offset += 1
+        }
+        let queued = try transaction.insertNew(rows, into: SystemTables.operations, origin: .local)
+        if let key = queued.first {
+            if let offset = rows.firstIndex(where: { $0.id == key }) {
+                try queue.rejectInsert(
+                    table: table, itemId: items[items.index(items.startIndex, offsetBy: offset)].id, in: transaction)
+            }
+            throw OfflineSyncError(
+                .conflict,
+                "an item of table '\(table)' already has a queued operation; push it before inserting the id again"
+            )
         }
     }
 }

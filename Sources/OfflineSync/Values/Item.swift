@@ -204,6 +204,21 @@ extension Item {
         slots[position] = value
     }
 
+    /// The number of positions of the item's layout.
+    var slotCount: Int { slots.count }
+
+    /// `true` when the item is laid out on exactly `layout` (the same object).
+    func layoutIs(_ layout: RowLayout) -> Bool { self.layout === layout }
+
+    /// The values by position, leaving the item without any (so that the caller holds the only
+    /// reference to their storage and can rewrite it in place).
+    mutating func takeSlots() -> [Value?] {
+        let taken = slots
+        slots = []
+        layout = .empty
+        return taken
+    }
+
     /// Lays the item on `layout`, which lists the same names in the same order as its own (so
     /// that a row built elsewhere on equal names passes the identity checks made against a
     /// table's ``TableSchema/rowLayout``).
