@@ -18,35 +18,31 @@ struct BenchmarkModel: SyncModel, Hashable {
     var deleted: Bool?
 }
 
-/// ``BenchmarkModel`` writing its own rows (``RowWritable``, what `@RowWritable` generates)
-/// instead of encoding them through `Codable`.
+/// ``BenchmarkModel`` writing its own rows (``RowWritable``, one `write` per coding key) instead
+/// of encoding them through `Codable`, which it still uses for reading.
 struct WritableBenchmarkModel: RowWritable, Hashable {
     static let tableName = BenchmarkData.tableName
 
-    var id: String
-    var title: String
-    var quantity: Int64
-    var price: Double
-    var done: Bool
-    var due: Date
-    var createdAt: Date?
-    var updatedAt: Date?
-    var version: String?
-    var deleted: Bool?
+    var model: BenchmarkModel
+    var id: String { model.id }
+
+    init(_ model: BenchmarkModel) { self.model = model }
+    init(from decoder: any Decoder) throws { model = try BenchmarkModel(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try model.encode(to: encoder) }
 
     static let rowKeys = ["id", "title", "quantity", "price", "done", "due", "createdAt", "updatedAt", "version", "deleted"]
 
     func writeRow(to row: inout RowWriter) throws {
-        try row.write(id)
-        try row.write(title)
-        try row.write(quantity)
-        try row.write(price)
-        try row.write(done)
-        try row.write(due)
-        try row.write(createdAt)
-        try row.write(updatedAt)
-        try row.write(version)
-        try row.write(deleted)
+        try row.write(model.id)
+        try row.write(model.title)
+        try row.write(model.quantity)
+        try row.write(model.price)
+        try row.write(model.done)
+        try row.write(model.due)
+        try row.write(model.createdAt)
+        try row.write(model.updatedAt)
+        try row.write(model.version)
+        try row.write(model.deleted)
     }
 }
 
@@ -59,11 +55,7 @@ extension BenchmarkRecord {
     }
 
     /// The record as a local app write through a model that writes its own rows.
-    var writableModel: WritableBenchmarkModel {
-        WritableBenchmarkModel(
-            id: id, title: title, quantity: quantity, price: price, done: done,
-            due: Date(timeIntervalSince1970: Double(due) / 1000))
-    }
+    var writableModel: WritableBenchmarkModel { WritableBenchmarkModel(model) }
 }
 
 /// The typed-model scenarios: the same work as an `Item`-path scenario (whose raw baseline they
@@ -75,46 +67,39 @@ extension BenchmarkScenario {
     }
 
     /// ``enqueueBatch`` through `ModelTable.insert`: models encoded into rows, then the same transaction.
-    static let typedEnqueueBatch = BenchmarkScenario(
-        id: "typed-enqueue-batch", title: "typed models: enqueue, inserts in one batch", unit: "ops",
-        prepareStore: { store, size in
-            let (context, table) = try typedContext(store, remote: try emptyRemote())
-            let models = BenchmarkData.records(count: size.batchInserts).map(\.model)
-            return Trial(
-                operations: models.count,
-                body: {
-                    try table.insert(models)
-                },
-                teardown: {
-                    defer { try? context.close() }
-                    try expectCount(
-                        try context.pendingOperationCount(), models.count, records: models.count, what: "queue")
-                })
-        },
-        prepareBaseline: enqueueBatch.prepareBaseline)
+    static let typedEnqueueBatch = typedEnqueueBatch(
+        id: "typed-enqueue-batch", title: "typed models: enqueue, inserts in one batch", model: \.model)
 
     /// ``typedEnqueueBatch`` with a model that writes its own rows (``RowWritable``): the same
     /// transaction, without `Codable`.
-    static let writableEnqueueBatch = BenchmarkScenario(
+    static let writableEnqueueBatch = typedEnqueueBatch(
         id: "typed-enqueue-batch-written", title: "typed models writing their rows: enqueue, inserts in one batch",
-        unit: "ops",
-        prepareStore: { store, size in
-            let context = try SyncContext(
-                store: store, remote: try emptyRemote(), tables: [BenchmarkData.table(indexed: false)])
-            let table = try context.table(WritableBenchmarkModel.self)
-            let models = BenchmarkData.records(count: size.batchInserts).map(\.writableModel)
-            return Trial(
-                operations: models.count,
-                body: {
-                    try table.insert(models)
-                },
-                teardown: {
-                    defer { try? context.close() }
-                    try expectCount(
-                        try context.pendingOperationCount(), models.count, records: models.count, what: "queue")
-                })
-        },
-        prepareBaseline: enqueueBatch.prepareBaseline)
+        model: \.writableModel)
+
+    /// ``enqueueBatch`` through `ModelTable.insert` of the models `model` makes of the records.
+    static func typedEnqueueBatch<Model: SyncModel>(
+        id: String, title: String, model: @escaping @Sendable (BenchmarkRecord) -> Model
+    ) -> BenchmarkScenario {
+        BenchmarkScenario(
+            id: id, title: title, unit: "ops",
+            prepareStore: { store, size in
+                let context = try SyncContext(
+                    store: store, remote: try emptyRemote(), tables: [BenchmarkData.table(indexed: false)])
+                let table = try context.table(Model.self)
+                let models = BenchmarkData.records(count: size.batchInserts).map(model)
+                return Trial(
+                    operations: models.count,
+                    body: {
+                        try table.insert(models)
+                    },
+                    teardown: {
+                        defer { try? context.close() }
+                        try expectCount(
+                            try context.pendingOperationCount(), models.count, records: models.count, what: "queue")
+                    })
+            },
+            prepareBaseline: enqueueBatch.prepareBaseline)
+    }
 
     /// Reading every row of the table, as `Item`s (`SyncTable.read`) or as models (`ModelTable.read`).
     static func readAll(typed: Bool) -> BenchmarkScenario {
