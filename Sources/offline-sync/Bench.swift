@@ -16,7 +16,7 @@ struct Bench: AsyncParsableCommand {
             repetitions, each backend trial paired with the raw trial run next to it). The HTTP scenarios (http-push, http-push-pipelined, \
             http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
             its store an SQLite file; they have no raw C equivalent. The default size (20,000 rows, 9 repetitions, \
-            with which pairs of runs have agreed within ±15 % on 47 to 49 of the 49 ratios: \
+            with which pairs of runs agreed within ±15 % on 47 to 49 of their 49 ratios in sessions 9 to 16: \
             BENCHMARKS.md) takes about four \
             minutes; \
             the Benchmarks/ package runs the full-size suite. A progress bar is drawn on standard \
