@@ -98,6 +98,7 @@ extension StoreTierGroups {
                 for row in rows {
                     context.expectLookup(store, "values", row.id, row, "upsert then lookup of a 1 MiB string")
                 }
+                context.expectRows(store, "values", rows, "upsert then read of 1 MiB strings")
             },
             ConformanceCase("an upsert replaces the whole row") { context in
                 let store = try context.openStore(Fixtures.schema)
@@ -225,6 +226,9 @@ extension StoreTierGroups {
                 context.expectEqual(present, ["kept", "a"], "insertNew(notes): the ids already there, in order")
                 context.expectRows(
                     store, "notes", [new[0], old, new[2]], "insertNew keeps 'kept' and the first 'a' as they were")
+                context.expectEqual(
+                    context.attempt("count(notes)") { try store.count("notes") }, 3,
+                    "count(notes) after insertNew of ids a, kept, b, a")
                 // The index on priority must hold the inserted rows and still the kept one.
                 for (priority, ids) in [(Int64(1), ["kept"]), (2, ["a"]), (3, ["b"]), (4, [])] {
                     let query = Query(
@@ -251,6 +255,9 @@ extension StoreTierGroups {
                 context.expectRows(
                     store, "notes", [new[0], old, new[2], again[1]],
                     "insertNew(notes) of ids kept, c, kept, c keeps 'kept' and inserts the first 'c'")
+                context.expectEqual(
+                    context.attempt("count(notes)") { try store.count("notes") }, 4,
+                    "count(notes) after insertNew of ids kept, c, kept, c")
             },
         ])
 }

@@ -91,6 +91,29 @@ extension StoreTierGroups {
                 context.expectRows(
                     store, LimitFixtures.listed.name, LimitFixtures.listedRows(), "delete(ids:) from another table")
             },
+            /// A backend that finds the present ids of an `insertNew` batch with one `IN` list, or
+            /// inserts it in chunks, must do so past 999 and 1,000 items too: the present rows at the
+            /// start, past position 999 and at the end are kept and reported, every absent one is
+            /// inserted and counted.
+            ConformanceCase("insertNew of more than 1,000 rows keeps and reports every present row") { context in
+                let (store, rows) = try openWithManyRows(context)
+                let table = LimitFixtures.table.name
+                let batch = LimitFixtures.insertNewBatch(rows: rows)
+                let stored = Set(rows.map { Array($0.id.utf8) })
+                let inserted = batch.filter { !stored.contains(Array($0.id.utf8)) }
+                let operation =
+                    "insertNew(\(table)) of \(batch.count) rows, present ids at positions 0, 999, 1,000 and \(batch.count - 1)"
+                let present = context.attempt(operation) {
+                    try store.write { try $0.insertNew(batch, into: table, origin: .local) }
+                }
+                context.expectEqual(
+                    present, batch.map(\.id).filter { stored.contains(Array($0.utf8)) },
+                    "\(operation): the ids already there, in order")
+                context.expectRows(store, table, rows + inserted, operation)
+                context.expectEqual(
+                    context.attempt("count(\(table))") { try store.count(table) }, rows.count + inserted.count,
+                    "count(\(table)) after \(operation)")
+            },
             ConformanceCase("more than 1,000 rows upserted at once are all stored") { context in
                 let (store, rows) = try openWithManyRows(context)
                 context.expectEqual(
@@ -205,6 +228,17 @@ enum LimitFixtures {
             Query(table: table.name, orderBy: [SortKey("id", descending: true)], top: 1_001),
             Query(table: table.name, orderBy: [SortKey("n")], skip: 1_000),
         ]
+    }
+
+    /// 1,100 rows for `insertNew` into ``table``: new ids, and present ids with other values at
+    /// positions 0, 999 and 1,000 and at the end.
+    static func insertNewBatch(rows: [Item]) -> [Item] {
+        var batch = (0..<1_100).map { Item(id: "new-\($0)", values: ["n": .int(Int64($0 % 37)), "s": "inserted"]) }
+        for (position, row) in [(0, 3), (999, 10), (1_000, 11)] {
+            batch[position] = Item(id: rows[row].id, values: ["n": 99, "s": "not inserted"])
+        }
+        batch.append(Item(id: rows[rows.count - 1].id, values: ["s": "not inserted"]))
+        return batch
     }
 
     /// ``StoreTierGroups/longListLength`` ids: three present ones first, then missing ones with

@@ -38,6 +38,10 @@ extension StoreTierGroups {
                 }
                 context.attempt("delete(ids: [], from: notes)") { try store.delete(ids: [], from: "notes") }
                 context.expectRows(store, "notes", [kept], "delete of missing ids")
+                // A row counter that answers count() must not go down for ids that were not there.
+                context.expectEqual(
+                    context.attempt("count(notes)") { try store.count("notes") }, 1,
+                    "count(notes) after deletes of missing ids")
             },
             ConformanceCase("a deleted id is missing") { context in
                 let store = try context.openStore(Fixtures.schema)
@@ -45,6 +49,9 @@ extension StoreTierGroups {
                 try store.delete(ids: ["gone", "gone"], from: "notes")
                 context.expectLookup(store, "notes", "gone", nil, "delete(ids: ['gone', 'gone']) then lookup")
                 context.expectRows(store, "notes", [Fixtures.note("stays")], "delete(ids: ['gone', 'gone'])")
+                context.expectEqual(
+                    context.attempt("count(notes)") { try store.count("notes") }, 1,
+                    "count(notes) after delete(ids: ['gone', 'gone'])")
             },
             ConformanceCase("deleting by a query that matches nothing deletes nothing") { context in
                 let store = try context.openStore(Fixtures.schema)

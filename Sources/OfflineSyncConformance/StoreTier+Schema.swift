@@ -226,6 +226,26 @@ extension StoreTierGroups {
                 context.expectRows(
                     store, "lefts", [Item(id: "l1", values: ["n": 1])], "rejected retypings of another table")
             },
+            /// A caller that does not know the tables (a server reopening a store another process
+            /// widened, a tool inspecting a file) opens with an empty schema to read the stored one.
+            ConformanceCase("reopening with an empty schema keeps every table and its rows", requires: .persistent) {
+                context in
+                let store = try context.openStore(Fixtures.schema)
+                let row = Fixtures.note("kept", title: "t", priority: 1)
+                try store.upsert([row], into: "notes")
+                try store.close()
+                let reopened = "open(schema:) with an empty schema after close()"
+                guard context.attempt(reopened, { try store.open(schema: StoreSchema([])) }) != nil else { return }
+                if let stored = context.attempt("schema after the \(reopened)", { try store.schema }) {
+                    expectDeclares(context, stored, Fixtures.schema, "schema after the \(reopened)")
+                }
+                context.expectRows(store, "notes", [row], reopened)
+                let item = Item(id: "l1", values: ["n": 1])
+                context.attempt("upsert(lefts, id 'l1') after the \(reopened)") {
+                    try store.upsert([item], into: "lefts")
+                }
+                context.expectRows(store, "lefts", [item], "upsert(lefts, id 'l1') after the \(reopened)")
+            },
             ConformanceCase("an undeclared table is an unknownTable error") { context in
                 let store = try context.openStore(Fixtures.schema)
                 let table = "undeclared"
@@ -321,6 +341,11 @@ extension StoreTierGroups {
                 context.fail(
                     "\(operation): table '\(table.name)' is missing; the schema lists \(stored.tables.map(\.name))")
                 continue
+            }
+            if found.synced != table.synced {
+                context.fail(
+                    "\(operation): table '\(table.name)' should be \(table.synced ? "synced" : "unsynced"), found \(found.synced ? "synced" : "unsynced") with columns \(found.columns.map(\.name))"
+                )
             }
             for column in table.columns where found.column(named: column.name)?.type != column.type {
                 context.fail(

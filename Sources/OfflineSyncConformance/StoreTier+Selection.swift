@@ -66,6 +66,49 @@ extension StoreTierGroups {
                     }
                 }
             },
+            /// The system columns of a synced table are columns like the others: a projection that
+            /// always adds them (sync needs them), or that maps a selection onto the app's columns
+            /// only, answers other values than the reference, outside and inside a transaction.
+            ConformanceCase("a selection answers a synced table's system columns only when it selects them") {
+                context in
+                let store = try context.openStore(Fixtures.schema)
+                let rows = (0..<4).map { index -> Item in
+                    var item = Fixtures.note("s\(index)", title: "title \(index)", priority: Int64(index % 2))
+                    item["createdAt"] = .date(Timestamp(millisecondsSince1970: 1_700_000_000_000 + Int64(index)))
+                    item["updatedAt"] = .date(Timestamp(millisecondsSince1970: 1_700_000_100_000 - Int64(index)))
+                    item["version"] = .string("v\(index)")
+                    item["deleted"] = .bool(index == 2)
+                    return item
+                }
+                context.attempt("upsert(notes, origin: .server) of \(rows.count) rows with system columns") {
+                    try store.upsert(rows, into: "notes", origin: .server)
+                }
+                let queries = [
+                    ["title"], [], ["id"], ["updatedAt"], ["version", "deleted"], ["createdAt", "priority"],
+                ]
+                .flatMap { selection in
+                    [
+                        Query(table: "notes", selection: selection),
+                        Query(
+                            table: "notes", filter: .comparison(.column("deleted"), .eq, .literal(false)),
+                            orderBy: [SortKey("updatedAt", descending: true)], top: 2, selection: selection),
+                    ]
+                }
+                for query in queries {
+                    context.expectReference(store, query, rows: rows, schema: Fixtures.notes)
+                }
+                context.attempt("write(_:) that reads with selections of system columns") {
+                    try store.write { transaction in
+                        for query in queries {
+                            if let difference = Reference.difference(
+                                query, rows: rows, schema: Fixtures.notes, answer: { try transaction.read(query) })
+                            {
+                                context.fail("transaction.read(notes) \(query): \(difference)")
+                            }
+                        }
+                    }
+                }
+            },
             ConformanceCase("selecting an unknown column is an unknownColumn error") { context in
                 let store = try context.openStore(Fixtures.schema)
                 context.expectThrows(

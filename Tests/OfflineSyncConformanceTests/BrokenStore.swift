@@ -38,6 +38,12 @@ final class BrokenStore: LocalStore {
         /// Says the stored schema changed after this instance's own reopen widened it (it compares
         /// with the schema of the first open, not with the one it last wrote).
         case storedSchemaChangedCountsOwnReopens
+        /// Reads an unsynced table back as synced, with the system columns, after a reopen: a
+        /// catalog read that rebuilds each declaration with `TableSchema`'s default `synced: true`.
+        case readsUnsyncedTablesAsSyncedAfterReopen
+        /// Refuses `open(schema:)` with a schema that declares no table (a "declare at least one
+        /// table" check), which is how a caller reopens a store to read its stored schema.
+        case refusesToOpenWithAnEmptySchema
         // Rule 2: values are checked by the core; upserts replace the whole row.
         case truncatesConvertedDates
         case truncatesConvertedDatesFromServer
@@ -63,6 +69,9 @@ final class BrokenStore: LocalStore {
         /// Reports an id `insertNew` found present only once when the batch lists it again (the
         /// present ids collected in a set).
         case insertNewReportsARepeatedPresentIdOnce
+        /// Adds every item of an `insertNew` batch to the row counter that answers unfiltered
+        /// counts, the present ones too.
+        case insertNewCountsPresentRowsAsInserted
         // Rule 3: values round-trip exactly.
         case dropsNegativeZeroSign
         case readsDropNegativeZeroSign
@@ -85,6 +94,10 @@ final class BrokenStore: LocalStore {
         case dropsValuesPastTheSixtyFourthColumn
         /// Stores JSON text that is not one array or object as `[]`, as a lenient parser would.
         case storesMalformedJSONAsEmptyArray
+        /// Answers strings and JSON texts longer than 65,535 UTF-8 bytes cut to that length in
+        /// `read`, where `lookup` answers them whole: the query path copies each value into a row
+        /// buffer with a 16-bit length.
+        case readsCutValuesPast64KiB
         // Rule 4: queries mean what QueryEvaluator says.
         case ignoresTop
         case returnsOneRowTooManyForTop
@@ -180,6 +193,16 @@ final class BrokenStore: LocalStore {
         /// Sorts after projecting the selection, so a sort key that is not selected reads as null
         /// and the rows fall back to the next key and `id`.
         case ordersByUnselectedColumnsAsNull
+        /// Looks for the present ids of an `insertNew` batch with one `IN` list of its first 999
+        /// ids (SQLite's old parameter limit), so a present row past them is taken as absent:
+        /// replaced, and not reported.
+        case insertNewFindsOnlyTheFirst999PresentIds
+        /// Answers the system columns (`createdAt`, `updatedAt`, `version`, `deleted`) of a synced
+        /// table whatever the selection, as a projection that always adds what sync needs.
+        case selectionKeepsSystemColumns
+        /// Answers a selected system column as null: the projection maps the selected names onto
+        /// the app's columns only.
+        case selectionLeavesOutSystemColumns
         // Rule 5: missing ids are not errors.
         case lookupOfMissingIdThrows
         case transactionLookupOfMissingIdThrows
@@ -192,6 +215,9 @@ final class BrokenStore: LocalStore {
         /// Passes ids to lookups and deletes as C strings: an id holding U+0000 finds the row whose
         /// id is the part before it.
         case truncatesIdsAtNUL
+        /// Lowers the row counter that answers unfiltered counts by every id `delete(ids:)` lists,
+        /// present, missing or repeated.
+        case countsMissingIdsAsDeleted
         // Rule 6: atomic, isolated, serialised transactions that see their own writes.
         case commitsPartialTransactions
         case rollbackKeepsDeletesByIds
@@ -248,7 +274,8 @@ final class BrokenStore: LocalStore {
                 .acceptsRetypingEmptyTables, .acceptsRetypingTablesWithRows, .schemaAnswersTheLastDeclaration,
                 .closeDoesNothing, .losesSchemaOnReopen, .dropsValuesOfColumnsAddedOnReopen,
                 .dropsColumnsLeftOutOfAReopenedTable, .dropsIndexesLeftOutOfAReopenedTable,
-                .forgetsWideningAtTheNextReopen, .closedStoreLookupsAnswerNil, .storedSchemaChangedCountsOwnReopens:
+                .forgetsWideningAtTheNextReopen, .closedStoreLookupsAnswerNil, .storedSchemaChangedCountsOwnReopens,
+                .readsUnsyncedTablesAsSyncedAfterReopen, .refusesToOpenWithAnEmptySchema:
                 return 1
             case .truncatesConvertedDates, .truncatesConvertedDatesFromServer, .transactionReadsAnswerItemsAsWritten,
                 .keepsUnknownServerColumns, .dropsUnknownLocalColumns, .mergesLocalUpserts,
@@ -258,7 +285,7 @@ final class BrokenStore: LocalStore {
                 .keepsTheFirstOfDuplicateIdsInABatch, .insertNewOverwritesPresentRows, .insertNewReportsEveryId,
                 .insertNewMissesDuplicatesInsideTheBatch, .lookupsAnswerStaleRowsAfterServerUpserts,
                 .insertNewRejectsUnknownServerColumns, .insertNewStoresInvalidValuesAsNull,
-                .insertNewReportsARepeatedPresentIdOnce:
+                .insertNewReportsARepeatedPresentIdOnce, .insertNewCountsPresentRowsAsInserted:
                 return 2
             case .dropsNegativeZeroSign, .readsDropNegativeZeroSign, .lookupsDropNegativeZeroSign,
                 .transactionReadsDropNegativeZeroSign, .reloadDropsNegativeZeroSign, .stripsLeadingByteOrderMark,
@@ -266,7 +293,7 @@ final class BrokenStore: LocalStore {
                 .truncatesDateMilliseconds, .normalisesUnicode, .trimsStrings, .roundsIntegersThroughDouble,
                 .convertsLoneCarriageReturns, .unescapesSolidusInJSON, .trimsTrailingSpacesOfIds,
                 .storesEmptyStringsAsNull, .flushesSubnormalDoublesToZero, .dropsValuesPastTheSixtyFourthColumn,
-                .storesMalformedJSONAsEmptyArray:
+                .storesMalformedJSONAsEmptyArray, .readsCutValuesPast64KiB:
                 return 3
             case .ignoresTop, .returnsOneRowTooManyForTop, .ignoresSkipWithoutTop, .capsTopAt1000, .capsSkipAt1000,
                 .truncatesLongInLists, .failsOnInListsPast32766, .ordersIdsAscendingAlways, .ordersNullsLast,
@@ -296,11 +323,14 @@ final class BrokenStore: LocalStore {
                 .computesCalendarFunctionsWithAJulianCutover, .comparesStringsUpToNUL, .appliesTopBeforeSkip,
                 .substringCountsNegativeStartsFromTheEnd, .deleteByQueryTreatsTopZeroAsNoLimit,
                 .treatsNullBooleansAsFalse,
-                .ordersByUnselectedColumnsAsNull:
+                .ordersByUnselectedColumnsAsNull, .insertNewFindsOnlyTheFirst999PresentIds,
+                .selectionKeepsSystemColumns,
+                .selectionLeavesOutSystemColumns:
                 return 4
             case .lookupOfMissingIdThrows, .transactionLookupOfMissingIdThrows, .deletingMissingIdsThrows,
                 .looksUpIdsCaseInsensitively, .deletesIdsCaseInsensitively, .looksUpMissingIdsInOtherTables,
-                .deletesIdsIgnoringTrailingSpaces, .looksUpIdsOfTablesWhoseNamesExtendTheTable, .truncatesIdsAtNUL:
+                .deletesIdsIgnoringTrailingSpaces, .looksUpIdsOfTablesWhoseNamesExtendTheTable, .truncatesIdsAtNUL,
+                .countsMissingIdsAsDeleted:
                 return 5
             case .commitsPartialTransactions, .rollbackKeepsDeletesByIds, .rollbackKeepsDeletesByQuery,
                 .rollbackKeepsServerUpserts, .rollbackRestoresOnlyTheLastWrittenTable, .rethrowsAWrappedError,
@@ -356,6 +386,10 @@ final class BrokenStore: LocalStore {
         /// Per table and id, the row a close puts back: a deleted row whose delete never reached the
         /// disk, or the first version of a replaced row, which the replay of the log keeps.
         var restoreOnClose: [String: [[UInt8]: Item]] = [:]
+        /// How many times the store was opened.
+        var opens = 0
+        /// Per table, how far the row counter that answers unfiltered counts is off the rows stored.
+        var rowCountOffsets: [String: Int] = [:]
     }
 
     let fault: Fault
@@ -393,6 +427,13 @@ final class BrokenStore: LocalStore {
             if fault == .schemaFailsDuringWrites { try failIfWriting() }
             let stored = try store.schema
             if fault == .schemaAnswersTheLastDeclaration { return side.withLock { $0.declared } }
+            if fault == .readsUnsyncedTablesAsSyncedAfterReopen, side.withLock({ $0.opens > 1 }) {
+                // TableSchema's initialiser adds the system columns and `synced: true` by default.
+                return StoreSchema(
+                    stored.tables.map {
+                        $0.synced ? $0 : TableSchema($0.name, columns: $0.columns, indexes: $0.indexes)
+                    })
+            }
             return side.withLock { side in
                 StoreSchema(
                     stored.tables.filter { !side.lostTables.contains($0.name) }.map { table in
@@ -420,6 +461,9 @@ final class BrokenStore: LocalStore {
     func open(schema: StoreSchema) throws {
         let store = self.store
         let previous = side.withLock { $0.stored }
+        if fault == .refusesToOpenWithAnEmptySchema, schema.tables.isEmpty {
+            throw OfflineSyncError(.invalidSchema, "a store must declare at least one table")
+        }
         switch fault {
         case .checksReservedPrefixesCaseSensitively: try Self.rejectReservedNamesAsWritten(in: schema)
         case .checksReservedPrefixesOnlyOnFirstOpen where previous == nil:
@@ -444,6 +488,7 @@ final class BrokenStore: LocalStore {
         side.withLock {
             $0.stored = stored
             $0.declared = schema
+            $0.opens += 1
             if $0.firstStored == nil { $0.firstStored = stored }
         }
         if let previous { try reopened(store, previous: previous, declared: schema, stored: stored) }
@@ -598,6 +643,7 @@ final class BrokenStore: LocalStore {
             try distortedRead(query, schema: schema, inTransaction: false, read: store.read)
         }
         if fault == .readsDropNegativeZeroSign { result.items = result.items.map(withoutNegativeZero) }
+        if fault == .readsCutValuesPast64KiB { result.items = result.items.map(Self.cutPast64KiB) }
         result.items = result.items.map { withoutLostColumns($0, table: query.table) }
         return result
     }
@@ -726,6 +772,12 @@ final class BrokenStore: LocalStore {
         switch fault {
         case .transactionReadsIgnoreSelection where inTransaction: query.selection = nil
         case .readsIgnoreSelectionOutsideTransactions where !inTransaction: query.selection = nil
+        case .selectionKeepsSystemColumns where table.synced:
+            if let selection = query.selection {
+                query.selection = selection + SystemProperty.allCases.map(\.rawValue).filter { !selection.contains($0) }
+            }
+        case .selectionLeavesOutSystemColumns where table.synced:
+            query.selection = query.selection.map { $0.filter { SystemProperty(rawValue: $0) == nil } }
         case .ignoresTop: query.top = nil
         case .transactionReadsIgnoreTop where inTransaction: query.top = nil
         case .returnsOneRowTooManyForTop: query.top = query.top.map { $0 > 0 && $0 < Int.max ? $0 + 1 : $0 }
@@ -779,6 +831,12 @@ final class BrokenStore: LocalStore {
             // COUNT(*) over the statement with its LIMIT and OFFSET (count() itself asks top 0).
             result.totalCount = result.items.count
         }
+        if query.filter == nil, let total = result.totalCount,
+            let offset = side.withLock({ $0.rowCountOffsets[query.table] })
+        {
+            // A row counter, off by what the store's fault added or took away.
+            result.totalCount = max(0, total + offset)
+        }
         if fault == .unfilteredCountIgnoresDeletesByQuery, query.filter == nil, let total = result.totalCount {
             result.totalCount = total + side.withLock { $0.deletedByQuery[query.table] ?? 0 }
         }
@@ -827,6 +885,7 @@ final class BrokenStore: LocalStore {
         var replay: [Transaction.Operation] = []
         var upserted: [(table: String, item: Item)] = []
         var restore: [String: [[UInt8]: Item]] = [:]
+        var countOffsets: [String: Int] = [:]
         var silentlyRolledBack: Result?
         do {
             let result = try store.write { inner in
@@ -836,6 +895,7 @@ final class BrokenStore: LocalStore {
                     replay = transaction.operationsKeptOnRollback()
                     upserted = transaction.upserted
                     restore = transaction.restoreOnClose
+                    countOffsets = transaction.rowCountOffsets
                 }
                 let result = try body(transaction)
                 if fault == .rollsBackWhenTheBodyCaughtAnError, transaction.anOperationFailed {
@@ -845,6 +905,9 @@ final class BrokenStore: LocalStore {
                 return result
             }
             if fault == .losesTheLastTransactionOnClose { side.withLock { $0.beforeLastWrite = snapshot } }
+            if !countOffsets.isEmpty {
+                side.withLock { side in side.rowCountOffsets.merge(countOffsets) { $0 + $1 } }
+            }
             if !restore.isEmpty {
                 side.withLock { side in
                     for (table, rows) in restore {
@@ -1044,6 +1107,30 @@ final class BrokenStore: LocalStore {
         }
     }
 
+    /// `item` with its strings and JSON texts cut to at most 65,535 UTF-8 bytes, at a scalar boundary.
+    private static func cutPast64KiB(_ item: Item) -> Item {
+        func cut(_ text: String) -> String {
+            guard text.utf8.count > 65_535 else { return text }
+            var kept = String.UnicodeScalarView()
+            var bytes = 0
+            for scalar in text.unicodeScalars {
+                bytes += String(scalar).utf8.count
+                if bytes > 65_535 { break }
+                kept.append(scalar)
+            }
+            return String(kept)
+        }
+        return Item(
+            id: item.id,
+            values: item.values.mapValues { value in
+                switch value {
+                case .string(let text): return .string(cut(text))
+                case .json(let text): return .json(cut(text))
+                default: return value
+                }
+            })
+    }
+
     /// `id` up to its first U+0000, as a C string reads it.
     fileprivate static func beforeNUL(_ id: String) -> String {
         String(decoding: id.utf8.prefix { $0 != 0 }, as: UTF8.self)
@@ -1229,6 +1316,8 @@ final class BrokenStore: LocalStore {
         private(set) var anOperationFailed = false
         /// Rows a close puts back if this transaction commits (see `Side.restoreOnClose`).
         private(set) var restoreOnClose: [String: [[UInt8]: Item]] = [:]
+        /// What this transaction puts off the row counters if it commits (see `Side.rowCountOffsets`).
+        private(set) var rowCountOffsets: [String: Int] = [:]
 
         /// Notes `row` of `table` for the close to put back, unless an earlier version is noted.
         private func restoreOnClose(_ row: Item, in table: String) {
@@ -1489,6 +1578,14 @@ final class BrokenStore: LocalStore {
                 ids += ids.map { String($0.reversed().drop { $0 == " " }.reversed()) }.filter { !$0.isEmpty }
             }
             try noteDeleted(ids, from: table)
+            if fault == .countsMissingIdsAsDeleted, !isUndeclared(table) {
+                // The counter goes down by every id listed; the rows, by the present ones.
+                let present = try Set(ids.map { Array($0.utf8) }).filter { key in
+                    let id = String(decoding: key, as: UTF8.self)
+                    return try perform(table) { try $0.lookup(table: table, id: id) } != nil
+                }
+                rowCountOffsets[table, default: 0] += present.count - ids.count
+            }
             if fault == .deletesOnlyTheFirst999Ids { ids = Array(ids.prefix(999)) }
             if fault == .lookupsAnswerStaleRowsAfterServerUpserts { store.forgetCachedRows(table, ids: ids) }
             if fault == .deletesIdsCaseInsensitively, !isUndeclared(table) {
@@ -1523,11 +1620,13 @@ final class BrokenStore: LocalStore {
             var absent: [Item] = []
             var seen: Set<[UInt8]> = []
             let committed = snapshot[table].map { Set($0.map { Array($0.id.utf8) }) }
-            for item in items {
+            for (position, item) in items.enumerated() {
                 let isNew =
                     seen.insert(Array(item.id.utf8)).inserted || fault == .insertNewMissesDuplicatesInsideTheBatch
                 let there: Bool
-                if fault == .insertNewIgnoresOwnWrites, let committed {
+                if fault == .insertNewFindsOnlyTheFirst999PresentIds, position >= 999 {
+                    there = false  // past the one `SELECT id … WHERE id IN (?, …)` of 999 parameters
+                } else if fault == .insertNewIgnoresOwnWrites, let committed {
                     there = committed.contains(Array(item.id.utf8))
                 } else {
                     there = try lookup(table: table, id: item.id) != nil
@@ -1550,6 +1649,7 @@ final class BrokenStore: LocalStore {
                 // An insert on a connection of its own, outside the transaction.
                 if fault == .rollbackKeepsInsertNewRows { operations.append(.upsert(absent, table, origin)) }
             }
+            if fault == .insertNewCountsPresentRowsAsInserted { rowCountOffsets[table, default: 0] += present.count }
             if fault == .insertNewReportsEveryId { return items.map(\.id) }
             if fault == .insertNewReportsARepeatedPresentIdOnce {
                 var reported: Set<[UInt8]> = []

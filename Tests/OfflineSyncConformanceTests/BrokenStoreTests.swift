@@ -41,7 +41,7 @@ import Testing
     @Test func everyRuleHasBrokenStores() {
         let rules = Set(BrokenStore.Fault.allCases.map(\.rule))
         #expect(rules == Set(1...8))
-        #expect(BrokenStore.Fault.allCases.count == 185)
+        #expect(BrokenStore.Fault.allCases.count == 193)
     }
 
     @Test func aFailingGeneratedQueryIsPrintedWithItsSeed() async {
@@ -289,6 +289,17 @@ import Testing
         case .treatsNullBooleansAsFalse: return [("values", [Case.valuesFilters, Case.explicitNull])]
         case .ordersByUnselectedColumnsAsNull:
             return [("selection", [Case.selectionUnselected, Case.selectionInTransaction])]
+        // Reopens with another flag or no table, row counters, batches past 999, system columns, long values.
+        case .readsUnsyncedTablesAsSyncedAfterReopen:
+            return [("schema", [Case.newTables, Case.wideningKept, Case.retypeEmpty, Case.emptyReopen])]
+        case .refusesToOpenWithAnEmptySchema: return [("schema", [Case.emptyReopen])]
+        case .insertNewCountsPresentRowsAsInserted:
+            return [("crud", [Case.insertNew]), ("limits", [Case.largeInsertNew])]
+        case .insertNewFindsOnlyTheFirst999PresentIds: return [("limits", [Case.largeInsertNew])]
+        case .selectionKeepsSystemColumns, .selectionLeavesOutSystemColumns:
+            return [("selection", [Case.selectionSystemColumns])]
+        case .countsMissingIdsAsDeleted: return [("missing", [Case.missingDelete, Case.deletedIsMissing])]
+        case .readsCutValuesPast64KiB: return [("crud", [Case.largeStrings])]
         }
     }
 
@@ -372,6 +383,12 @@ import Testing
         static let clientForms = "the Azure clients' filter forms agree with the reference evaluator"
         static let ownOpensUnchanged = "storedSchemaChanged() ignores the instance's own opens and writes"
         static let reservedNames = "names starting with a prefix the store reserves are rejected at open"
+        static let emptyReopen = "reopening with an empty schema keeps every table and its rows"
+        static let largeInsertNew = "insertNew of more than 1,000 rows keeps and reports every present row"
+        static let selectionSystemColumns =
+            "a selection answers a synced table's system columns only when it selects them"
+        static let deletedIsMissing = "a deleted id is missing"
+        static let largeStrings = "1 MiB strings round-trip"
         static let caughtErrorCommits =
             "a transaction whose body catches an operation's error and returns commits its other writes"
     }
