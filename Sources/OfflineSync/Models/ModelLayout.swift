@@ -275,12 +275,17 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     /// is not ``RowWritable`` or writes a key that is not a column there (it is encoded then).
     private func writingPlan(for rowLayout: RowLayout) -> RowWritingPlan? {
         guard writesRows, let writable = Model.self as? any RowWritable.Type else { return nil }
+        // Each plan holds its layout, so no other layout can be allocated at a cached key.
         let key = ObjectIdentifier(rowLayout)
-        if let plan = writingPlans.withLock({ $0[key] }) { return plan }
+        if let plan = writingPlans.withLock({ $0[key] }), plan.layout === rowLayout { return plan }
         guard let plan = RowWritingPlan(keys: writable.rowKeys, layout: rowLayout, skipping: systemColumns) else {
             return nil
         }
-        writingPlans.withLock { $0[key] = plan }
+        writingPlans.withLock { plans in
+            // Tables reopened many times leave layouts no table uses any more: forget them.
+            if plans.count >= 16 { plans.removeAll() }
+            plans[key] = plan
+        }
         return plan
     }
 
@@ -324,7 +329,7 @@ final class ModelLayout<Model: SyncModel>: Sendable {
             let encoded = Set(layout.names + ["id"])
             let extra = keys.filter { !encoded.contains($0) }
             throw schemaError(
-                "\(Model.self).rowKeys (\(keys.joined(separator: ", "))) \(extra.isEmpty ? "repeats a key" : "has \(extra.map { "'\($0)'" }.joined(separator: ", ")), which its Codable encoding does not write"); the RowWritable conformance must write exactly the keys encode(to:) writes (remove @RowWritable from a model with a custom encode(to:))"
+                "\(Model.self).rowKeys (\(keys.joined(separator: ", "))) \(extra.isEmpty ? "repeats a key" : "has \(extra.map { "'\($0)'" }.joined(separator: ", ")), which its Codable encoding does not write"); the RowWritable conformance must write exactly the keys encode(to:) writes (a model with a custom encode(to:) is better left to Codable)"
             )
         }
         let written: [Item]
@@ -343,7 +348,7 @@ final class ModelLayout<Model: SyncModel>: Sendable {
                 row.id != encoded.id
                 ? "id" : (layout.names.first { row[$0] != encoded[$0] } ?? "?")
             throw schemaError(
-                "\(Model.self).writeRow(to:) writes \(differing == "id" ? "'\(row.id)'" : "\(row[differing])") under '\(differing)' where its Codable encoding writes \(differing == "id" ? "'\(encoded.id)'" : "\(encoded[differing])"); the RowWritable conformance must write what encode(to:) writes (remove @RowWritable from a model with custom CodingKeys or encode(to:))"
+                "\(Model.self).writeRow(to:) writes \(differing == "id" ? "'\(row.id)'" : "\(row[differing])") under '\(differing)' where its Codable encoding writes \(differing == "id" ? "'\(encoded.id)'" : "\(encoded[differing])"); the RowWritable conformance must write what encode(to:) writes (a renamed property is written under its CodingKeys name; a model with a custom encode(to:) is better left to Codable)"
             )
         }
         return true

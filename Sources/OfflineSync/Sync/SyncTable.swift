@@ -227,7 +227,7 @@ extension SyncTable {
                         inserted.lazy.filter({ $0 == existing }).count + items.lazy.filter({ $0.id == existing }).count
                     throw refusal(of: existing, occurrences: occurrences)
                 }
-                for item in items { inserted.append(item.id) }
+                for index in items.indices { inserted.append(items[index].id) }
                 try queueInserts(of: items, through: &operations, sequence: &sequence, now: now, in: transaction)
                 start = end
             }
@@ -256,13 +256,15 @@ extension SyncTable {
         let table = name
         if rows.count > items.count { rows.removeLast(rows.count - items.count) }
         var offset = 0
-        for item in items {
+        // By index, reading only the id (iterating would copy each item out, a retain per part).
+        for index in items.indices {
+            let itemId = items[index].id
             if offset < rows.count {
                 try queue.refillOperationRow(
-                    &rows[offset], .insert, table: table, itemId: item.id, sequence: &sequence, now: now)
+                    &rows[offset], .insert, table: table, itemId: itemId, sequence: &sequence, now: now)
             } else {
                 rows.append(
-                    try queue.newOperationRow(.insert, table: table, itemId: item.id, sequence: &sequence, now: now))
+                    try queue.newOperationRow(.insert, table: table, itemId: itemId, sequence: &sequence, now: now))
             }
             offset += 1
         }
