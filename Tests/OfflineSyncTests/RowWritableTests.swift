@@ -286,6 +286,16 @@ import Testing
         #expect(try context.pendingOperationCount() == 1_199)
     }
 
+    @Test("an empty insert writes nothing, not even the queue's sequence")
+    func emptyInsertsWriteNothing() throws {
+        let store = InMemoryStore()
+        let schema = try TableSchema(WrittenTask.self)
+        let context = try SyncContext(store: store, remote: InMemoryRemote(tables: [schema]), tables: [schema])
+        let table = try context.table(WrittenTask.self)
+        #expect(try table.insert([WrittenTask]()).isEmpty)
+        #expect(try store.read(Query(table: SystemTables.config)).items.isEmpty)
+    }
+
     @Test("models inserted with an empty id get a new one, as through Codable")
     func emptyIdsAreReplaced() throws {
         let context = try Self.context([try TableSchema(WrittenTask.self)])

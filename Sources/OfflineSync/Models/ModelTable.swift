@@ -47,6 +47,7 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     /// per row).
     @discardableResult
     public func insert(_ models: [Model]) throws -> [Model] {
+        guard !models.isEmpty else { return [] }
         // A model that writes its own rows is written a chunk at a time into reused rows.
         if try layout.insertWritten(models, into: untyped, layout: rowLayout) { return models }
         let rows = try rows(of: models)
