@@ -247,18 +247,15 @@ final class ModelLayout<Model: SyncModel>: Sendable {
                         if rows.count > positions.count { rows.removeLast(rows.count - positions.count) }
                         do {
                             for (offset, position) in positions.enumerated() {
-                                if offset < rows.count {
-                                    try plan.refill(&rows[offset], with: models[position])
-                                } else {
-                                    var row = Item(id: "")
-                                    try plan.refill(&row, with: models[position])
-                                    rows.append(row)
-                                }
+                                if offset == rows.count { rows.append(Item(id: "")) }
+                                try plan.refill(&rows[offset], with: models[position])
+                                // An empty id is made up by the general path.
+                                if rows[offset].id.isEmpty { throw RowWritingFailed() }
                             }
                         } catch {
                             throw RowWritingFailed()
                         }
-                        if !declaredTypes.isEmpty { rows = converted(rows) }
+                        rows = converted(rows)
                     }
                 }
             }

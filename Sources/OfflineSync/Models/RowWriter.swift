@@ -72,13 +72,6 @@ public struct RowWriter {
         for position in self.slots.indices where self.slots[position] != nil { self.slots[position] = nil }
     }
 
-    /// Starts the next row.
-    mutating func reset(width: Int) {
-        next = 0
-        id = nil
-        slots = Array(repeating: nil, count: width)
-    }
-
     /// The target of the next key, advancing past it.
     @inlinable
     mutating func nextTarget() -> Int {
@@ -233,8 +226,7 @@ struct RowWritingPlan: Sendable {
     }
 
     /// Rewrites `row` (a row of this plan's layout, or any row to replace) into the row of
-    /// `model`, reusing the storage of its values when nothing else holds them. Throws
-    /// ``RowWritingPlan/NoId`` for a model whose id is empty.
+    /// `model`, reusing the storage of its values when nothing else holds them.
     func refill<Model: RowWritable>(_ row: inout Item, with model: Model) throws {
         let width = layout.names.count
         var writer =
@@ -242,23 +234,16 @@ struct RowWritingPlan: Sendable {
             ? RowWriter(targets: targets, reusing: row.takeSlots()) : RowWriter(targets: targets, width: width)
         try model.writeRow(to: &writer)
         row = try writer.item(layout: layout, model: Model.self, keyCount: targets.count)
-        if row.id.isEmpty { throw NoId() }
     }
 
-    /// A model whose id is empty, which the caller replaces by a new one (the batch is then
-    /// written the general way).
-    struct NoId: Error {}
-
-    /// The rows of `models`, written through one writer.
+    /// The rows of `models`, each written into a row of its own.
     func items<Model: RowWritable>(of models: UnsafeBufferPointer<Model>) throws -> [Item] {
-        let width = layout.names.count
-        var writer = RowWriter(targets: targets, width: width)
         var items: [Item] = []
         items.reserveCapacity(models.count)
         for index in models.indices {
-            if index > 0 { writer.reset(width: width) }
-            try models[index].writeRow(to: &writer)
-            items.append(try writer.item(layout: layout, model: Model.self, keyCount: targets.count))
+            var row = Item(id: "")
+            try refill(&row, with: models[index])
+            items.append(row)
         }
         return items
     }
