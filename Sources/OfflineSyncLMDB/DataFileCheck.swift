@@ -153,7 +153,8 @@ enum DataFileCheck {
     }
 
     private static func checkMeta(_ meta: Meta, number: Int, file: String, directory: String) throws {
-        let which = "meta page \(number) of '\(file)'"
+        // Named only in an error (an open checks the meta pages three times).
+        var which: String { "meta page \(number) of '\(file)'" }
         guard meta.flags & pageMeta != 0, meta.magic == magic else {
             throw LMDBError(
                 .notAnEnvironment, code: MDB_INVALID,
@@ -183,13 +184,15 @@ enum DataFileCheck {
         }
     }
 
-    private static func checkRoot(_ database: Database, lastPage: UInt64, what: String, directory: String) throws {
+    private static func checkRoot(
+        _ database: Database, lastPage: UInt64, what: @autoclosure () -> String, directory: String
+    ) throws {
         guard database.root != invalidPage else { return }
         guard database.root >= 2, database.root <= lastPage else {
-            throw damaged(directory, "\(what) starts at page \(database.root), outside pages 2…\(lastPage)")
+            throw damaged(directory, "\(what()) starts at page \(database.root), outside pages 2…\(lastPage)")
         }
         guard (1...maximumDepth).contains(database.depth) else {
-            throw damaged(directory, "\(what) claims an impossible depth of \(database.depth)")
+            throw damaged(directory, "\(what()) claims an impossible depth of \(database.depth)")
         }
     }
 
@@ -219,8 +222,8 @@ enum DataFileCheck {
         var walk = PageWalk(
             descriptor: descriptor, pageSize: pageSize, fileSize: size, lastPage: meta.lastPage, file: file,
             directory: directory)
-        try walk.tree(meta.main, name: "the main tree", isMain: true)
-        try walk.tree(meta.free, name: "the free-page tree", isFree: true)
+        try walk.tree(meta.main, name: .main, isMain: true)
+        try walk.tree(meta.free, name: .free, isFree: true)
         try walk.checkFreePagesUnreachable()
         return true
     }
@@ -232,6 +235,23 @@ enum DataFileCheck {
             advice:
                 "the store cannot be read safely; restore the directory from a backup, or delete it and pull the data again (local changes not yet pushed are lost)"
         )
+    }
+}
+
+/// The tree a page belongs to, named only in an error (a sub-database's name is quoted then,
+/// not for every sub-database of every check).
+private enum TreeName: CustomStringConvertible {
+    case main
+    case free
+    /// A sub-database, by the bytes of its name.
+    case sub([UInt8])
+
+    var description: String {
+        switch self {
+        case .main: "the main tree"
+        case .free: "the free-page tree"
+        case .sub(let name): "sub-database '\(String.quotedForError(name[...]))'"
+        }
     }
 }
 
@@ -275,7 +295,7 @@ private struct PageWalk {
     /// Marks `count` pages from `page` as reached after checking they lie inside the file. `what`
     /// names the pointer in an error; it is only made when the check fails.
     private mutating func claim(_ page: UInt64, count: UInt64 = 1, from what: @autoclosure () -> String) throws {
-        let span = count > 1 ? " (+\(count - 1))" : ""
+        var span: String { count > 1 ? " (+\(count - 1))" : "" }
         guard page >= 2, count >= 1, page <= lastPage, count - 1 <= lastPage - page else {
             throw damaged("\(what()) points to page \(page)\(span), outside pages 2…\(lastPage)")
         }
@@ -304,14 +324,14 @@ private struct PageWalk {
 
     /// Walks the tree of `database`.
     mutating func tree(
-        _ database: DataFileCheck.Database, name: String, isMain: Bool = false, isFree: Bool = false
+        _ database: DataFileCheck.Database, name: TreeName, isMain: Bool = false, isFree: Bool = false
     ) throws {
         guard database.root != DataFileCheck.invalidPage else { return }
         try claim(database.root, from: "the root of \(name)")
         try node(page: database.root, level: database.depth, name: name, isMain: isMain, isFree: isFree)
     }
 
-    private mutating func node(page number: UInt64, level: Int, name: String, isMain: Bool, isFree: Bool) throws {
+    private mutating func node(page number: UInt64, level: Int, name: TreeName, isMain: Bool, isFree: Bool) throws {
         // One buffer per depth of the walk (a sub-database's tree continues below a leaf of the
         // main tree), reused from page to page instead of a zeroed array per page.
         let buffer: UnsafeMutableRawBufferPointer
@@ -329,7 +349,7 @@ private struct PageWalk {
     }
 
     private mutating func node(
-        _ bytes: UnsafeRawBufferPointer, page number: UInt64, level: Int, name: String, isMain: Bool, isFree: Bool
+        _ bytes: UnsafeRawBufferPointer, page number: UInt64, level: Int, name: TreeName, isMain: Bool, isFree: Bool
     ) throws {
         let recorded = bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
         guard recorded == number else { throw damaged("page \(number) of \(name) is labelled page \(recorded)") }
@@ -401,7 +421,7 @@ private struct PageWalk {
                     throw damaged("the sub-database record of \(entry()) has \(dataSize) bytes")
                 }
                 let database = DataFileCheck.Database(bytes, at: dataStart)
-                let subName = "sub-database '\(String.quotedForError(bytes[offset + 8..<dataStart]))'"
+                let subName = TreeName.sub(Array(bytes[offset + 8..<dataStart]))
                 if database.root != DataFileCheck.invalidPage {
                     guard (1...DataFileCheck.maximumDepth).contains(database.depth) else {
                         throw damaged("\(subName) claims an impossible depth of \(database.depth)")

@@ -35,12 +35,13 @@ final class LMDBTransaction: StoreTransaction {
         let schema = layout.schema
         let rows = layout.items
         var writer = RecordWriter()
+        var order = TableSchema.StoredValueOrder()
         guard !layout.indexes.isEmpty else {
             // No index to maintain, so nothing of the old row is needed: the record is written
             // straight from the core's checked values, in one walk of each item.
             for item in items {
                 writer.begin()
-                try schema.forEachStoredValue(of: item, origin: origin) { writer.append(ordinal: $0, $1) }
+                try schema.forEachStoredValue(of: item, origin: origin, order: &order) { writer.append(ordinal: $0, $1) }
                 try put(rows, id: item.id, writer)
             }
             return
@@ -52,7 +53,7 @@ final class LMDBTransaction: StoreTransaction {
         for item in items {
             writer.begin()
             keys.clearNew()
-            try schema.forEachStoredValue(of: item, origin: origin) { ordinal, value in
+            try schema.forEachStoredValue(of: item, origin: origin, order: &order) { ordinal, value in
                 writer.append(ordinal: ordinal, value)
                 let slot = slots[ordinal]
                 if slot >= 0 { keys.new[slot] = value }
@@ -75,22 +76,27 @@ final class LMDBTransaction: StoreTransaction {
         var writer = RecordWriter()
         var keys = IndexKeys(layout)
         var present: [String] = []
-        for item in items {
-            writer.begin()
-            keys.clearNew()
-            try schema.forEachStoredValue(of: item, origin: origin) { ordinal, value in
-                writer.append(ordinal: ordinal, value)
-                if indexed, slots[ordinal] >= 0 { keys.new[slots[ordinal]] = value }
+        var order = TableSchema.StoredValueOrder()
+        // Through the buffer, which lends each item where iterating would copy it out (a
+        // retain and a release of each of its parts).
+        try items.withUnsafeBufferPointer { items in
+            for index in items.indices {
+                writer.begin()
+                keys.clearNew()
+                try schema.forEachStoredValue(of: items[index], origin: origin, order: &order) { ordinal, value in
+                    writer.append(ordinal: ordinal, value)
+                    if indexed, slots[ordinal] >= 0 { keys.new[slots[ordinal]] = value }
+                }
+                var key = items[index].id
+                let stored = try key.withUTF8 { key in
+                    try writer.withBytes { try context.putIfAbsent(layout.items, UnsafeRawBufferPointer(key), $0) }
+                }
+                guard stored else {
+                    present.append(key)
+                    continue
+                }
+                if indexed { try reindex(layout, id: key, &keys, removingOld: false, addingNew: true) }
             }
-            var key = item.id
-            let stored = try key.withUTF8 { key in
-                try writer.withBytes { try context.putIfAbsent(layout.items, UnsafeRawBufferPointer(key), $0) }
-            }
-            guard stored else {
-                present.append(item.id)
-                continue
-            }
-            if indexed { try reindex(layout, id: item.id, &keys, removingOld: false, addingNew: true) }
         }
         return present
     }

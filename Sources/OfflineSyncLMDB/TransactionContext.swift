@@ -62,10 +62,10 @@ final class TransactionContext {
     @discardableResult
     func delete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) throws -> Bool {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        settle(dbi)
         let code = mdb_del(txn, dbi, &keyValue, nil)
         if code == MDB_NOTFOUND { return false }
         try check(code, "mdb_del")
-        if Int(dbi) < tails.count { tails[Int(dbi)].closeCursor() }
         return true
     }
 
@@ -82,9 +82,14 @@ final class TransactionContext {
     /// BENCHMARKS.md, "Session 10").
     private struct Tail {
         /// A key at least as great as every key of the sub-database, once ``isKnown``: learnt
-        /// from the last key, then raised by every put (a delete leaves it an upper bound).
+        /// from the last key, then raised by every ordinary put (a delete leaves it an upper
+        /// bound). While ``boundIsAtCursor``, the bound is the key under ``cursor`` instead (the
+        /// sub-database's last key, just appended), and this copy is stale: a run of appends
+        /// copies no key, and the last key is read back only when an ordinary write needs it.
         var bound: [UInt8] = []
         var isKnown = false
+        /// Set by each append, cleared by ``TransactionContext/settle(_:)``.
+        var boundIsAtCursor = false
         /// Puts seen while the bound is unknown: it is learnt (one descent) at the second, so
         /// a transaction that writes one row pays nothing.
         var puts = 0
@@ -103,6 +108,13 @@ final class TransactionContext {
             bound.removeAll(keepingCapacity: true)
             bound.append(contentsOf: key)
         }
+
+        /// Forgets the bound (to be learnt again from the last key).
+        mutating func forget() {
+            isKnown = false
+            boundIsAtCursor = false
+            puts = 0
+        }
     }
 
     /// By sub-database handle (small integers), in write transactions only.
@@ -117,6 +129,17 @@ final class TransactionContext {
         guard isWritable, key.count > 0 else { return false }
         let slot = Int(dbi)
         if slot >= tails.count { tails.append(contentsOf: repeatElement(Tail(), count: slot + 1 - tails.count)) }
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        if tails[slot].boundIsAtCursor, let cursor = tails[slot].cursor {
+            // The cursor made the last write, at the last key: LMDB compares the key with it
+            // (the cursor is at the end already, no descent) and appends, or refuses.
+            let code = mdb_cursor_put(cursor, &keyValue, &data, UInt32(MDB_APPEND))
+            if code == 0 { return true }
+            settle(dbi)
+            if code == MDB_KEYEXIST { return false }
+            try check(code, "mdb_cursor_put")
+        }
         if !tails[slot].isKnown {
             tails[slot].puts += 1
             guard tails[slot].puts >= 2 else { return false }
@@ -124,20 +147,35 @@ final class TransactionContext {
         }
         guard tails[slot].bound.withUnsafeBytes({ KeyRange.compare(key, $0) }) > 0 else { return false }
         let cursor = try appendingCursor(slot, dbi)
-        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var data = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let code = mdb_cursor_put(cursor, &keyValue, &data, UInt32(MDB_APPEND))
         if code == MDB_KEYEXIST {
             // Not after the last key after all (cannot happen while the bound holds): forget
             // the bound and let the caller put the ordinary way.
             tails[slot].closeCursor()
-            tails[slot].isKnown = false
-            tails[slot].puts = 0
+            tails[slot].forget()
             return false
         }
         try check(code, "mdb_cursor_put")
-        tails[slot].raise(to: key)
+        tails[slot].boundIsAtCursor = true
         return true
+    }
+
+    /// Before a write other than an append to `dbi`: copies the bound from the appending
+    /// cursor when it is there (its sub-database's last key), and closes the cursor.
+    private func settle(_ dbi: MDB_dbi) {
+        let slot = Int(dbi)
+        guard slot < tails.count else { return }
+        if tails[slot].boundIsAtCursor, let cursor = tails[slot].cursor {
+            tails[slot].boundIsAtCursor = false
+            var key = MDB_val()
+            var data = MDB_val()
+            if mdb_cursor_get(cursor, &key, &data, MDB_LAST) == 0 {
+                tails[slot].raise(to: UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size))
+            } else {
+                tails[slot].forget()
+            }
+        }
+        tails[slot].closeCursor()
     }
 
     /// The tail's appending cursor, opened when it has none.
@@ -164,12 +202,15 @@ final class TransactionContext {
         tails[slot].isKnown = true
     }
 
-    /// Records an ordinary put of `key` into `dbi`: the appending cursor no longer made the last
-    /// write, and the bound rises to the key when the key is above it.
+    /// Records an ordinary put of `key` into `dbi` (made after ``settle(_:)`` or with no bound
+    /// at the cursor): the appending cursor no longer made the last write, and the bound rises
+    /// to the key when the key is above it.
     @inline(__always)
     private func placed(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer) {
         let slot = Int(dbi)
         guard slot < tails.count else { return }
+        // (An empty key is put without settling: the bound left at the cursor is forgotten.)
+        if tails[slot].boundIsAtCursor { tails[slot].forget() }
         tails[slot].closeCursor()
         if tails[slot].isKnown, tails[slot].bound.withUnsafeBytes({ KeyRange.compare(key, $0) }) > 0 {
             tails[slot].raise(to: key)
@@ -204,6 +245,7 @@ final class TransactionContext {
         try check(mdb_drop(txn, dbi, 0), "mdb_drop")
         if Int(dbi) < tails.count {
             tails[Int(dbi)].closeCursor()
+            tails[Int(dbi)].boundIsAtCursor = false
             tails[Int(dbi)].bound.removeAll(keepingCapacity: true)
         }
     }

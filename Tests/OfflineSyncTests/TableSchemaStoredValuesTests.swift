@@ -92,6 +92,45 @@ import Testing
         #expect(rejected >= (origin == .local ? 9 : 8))
     }
 
+    /// One `StoredValueOrder` kept across items of many layouts (a batch's walk) hands over what
+    /// the walk without it hands over, and throws what it throws, item after item: an order made
+    /// for one layout is never applied to another.
+    @Test(arguments: [WriteOrigin.local, .server])
+    func aKeptOrderHandsOverWhatEachItemHolds(origin: WriteOrigin) throws {
+        func walk(_ item: Item, order: inout TableSchema.StoredValueOrder?) -> Result<[String], OfflineSyncError> {
+            var handed: [String] = []
+            do {
+                let body: (Int, Value) -> Void = { handed.append("\($0)=\($1)") }
+                if order != nil {
+                    try todo.forEachStoredValue(of: item, origin: origin, order: &order!, body)
+                } else {
+                    try todo.forEachStoredValue(of: item, origin: origin, body)
+                }
+                return .success(handed)
+            } catch let error as OfflineSyncError {
+                return .failure(error)
+            } catch {
+                Issue.record("forEachStoredValue threw \(error)")
+                return .success([])
+            }
+        }
+        // Alike layouts in a row (the cached case), then alternating ones, then the schema's own.
+        let onSchema: [String: Value] = ["text": "s", "score": 2, "done": false]
+        let laidOut = Item(id: "on-schema", layout: todo.rowLayout, values: todo.rowLayout.names.map { onSchema[$0] })
+        let batch = corpus + corpus.reversed() + [corpus[0], corpus[4], corpus[0], laidOut, corpus[2], laidOut]
+        var kept: TableSchema.StoredValueOrder? = TableSchema.StoredValueOrder()
+        for item in batch {
+            var none: TableSchema.StoredValueOrder?
+            let expected = walk(item, order: &none)
+            let actual = walk(item, order: &kept)
+            switch (expected, actual) {
+            case (.success(let x), .success(let y)): #expect(x == y, "item '\(item.id)'")
+            case (.failure(let x), .failure(let y)): #expect(x == y, "item '\(item.id)'")
+            default: Issue.record("item '\(item.id)': \(expected) without a kept order, \(actual) with one")
+            }
+        }
+    }
+
     @Test func positionsAreTheDeclaredColumnOrder() throws {
         let positions = try stored(corpus[0], origin: .local).positions
         for (name, position) in positions {

@@ -232,6 +232,32 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         return items
     }
 
+    /// Inserts `models` into `table` a chunk of rows at a time through the same few rows (see
+    /// ``SyncTable/insertNew(count:fill:)``), each row written by the model (``RowWritable``)
+    /// or encoded (`Codable`) into the storage of the previous chunk's row; `false`, having
+    /// written nothing, when one of them has an empty id (made up by the general path), or a
+    /// ``RowWritable`` model failed to write a row (the general path reports the failure).
+    func insertEncoded(_ models: [Model], into table: SyncTable, layout rowLayout: RowLayout) throws -> Bool {
+        if writingPlan(for: rowLayout) != nil { return try insertWritten(models, into: table, layout: rowLayout) }
+        let encoder = encoder(for: rowLayout)
+        do {
+            try models.withUnsafeBufferPointer { models in
+                try table.insertNew(count: models.count) { positions, rows in
+                    if rows.count > positions.count { rows.removeLast(rows.count - positions.count) }
+                    for (offset, position) in positions.enumerated() {
+                        if offset == rows.count { rows.append(Item(id: "")) }
+                        try refill(&rows[offset], with: models[position], table: table.name, encoder: encoder)
+                        // An empty id is made up by the general path.
+                        if rows[offset].id.isEmpty { throw RowWritingFailed() }
+                    }
+                }
+            }
+            return true
+        } catch is RowWritingFailed {
+            return false
+        }
+    }
+
     /// Inserts `models` into `table` through their ``RowWritable`` conformance, a chunk of rows at
     /// a time through the same few rows (see ``SyncTable/insertNew(count:fill:)``); `false`, having
     /// written nothing, when the model does not write its rows, one of them has an empty id, or
@@ -357,10 +383,16 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     }
 
     private func item(from model: Model, table: String, encoder: RowEncoder) throws -> Item {
-        var item: Item
+        var item = Item(id: "")
+        try refill(&item, with: model, table: table, encoder: encoder)
+        return item
+    }
+
+    /// Rewrites `item` into the row of `model` (see ``RowEncoder/refill(_:of:)``).
+    private func refill(_ item: inout Item, with model: Model, table: String, encoder: RowEncoder) throws {
         do {
             // The encoder drops the system properties (an insert or update never writes them).
-            item = try encoder.item(of: model)
+            try encoder.refill(&item, of: model)
         } catch {
             throw OfflineSyncError(
                 .invalidValue,
@@ -371,7 +403,6 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         for column in declaredTypes.keys where item.hasValue(forColumn: column) {
             item[column] = converted(item[column], column: column)
         }
-        return item
     }
 
     /// The model of a row.

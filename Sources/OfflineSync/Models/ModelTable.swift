@@ -48,8 +48,9 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     @discardableResult
     public func insert(_ models: [Model]) throws -> [Model] {
         guard !models.isEmpty else { return [] }
-        // A model that writes its own rows is written a chunk at a time into reused rows.
-        if try layout.insertWritten(models, into: untyped, layout: rowLayout) { return models }
+        // Written or encoded a chunk at a time into reused rows (the general path below makes
+        // up the ids a model leaves empty).
+        if try layout.insertEncoded(models, into: untyped, layout: rowLayout) { return models }
         let rows = try rows(of: models)
         let written = try untyped.insert(rows)
         var stored = models

@@ -27,4 +27,18 @@ extension TableSchema {
         }
         try forEachStoredValue(of: item, origin: origin) { row[$0] = $1 }
     }
+
+    /// ``normalizedRow(_:origin:into:)`` for a store writing many rows, keeping in `order` the
+    /// column order of the items' layout from one item to the next (see
+    /// ``forEachStoredValue(of:origin:order:_:)``).
+    public func normalizedRow(
+        _ item: Item, origin: WriteOrigin, into row: inout [Value], order: inout StoredValueOrder
+    ) throws {
+        if row.count == columns.count {
+            for position in row.indices { row[position] = .null }
+        } else {
+            row = [Value](repeating: .null, count: columns.count)
+        }
+        try forEachStoredValue(of: item, origin: origin, order: &order) { row[$0] = $1 }
+    }
 }

@@ -18,26 +18,113 @@ extension TableSchema {
     /// When the item breaks a rule this throws the error `normalize` throws, possibly after
     /// `body` has seen some of the item's values: discard whatever `body` built.
     ///
-    /// It is inlinable so that a backend's `body` is compiled into the walk (no call per value).
-    @inlinable
+    /// Its common case (an item laid out on this schema) is always inlined, so that a backend's
+    /// `body` is compiled into the walk: no call through a closure context per value, and no
+    /// reference count taken for a value `body` only reads.
+    @inlinable @inline(__always)
     public func forEachStoredValue(
         of item: Item, origin: WriteOrigin,
         _ body: (_ position: Int, _ value: Value) throws -> Void
     ) throws {
         try TableSchema.validateId(item.id, table: name)
-        if item.layout === rowLayout || item.layout.names == rowLayout.names {
-            // Laid out on this schema: positions are columns, no name is looked up.
-            for position in item.slots.indices {
-                guard let value = item.slots[position], !value.isNull else { continue }
-                try handOver(
-                    value, position: position, type: columns[position].type, column: columns[position].name,
-                    id: item.id, to: body)
-            }
-            return
+        guard isLaidOutOnSchema(item) else {
+            return try forEachStoredValueByName(of: item, origin: origin, body)
         }
-        // Laid out otherwise: each value's column is found by name first (its slot kept in an
-        // insertion-sorted list on the stack, the value not copied), then the values are handed
-        // on by ascending column position.
+        try forEachSlotValue(of: item, body)
+    }
+
+    /// ``forEachStoredValue(of:origin:_:)`` for a caller that walks many items: the column order
+    /// worked out for an item laid out otherwise than on this schema (an item made from a
+    /// dictionary) is kept in `order` and used again for the next item laid out alike (the
+    /// same names in the same order), instead of finding each value's column by name again.
+    /// Start with an empty ``StoredValueOrder`` and pass the same one for every item.
+    @inlinable @inline(__always)
+    public func forEachStoredValue(
+        of item: Item, origin: WriteOrigin, order: inout StoredValueOrder,
+        _ body: (_ position: Int, _ value: Value) throws -> Void
+    ) throws {
+        try TableSchema.validateId(item.id, table: name)
+        if isLaidOutOnSchema(item) { return try forEachSlotValue(of: item, body) }
+        if !order.fits(item.layout) { order = StoredValueOrder(item.layout, on: self) }
+        let names = item.layout.names
+        try item.slots.withUnsafeBufferPointer { slots in
+            for slot in order.undeclared {
+                guard let value = slots[slot], !value.isNull else { continue }
+                guard names[slot] == "id" || origin == .server else { throw unknownColumn(names[slot], item: item.id) }
+            }
+            for (position, slot, type) in order.columns {
+                guard let value = slots[slot], !value.isNull else { continue }
+                try handOver(value, position: position, type: type, column: names[slot], id: item.id, to: body)
+            }
+        }
+    }
+
+    /// `true` when `item` is laid out on ``rowLayout`` (by identity, or by the same names).
+    @inlinable @inline(__always)
+    func isLaidOutOnSchema(_ item: Item) -> Bool {
+        item.layout === rowLayout || item.layout.names == rowLayout.names
+    }
+
+    /// Hands over the values of `item`, laid out on this schema: positions are columns, no name
+    /// is looked up.
+    @inlinable @inline(__always)
+    func forEachSlotValue(of item: Item, _ body: (_ position: Int, _ value: Value) throws -> Void) throws {
+        try item.slots.withUnsafeBufferPointer { slots in
+            try columns.withUnsafeBufferPointer { columns in
+                for position in slots.indices {
+                    guard let value = slots[position], !value.isNull else { continue }
+                    try handOver(
+                        value, position: position, type: columns[position].type, column: columns[position].name,
+                        id: item.id, to: body)
+                }
+            }
+        }
+    }
+
+    /// Where the values of items of one layout go in a table's columns (see
+    /// ``TableSchema/forEachStoredValue(of:origin:order:_:)``).
+    public struct StoredValueOrder {
+        /// The layout the order was worked out for.
+        @usableFromInline var layout: RowLayout?
+        /// The declared columns the layout holds, by ascending position, with the slot of each.
+        @usableFromInline var columns: [(position: Int, slot: Int, type: ColumnType)] = []
+        /// The slots whose names are not declared columns.
+        @usableFromInline var undeclared: [Int] = []
+
+        /// An order that fits no layout yet.
+        public init() {}
+
+        /// The order of `layout`'s names on `schema`.
+        @usableFromInline
+        init(_ layout: RowLayout, on schema: TableSchema) {
+            self.layout = layout
+            for (slot, name) in layout.names.enumerated() {
+                if let (position, type) = schema.declaredColumn(name) {
+                    columns.append((position, slot, type))
+                } else {
+                    undeclared.append(slot)
+                }
+            }
+            columns.sort { $0.position < $1.position }
+        }
+
+        /// `true` when the order was worked out for `layout`, or for the same names.
+        @inlinable @inline(__always)
+        func fits(_ layout: RowLayout) -> Bool {
+            guard let known = self.layout else { return false }
+            return known === layout || known.names == layout.names
+        }
+    }
+
+    /// ``forEachStoredValue(of:origin:_:)`` of an item laid out otherwise than on this schema.
+    @inlinable
+    func forEachStoredValueByName(
+        of item: Item, origin: WriteOrigin,
+        _ body: (_ position: Int, _ value: Value) throws -> Void
+    ) throws {
+        // Each value's column is found by name first (its slot kept in an insertion-sorted list
+        // on the stack, the value not copied), then the values are handed on by ascending
+        // column position.
         let names = item.layout.names
         try withUnsafeTemporaryAllocation(
             of: (position: Int, slot: Int, type: ColumnType).self, capacity: item.slots.count

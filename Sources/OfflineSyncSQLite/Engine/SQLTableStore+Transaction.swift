@@ -54,8 +54,9 @@ extension SQLTableStore {
             // push), and after a new row INSERT first (a first pull, new local items).
             var expectExisting = false
             var row: [Value] = []
+            var order = TableSchema.StoredValueOrder()
             for item in items {
-                try layout.schema.normalizedRow(item, origin: origin, into: &row)
+                try layout.schema.normalizedRow(item, origin: origin, into: &row, order: &order)
                 let arguments = { [row] in [.string(item.id)] + row }
                 func runUpdate(_ update: Statement) throws {
                     try update.bindRow(id: item.id, values: row)
@@ -84,8 +85,9 @@ extension SQLTableStore {
             defer { insert.reset() }
             var present: [String] = []
             var row: [Value] = []
+            var order = TableSchema.StoredValueOrder()
             for item in items {
-                try layout.schema.normalizedRow(item, origin: origin, into: &row)
+                try layout.schema.normalizedRow(item, origin: origin, into: &row, order: &order)
                 try insert.bindRow(id: item.id, values: row)
                 if try !insert.stepInsert(arguments: [.string(item.id)] + row) { present.append(item.id) }
                 insert.reset()

@@ -58,27 +58,47 @@ extension BenchmarkRecord {
     var writableModel: WritableBenchmarkModel { WritableBenchmarkModel(model) }
 }
 
-/// The typed-model scenarios: the same work as an `Item`-path scenario (whose raw baseline they
-/// share, so both are compared with the raw C API in the same run), done through ``ModelTable``.
+/// The typed-model scenarios: the same work as an `Item`-path scenario, done through
+/// ``ModelTable``, each compared with the raw C API in the same run. The raw side of the typed
+/// `Codable` enqueue reads its models through `Codable` too (``RawRecordEncoder``); the others
+/// share their `Item`-path scenario's raw side.
 extension BenchmarkScenario {
     /// Every typed scenario and its `Item`-path counterpart, in report order.
     static var typed: [BenchmarkScenario] {
         [typedEnqueueBatch, writableEnqueueBatch, readAll(typed: false), readAll(typed: true), typedQueryScan, typedPullFull]
     }
 
-    /// ``enqueueBatch`` through `ModelTable.insert`: models encoded into rows, then the same transaction.
+    /// ``enqueueBatch`` through `ModelTable.insert`: models encoded into rows, then the same
+    /// transaction. Its raw side reads the same models through `Codable` into its records, then
+    /// inserts them as ``enqueueBatch``'s raw side does.
     static let typedEnqueueBatch = typedEnqueueBatch(
-        id: "typed-enqueue-batch", title: "typed models: enqueue, inserts in one batch", model: \.model)
+        id: "typed-enqueue-batch", title: "typed models: enqueue, inserts in one batch", model: \.model,
+        baseline: { baseline, size in
+            try baseline.create(indexed: false)
+            let models = BenchmarkData.records(count: size.batchInserts).map(\.model)
+            let encoder = RawRecordEncoder()
+            return Trial(
+                operations: models.count,
+                body: {
+                    var records: [BenchmarkRecord] = []
+                    records.reserveCapacity(models.count)
+                    for model in models { records.append(try encoder.record(of: model)) }
+                    try baseline.insert(records[...], rowsPerTransaction: models.count, queueRows: true)
+                }, teardown: { baseline.close() })
+        })
 
     /// ``typedEnqueueBatch`` with a model that writes its own rows (``RowWritable``): the same
-    /// transaction, without `Codable`.
+    /// transaction, without `Codable`, against ``enqueueBatch``'s raw side (hand-written C that
+    /// reads the fields directly).
     static let writableEnqueueBatch = typedEnqueueBatch(
         id: "typed-enqueue-batch-written", title: "typed models writing their rows: enqueue, inserts in one batch",
-        model: \.writableModel)
+        model: \.writableModel, baseline: enqueueBatch.prepareBaseline)
 
-    /// ``enqueueBatch`` through `ModelTable.insert` of the models `model` makes of the records.
+    /// ``enqueueBatch`` through `ModelTable.insert` of the models `model` makes of the records,
+    /// against the raw side `baseline` prepares.
     static func typedEnqueueBatch<Model: SyncModel>(
-        id: String, title: String, model: @escaping @Sendable (BenchmarkRecord) -> Model
+        id: String, title: String, model: @escaping @Sendable (BenchmarkRecord) -> Model,
+        baseline: (@Sendable (any RawBaseline, BenchmarkSize) throws -> Trial)?
     ) -> BenchmarkScenario {
         BenchmarkScenario(
             id: id, title: title, unit: "ops",
@@ -98,7 +118,7 @@ extension BenchmarkScenario {
                             try context.pendingOperationCount(), models.count, records: models.count, what: "queue")
                     })
             },
-            prepareBaseline: enqueueBatch.prepareBaseline)
+            prepareBaseline: baseline)
     }
 
     /// Reading every row of the table, as `Item`s (`SyncTable.read`) or as models (`ModelTable.read`).
