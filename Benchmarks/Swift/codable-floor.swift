@@ -23,6 +23,18 @@ struct BenchmarkModel: Codable {
     var deleted: Bool?
 }
 
+/// A keyed container without nested containers (the benchmark model has no nested values).
+protocol FlatContainer: KeyedEncodingContainerProtocol {}
+
+extension FlatContainer {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    { fatalError("not used") }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { fatalError("not used") }
+    mutating func superEncoder() -> any Encoder { fatalError("not used") }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { fatalError("not used") }
+}
+
 /// An encoder that discards every value: what remains is `Codable`'s own dispatch.
 final class NullEncoder: Encoder {
     var codingPath: [any CodingKey] { [] }
@@ -35,7 +47,7 @@ final class NullEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer { fatalError("not used") }
 }
 
-struct NullKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+struct NullKeyed<Key: CodingKey>: FlatContainer {
     let encoder: NullEncoder
     var codingPath: [any CodingKey] { [] }
     func note() { encoder.count &+= 1 }
@@ -56,12 +68,6 @@ struct NullKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt64, forKey key: Key) throws { note() }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { note() }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { note() }
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
-        -> KeyedEncodingContainer<NestedKey>
-    { fatalError("not used") }
-    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { fatalError("not used") }
-    mutating func superEncoder() -> any Encoder { fatalError("not used") }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { fatalError("not used") }
 }
 
 /// The benchmark's raw record (`BenchmarkRecord` in Sources/offline-sync, the fields a raw
@@ -86,7 +92,7 @@ final class RecordEncoder: Encoder {
 
 struct Unexpected: Error {}
 
-struct RecordKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+struct RecordKeyed<Key: CodingKey>: FlatContainer {
     let encoder: RecordEncoder
     var codingPath: [any CodingKey] { [] }
     mutating func encodeNil(forKey key: Key) throws {}
@@ -133,12 +139,6 @@ struct RecordKeyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt16, forKey key: Key) throws { throw Unexpected() }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { throw Unexpected() }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { throw Unexpected() }
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
-        -> KeyedEncodingContainer<NestedKey>
-    { fatalError("not used") }
-    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { fatalError("not used") }
-    mutating func superEncoder() -> any Encoder { fatalError("not used") }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { fatalError("not used") }
 }
 
 /// A column value, as the store's `Value` holds one.

@@ -138,6 +138,26 @@ struct SQLCipherStoreTests {
         #expect(try !containsMarker(path))
     }
 
+    /// SQLite 3.40 empties a table without a `WHERE` clause a page at a time and still counts the
+    /// rows; SQLCipher's SQLite 3.15 would answer 0, so its store deletes row by row.
+    @Test func aWholeTablePurgeCountsEveryRowOnBothLibraries() throws {
+        defer { directory.remove() }
+        let plain = SQLiteStore(path: directory.file("plain.db"))
+        try plain.open(schema: Corpus.schema)
+        let encrypted = try openStore()
+        let rows = (0..<300).map { markerItem("row-\($0)") }
+        for store in [plain, encrypted] as [any LocalStore] {
+            try store.upsert(rows, into: "t")
+            #expect(try store.write { try $0.delete(matching: Query(table: "t")) } == rows.count)
+            #expect(try store.read(Query(table: "t", includeTotalCount: true)).totalCount == 0)
+            #expect(try store.write { try $0.delete(matching: Query(table: "t")) } == 0)
+        }
+        #expect(SQLiteAPI.system.countsTruncatedRows)
+        #expect(!encrypted.library.api.countsTruncatedRows)
+        try plain.close()
+        try encrypted.close()
+    }
+
     @Test func aMissingLibraryNamesThePathAndThePackage() throws {
         let missing = "/nonexistent/libsqlcipher.so.0"
         let error = try #require(throws: SQLCipherError.self) {

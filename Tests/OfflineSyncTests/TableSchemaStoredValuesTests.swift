@@ -117,7 +117,12 @@ import Testing
         // Alike layouts in a row (the cached case), then alternating ones, then the schema's own.
         let onSchema: [String: Value] = ["text": "s", "score": 2, "done": false]
         let laidOut = Item(id: "on-schema", layout: todo.rowLayout, values: todo.rowLayout.names.map { onSchema[$0] })
-        let batch = corpus + corpus.reversed() + [corpus[0], corpus[4], corpus[0], laidOut, corpus[2], laidOut]
+        // The same names in two orders, alternating (as merged dictionaries list their keys).
+        let forward = Item(id: "fw", layout: RowLayout(uniqueNames: ["text", "priority", "colour"]), values: ["f", 1, nil])
+        let backward = Item(id: "bw", layout: RowLayout(uniqueNames: ["colour", "priority", "text"]), values: [nil, 2, "b"])
+        let batch =
+            corpus + corpus.reversed() + [corpus[0], corpus[4], corpus[0], laidOut, corpus[2], laidOut]
+            + [forward, backward, forward, backward, corpus[3], forward, corpus[4], backward, backward]
         var kept: TableSchema.StoredValueOrder? = TableSchema.StoredValueOrder()
         for item in batch {
             var none: TableSchema.StoredValueOrder?

@@ -90,22 +90,24 @@ final class RowEncoder: Encoder {
     /// Encodes `model` and returns its row (see ``item(of:layout:skipping:)``). The encoder starts
     /// afresh for each model, so one encoder serves a whole batch (an allocation less per row).
     func item<Model: Encodable>(of model: Model) throws -> Item {
-        try item(of: model, reusing: [])
+        slots = []
+        return try encodeIntoSlots(model)
     }
 
     /// Rewrites `row` into the row of `model` (see ``item(of:)``), reusing the storage of its
     /// values when it is laid out on ``layout`` and nothing else holds them: a batch encoded a
     /// chunk at a time allocates no row per model.
     func refill<Model: Encodable>(_ row: inout Item, of model: Model) throws {
-        let reused = row.slotCount == layout.names.count && row.layoutIs(layout) ? row.takeSlots() : []
-        row = try item(of: model, reusing: reused)
+        // Moved, not copied, into `slots`: a second reference would make the first write copy them.
+        slots = row.slotCount == layout.names.count && row.layoutIs(layout) ? row.takeSlots() : []
+        row = try encodeIntoSlots(model)
     }
 
-    /// ``item(of:)`` into `reused`, emptied first, when it has a slot per column of ``layout``.
-    private func item<Model: Encodable>(of model: Model, reusing reused: consuming [Value?]) throws -> Item {
+    /// ``item(of:)`` into ``slots``, emptied first (their storage kept when they have a slot per
+    /// column of ``layout``).
+    private func encodeIntoSlots<Model: Encodable>(_ model: Model) throws -> Item {
         id = nil
         nextPosition = 0
-        slots = reused
         if slots.count == layout.names.count {
             slots.withUnsafeMutableBufferPointer { slots in
                 for index in slots.indices { slots[index] = nil }

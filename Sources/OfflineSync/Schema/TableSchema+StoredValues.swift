@@ -45,14 +45,14 @@ extension TableSchema {
     ) throws {
         try TableSchema.validateId(item.id, table: name)
         if isLaidOutOnSchema(item) { return try forEachSlotValue(of: item, body) }
-        if !order.fits(item.layout) { order = StoredValueOrder(item.layout, on: self) }
+        order.prepare(for: item.layout, on: self)
         let names = item.layout.names
         try item.slots.withUnsafeBufferPointer { slots in
-            for slot in order.undeclared {
+            for slot in order.current.undeclared {
                 guard let value = slots[slot], !value.isNull else { continue }
                 guard names[slot] == "id" || origin == .server else { throw unknownColumn(names[slot], item: item.id) }
             }
-            for (position, slot, type) in order.columns {
+            for (position, slot, type) in order.current.columns {
                 guard let value = slots[slot], !value.isNull else { continue }
                 try handOver(value, position: position, type: type, column: names[slot], id: item.id, to: body)
             }
@@ -81,38 +81,66 @@ extension TableSchema {
         }
     }
 
-    /// Where the values of items of one layout go in a table's columns (see
-    /// ``TableSchema/forEachStoredValue(of:origin:order:_:)``).
+    /// Where the values of items of a layout go in a table's columns (see
+    /// ``TableSchema/forEachStoredValue(of:origin:order:_:)``), for the last two layouts seen:
+    /// items built from dictionaries of the same keys can list them in two orders (a merged
+    /// dictionary's order alternates), and each order is then worked out once, not per item.
     public struct StoredValueOrder {
-        /// The layout the order was worked out for.
-        @usableFromInline var layout: RowLayout?
-        /// The declared columns the layout holds, by ascending position, with the slot of each.
-        @usableFromInline var columns: [(position: Int, slot: Int, type: ColumnType)] = []
-        /// The slots whose names are not declared columns.
-        @usableFromInline var undeclared: [Int] = []
+        /// The order of one layout.
+        @usableFromInline
+        struct Entry {
+            /// The layout the order was worked out for.
+            @usableFromInline var layout: RowLayout?
+            /// The declared columns the layout holds, by ascending position, with the slot of each.
+            @usableFromInline var columns: [(position: Int, slot: Int, type: ColumnType)] = []
+            /// The slots whose names are not declared columns.
+            @usableFromInline var undeclared: [Int] = []
+
+            @usableFromInline init() {}
+
+            /// `true` when the order was worked out for `layout`, or for the same names.
+            @inlinable @inline(__always)
+            func fits(_ layout: RowLayout) -> Bool {
+                guard let known = self.layout else { return false }
+                return known === layout || known.names == layout.names
+            }
+
+            /// Works the order of `layout`'s names on `schema` out again, keeping the storage.
+            @usableFromInline
+            mutating func rebuild(for layout: RowLayout, on schema: TableSchema) {
+                self.layout = layout
+                columns.removeAll(keepingCapacity: true)
+                undeclared.removeAll(keepingCapacity: true)
+                for (slot, name) in layout.names.enumerated() {
+                    guard let (position, type) = schema.declaredColumn(name) else {
+                        undeclared.append(slot)
+                        continue
+                    }
+                    var index = columns.count
+                    columns.append((position, slot, type))
+                    while index > 0, columns[index - 1].position > position {
+                        columns.swapAt(index - 1, index)
+                        index -= 1
+                    }
+                }
+            }
+        }
+
+        /// The order of the last layout seen.
+        @usableFromInline var current = Entry()
+        /// The order of the layout seen before it.
+        @usableFromInline var previous = Entry()
 
         /// An order that fits no layout yet.
         public init() {}
 
-        /// The order of `layout`'s names on `schema`.
-        @usableFromInline
-        init(_ layout: RowLayout, on schema: TableSchema) {
-            self.layout = layout
-            for (slot, name) in layout.names.enumerated() {
-                if let (position, type) = schema.declaredColumn(name) {
-                    columns.append((position, slot, type))
-                } else {
-                    undeclared.append(slot)
-                }
-            }
-            columns.sort { $0.position < $1.position }
-        }
-
-        /// `true` when the order was worked out for `layout`, or for the same names.
+        /// Makes ``current`` the order of `layout`: kept, swapped with ``previous``, or worked
+        /// out in place of ``previous``.
         @inlinable @inline(__always)
-        func fits(_ layout: RowLayout) -> Bool {
-            guard let known = self.layout else { return false }
-            return known === layout || known.names == layout.names
+        mutating func prepare(for layout: RowLayout, on schema: TableSchema) {
+            if current.fits(layout) { return }
+            if !previous.fits(layout) { previous.rebuild(for: layout, on: schema) }
+            swap(&current, &previous)
         }
     }
 

@@ -112,12 +112,16 @@ struct SQLQuery {
 
     /// The DELETE of the rows the query would return (filter, order, skip and top), or `nil` as
     /// for ``select(_:on:columns:)``.
-    static func delete(_ query: Query, on layout: TableLayout) -> SQLQuery? {
+    /// `countsTruncatedRows`: whether the library counts the rows of a `DELETE` without a
+    /// `WHERE` clause (see ``SQLiteAPI/countsTruncatedRows``).
+    static func delete(_ query: Query, on layout: TableLayout, countsTruncatedRows: Bool) -> SQLQuery? {
         var result = SQLQuery(layout)
         result.sql = "DELETE FROM \(layout.quotedName)"
         if query.skip == 0, query.top == nil {
-            // Without a WHERE clause SQLite 3.15 truncates a WITHOUT ROWID table without counting
-            // the deleted rows; `WHERE 1` turns the truncate optimisation off.
+            // Without a WHERE clause SQLite empties the table a page at a time (the truncate
+            // optimisation), where `WHERE 1` deletes row by row, which is what 3.15 needs to
+            // count the deleted rows of a WITHOUT ROWID table.
+            if query.filter == nil, countsTruncatedRows { return result }
             result.appendWhere(query.filter ?? .literal(true))
         } else {
             result.sql += " WHERE \"id\" IN (SELECT \"id\" FROM \(layout.quotedName)"

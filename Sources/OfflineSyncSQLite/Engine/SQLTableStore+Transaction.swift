@@ -105,7 +105,8 @@ extension SQLTableStore {
         func delete(matching query: Query) throws -> Int {
             let layout = try layout(query.table)
             try query.validate(against: layout.schema)
-            if let delete = SQLQuery.delete(query, on: layout),
+            if let delete = SQLQuery.delete(
+                query, on: layout, countsTruncatedRows: connection.api.countsTruncatedRows),
                 try SQLTableStore.unlessTooComplex({ try connection.execute(delete.sql, delete.arguments) }) != nil
             {
                 return connection.changes

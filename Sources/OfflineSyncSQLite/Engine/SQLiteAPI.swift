@@ -52,6 +52,15 @@ package struct SQLiteAPI: Sendable {
         libversion().map { String(cString: $0) } ?? "unknown"
     }
 
+    /// Whether `sqlite3_changes` counts the rows of a `DELETE` without a `WHERE` clause on a
+    /// `WITHOUT ROWID` table: SQLite 3.40 does; SQLCipher 3.4.1's SQLite 3.15.2 answers 0 (its
+    /// truncate optimisation skips the count). Versions before 3.40 are taken not to.
+    package var countsTruncatedRows: Bool {
+        let parts = version.split(separator: ".").prefix(2).compactMap { Int($0) }
+        guard parts.count == 2 else { return false }
+        return parts[0] > 3 || (parts[0] == 3 && parts[1] >= 40)
+    }
+
     /// The system SQLite this module links (pkg-config `sqlite3`).
     package static let system = SQLiteAPI(
         open_v2: sqlite3_open_v2, close_v2: sqlite3_close_v2, errmsg: sqlite3_errmsg, errstr: sqlite3_errstr,
