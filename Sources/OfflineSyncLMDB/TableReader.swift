@@ -27,8 +27,12 @@ struct TableReader {
     /// `skip + top` matches (and, where the order is only that of the first sort key, their ties).
     func run(_ query: Query) throws -> QueryResult {
         let evaluator = try QueryEvaluator(query: query, schema: layout.schema)
+        let entries = try context.entryCount(layout.items)
+        // An empty table (most often the operation queue or its errors between pushes) answers
+        // every valid query with nothing, without a plan or a probe.
+        if entries == 0 { return QueryResult(items: [], totalCount: query.includeTotalCount ? 0 : nil) }
         let plan = QueryPlan.plan(query, layout: layout)
-        let knownTotal = query.filter == nil ? try context.entryCount(layout.items) : nil
+        let knownTotal = query.filter == nil ? entries : nil
         let wanted = query.top.map { $0 > Int.max - query.skip ? Int.max : query.skip + $0 }
         let needsEveryMatch = query.includeTotalCount && knownTotal == nil
         if wanted == 0, !needsEveryMatch {
