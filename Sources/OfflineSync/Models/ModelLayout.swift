@@ -240,16 +240,27 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     func insertEncoded(_ models: [Model], into table: SyncTable, layout rowLayout: RowLayout) throws -> Bool {
         if writingPlan(for: rowLayout) != nil { return try insertWritten(models, into: table, layout: rowLayout) }
         let encoder = encoder(for: rowLayout)
+        return try models.withUnsafeBufferPointer { models in
+            try insertInChunks(count: models.count, into: table) { row, position in
+                try refill(&row, with: models[position], table: table.name, encoder: encoder)
+            }
+        }
+    }
+
+    /// Inserts `count` rows into `table` a chunk at a time through the same few rows, each
+    /// rewritten by `write` (given the row and the position of its model); `false`, having
+    /// written nothing, when a row has an empty id or `write` throws ``RowWritingFailed``.
+    private func insertInChunks(
+        count: Int, into table: SyncTable, write: (_ row: inout Item, _ position: Int) throws -> Void
+    ) throws -> Bool {
         do {
-            try models.withUnsafeBufferPointer { models in
-                try table.insertNew(count: models.count) { positions, rows in
-                    if rows.count > positions.count { rows.removeLast(rows.count - positions.count) }
-                    for (offset, position) in positions.enumerated() {
-                        if offset == rows.count { rows.append(Item(id: "")) }
-                        try refill(&rows[offset], with: models[position], table: table.name, encoder: encoder)
-                        // An empty id is made up by the general path.
-                        if rows[offset].id.isEmpty { throw RowWritingFailed() }
-                    }
+            try table.insertNew(count: count) { positions, rows in
+                if rows.count > positions.count { rows.removeLast(rows.count - positions.count) }
+                for (offset, position) in positions.enumerated() {
+                    if offset == rows.count { rows.append(Item(id: "")) }
+                    try write(&rows[offset], position)
+                    // An empty id is made up by the general path.
+                    if rows[offset].id.isEmpty { throw RowWritingFailed() }
                 }
             }
             return true
@@ -266,32 +277,21 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         guard let plan = writingPlan(for: rowLayout), let writable = Model.self as? any RowWritable.Type else {
             return false
         }
-        func insert<Writable: RowWritable>(_ type: Writable.Type) throws {
+        func insert<Writable: RowWritable>(_ type: Writable.Type) throws -> Bool {
             try models.withUnsafeBufferPointer { models in
                 try models.withMemoryRebound(to: Writable.self) { models in
-                    try table.insertNew(count: models.count) { positions, rows in
-                        if rows.count > positions.count { rows.removeLast(rows.count - positions.count) }
+                    try insertInChunks(count: models.count, into: table) { row, position in
                         do {
-                            for (offset, position) in positions.enumerated() {
-                                if offset == rows.count { rows.append(Item(id: "")) }
-                                try plan.refill(&rows[offset], with: models[position])
-                                // An empty id is made up by the general path.
-                                if rows[offset].id.isEmpty { throw RowWritingFailed() }
-                            }
+                            try plan.refill(&row, with: models[position])
                         } catch {
                             throw RowWritingFailed()
                         }
-                        rows = converted(rows)
+                        convertDeclared(&row)
                     }
                 }
             }
         }
-        do {
-            try insert(writable)
-            return true
-        } catch is RowWritingFailed {
-            return false
-        }
+        return try insert(writable)
     }
 
     /// The plan that writes this ``RowWritable`` model's rows on `rowLayout`; `nil` when the model
@@ -335,12 +335,15 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     private func converted(_ rows: [Item]) -> [Item] {
         guard !declaredTypes.isEmpty else { return rows }
         var rows = rows
-        for index in rows.indices {
-            for column in declaredTypes.keys where rows[index].hasValue(forColumn: column) {
-                rows[index][column] = converted(rows[index][column], column: column)
-            }
-        }
+        for index in rows.indices { convertDeclared(&rows[index]) }
         return rows
+    }
+
+    /// Converts the values of `item`'s columns whose type the model declares.
+    private func convertDeclared(_ item: inout Item) {
+        for column in declaredTypes.keys where item.hasValue(forColumn: column) {
+            item[column] = converted(item[column], column: column)
+        }
     }
 
     /// Whether the model writes its own rows (``RowWritable``): checked by writing every probe
@@ -400,9 +403,7 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         }
         // By column, not through `values`: reading or setting the dictionary view rebuilds it (a
         // dictionary of every column per call).
-        for column in declaredTypes.keys where item.hasValue(forColumn: column) {
-            item[column] = converted(item[column], column: column)
-        }
+        convertDeclared(&item)
     }
 
     /// The model of a row.
