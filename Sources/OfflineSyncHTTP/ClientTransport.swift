@@ -14,6 +14,16 @@ final class ClientTransport: HTTPTransport {
     private let requestTimeout: Duration
     private let maximumResponseBytes: Int
     private let logger: Logger
+    /// The event loop every request of this transport and its connection run on.
+    ///
+    /// With AsyncHTTPClient's `.indifferent`, a request's task and its connection could live on
+    /// different loops. The end of a request body then reaches the connection after one hop, and
+    /// the server's whole answer can arrive first. The connection is then handed back to the
+    /// pool one more hop later; a `shutdown()` between the answer and that hand-back closed and
+    /// forgot the connection, and AsyncHTTPClient 1.37 stopped the process with "A connection
+    /// that we don't know was released?" (seen once in 14 loopback benchmark runs on a loaded
+    /// machine). On one loop nothing comes between the body and its end.
+    private let eventLoop: any EventLoop
 
     init(client: HTTPClient, ownsClient: Bool, baseURL: String, configuration: HTTPRemote.Configuration) {
         self.client = client
@@ -22,6 +32,7 @@ final class ClientTransport: HTTPTransport {
         self.requestTimeout = configuration.requestTimeout
         self.maximumResponseBytes = configuration.maximumResponseBytes
         self.logger = configuration.logger
+        self.eventLoop = client.eventLoopGroup.next()
     }
 
     deinit {
@@ -55,7 +66,7 @@ final class ClientTransport: HTTPTransport {
             let task = client.execute(
                 request: outgoing,
                 delegate: ResponseAccumulator(request: outgoing, maxBodySize: maximumResponseBytes),
-                eventLoop: .indifferent, deadline: .now() + TimeAmount(requestTimeout),
+                eventLoop: .delegateAndChannel(on: eventLoop), deadline: .now() + TimeAmount(requestTimeout),
                 logger: logger.logLevel <= .debug ? logger : nil)
             let response = try await withTaskCancellationHandler {
                 try await task.futureResult.get()
