@@ -134,8 +134,10 @@ public struct TableServer: Sendable {
                 rules: configuration.tableAccess, checksTokens: configuration.authentication != nil))
     }
 
-    /// Listens and answers until the task is cancelled or, with `untilSignal`, until SIGINT or
-    /// SIGTERM; then stops accepting connections and lets the requests in progress finish.
+    /// Listens and answers until the task is cancelled, until the service group it runs in
+    /// shuts down gracefully, or, with `untilSignal`, until SIGINT or SIGTERM; then stops
+    /// accepting connections, lets the requests in progress finish, and returns once every
+    /// connection is closed (the event loops it ran on can be shut down right after).
     /// Throws ``OfflineSyncError`` `.configuration` before listening when ``Configuration/tableAccess``
     /// needs tokens the server does not check (or is contradictory), and when the address is
     /// already in use.
@@ -178,11 +180,7 @@ public struct TableServer: Sendable {
         // Every request is answered by `TableChannelHandler` on its connection's event loop;
         // Hummingbird's responder path (an async task per connection) is not reached.
         let verifier = configuration.authentication
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            var tableRequest = try await Self.tableRequest(request, maximumBodyBytes: limit)
-            if let verifier { tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier) }
-            return Self.response(tableProtocol.respond(to: tableRequest))
-        }
+        let group = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         if configuration.answersThroughRouter {
             let router = Self.router(
                 tableProtocol: tableProtocol, threadPool: threadPool, maximumBodyBytes: limit, verifier: verifier,
@@ -196,33 +194,50 @@ public struct TableServer: Sendable {
                     logger.info("serving the table protocol through Hummingbird's router on port \(port)")
                     await onRunning(port)
                 },
-                eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
+                eventLoopGroupProvider: .shared(group),
                 logger: logger)
-            try await Self.runUntilStopped(app, untilSignal: untilSignal, logger: logger)
+            // Only to measure the router: its graceful shutdown is the service group's (see
+            // `runUntilStopped`).
+            let services = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: logger))
+            try await Self.runUntilStopped(
+                untilSignal: untilSignal, logger: logger, run: { try await services.run() },
+                stop: { await services.triggerGracefulShutdown() })
             return
         }
-        var server = HTTPServerBuilder.http1(
+        let responder: HTTPChannelHandler.Responder = { request, writer, _ in
+            var tableRequest = try await Self.tableRequest(request, maximumBodyBytes: limit)
+            if let verifier { tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier) }
+            let response = Self.response(tableProtocol.respond(to: tableRequest))
+            try await writer.write(response: response.head, body: response.body)
+        }
+        let channel = HTTP1Channel(
+            responder: responder,
             configuration: .init(additionalChannelHandlers: [
                 TableChannelHandler(
                     tableProtocol: tableProtocol, settings: configuration, serverName: serverName, logger: logger,
                     threadPool: threadPool, gauge: gauge)
             ]))
-        if let tls = configuration.tls { server = try .tls(server, tlsConfiguration: tls) }
         let scheme = configuration.tls == nil ? "http" : "https"
-        let app = Application(
-            responder: responder,
-            server: server,
-            configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? configuration.port
-                logger.info(
-                    "serving the table protocol on \(scheme)://\(Self.urlHost(configuration.host)):\(port)/tables/")
-                await onRunning(port)
-            },
-            eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
-            logger: logger)
-        try await Self.runUntilStopped(app, untilSignal: untilSignal, logger: logger)
+        let serverConfiguration = ServerConfiguration(
+            address: .hostname(configuration.host, port: configuration.port), serverName: serverName)
+        let running: @Sendable (any Channel) async -> Void = { channel in
+            let port = channel.localAddress?.port ?? configuration.port
+            logger.info("serving the table protocol on \(scheme)://\(Self.urlHost(configuration.host)):\(port)/tables/")
+            await onRunning(port)
+        }
+        if let tls = configuration.tls {
+            try await Self.runUntilStopped(
+                Server(
+                    childChannelSetup: try TLSChannel(channel, tlsConfiguration: tls), configuration: serverConfiguration,
+                    onServerRunning: running, eventLoopGroup: group, logger: logger),
+                untilSignal: untilSignal, logger: logger)
+        } else {
+            try await Self.runUntilStopped(
+                Server(
+                    childChannelSetup: channel, configuration: serverConfiguration, onServerRunning: running,
+                    eventLoopGroup: group, logger: logger),
+                untilSignal: untilSignal, logger: logger)
+        }
     }
 
     /// `host` as a URL writes it: an IPv6 address in brackets (`[::1]`).
@@ -230,32 +245,75 @@ public struct TableServer: Sendable {
         host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
     }
 
-    /// Runs `app` until it is shut down gracefully (by SIGTERM or SIGINT with `untilSignal`, by
-    /// the service group it runs in, or by the cancellation of the calling task), then logs that
-    /// the server stopped.
-    private static func runUntilStopped(
-        _ app: some ApplicationProtocol, untilSignal: Bool, logger: Logger
+    /// Runs `server` until it is stopped, then shuts it down gracefully (no new connections,
+    /// requests in progress finish, idle connections close) and returns once it has.
+    ///
+    /// The server is shut down by this function itself, awaited, not through a service group:
+    /// Hummingbird answers a service group's graceful shutdown from a task of its own, which
+    /// could still touch the server's event loop after `run` had returned; the caller, having
+    /// been told the server had stopped, shut that loop down, and SwiftNIO printed "Cannot
+    /// schedule tasks on an EventLoop that has already shut down" (seen in the loopback
+    /// benchmark on a loaded machine).
+    private static func runUntilStopped<Child: ServerChildChannel>(
+        _ server: Server<Child>, untilSignal: Bool, logger: Logger
     ) async throws {
-        if untilSignal {
-            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-        } else if Task.isCancelled {
-            return
-        } else {
-            // Cancelling the task that runs the server is its caller's way to stop it. Passed on
-            // as cancellation, it would abandon the connections still open (Hummingbird then logs
-            // "Waiting on child channel: CancellationError()" and "Server shutdown error"), so the
-            // server runs in a service group of its own, in a task the caller's cancellation does
-            // not reach, and that cancellation shuts the group down gracefully instead (as
-            // `Running.stop()` and SIGTERM do).
-            let group = ServiceGroup(
-                configuration: ServiceGroupConfiguration(services: [app], logger: logger))
-            let running = Task { try await group.run() }
-            try await withTaskCancellationHandler {
-                try await running.value
-            } onCancel: {
-                Task { await group.triggerGracefulShutdown() }
+        do {
+            try await runUntilStopped(
+                untilSignal: untilSignal, logger: logger, run: { try await server.run() },
+                stop: { try? await server.shutdownGracefully() })
+        } catch Server<Child>.Error.serverShutdown {
+            // Stopped before it started listening.
+            logger.info("server stopped")
+        }
+    }
+
+    /// Calls `run` until it returns by itself (it failed, or the server could not listen), or
+    /// until the server is asked to stop: by SIGTERM or SIGINT with `untilSignal`, by the
+    /// graceful shutdown of a service group the calling task runs in (how ``Running/stop()``
+    /// stops it), or by the cancellation of the calling task. Then calls `stop`, waits for `run`
+    /// to return and logs that the server stopped.
+    ///
+    /// `run` goes in a detached task, which the caller's cancellation does not reach: passed on
+    /// as cancellation, it would abandon the connections still open (Hummingbird then logs
+    /// "Waiting on child channel: CancellationError()" and "Server shutdown error").
+    private static func runUntilStopped(
+        untilSignal: Bool, logger: Logger, run: @escaping @Sendable () async throws -> Void,
+        stop: @Sendable () async -> Void
+    ) async throws {
+        if Task.isCancelled { return }
+        // The signals are trapped before the server listens: a SIGTERM right after it does
+        // stops it gracefully instead of ending the process.
+        let trapped = untilSignal ? await UnixSignalsSequence(trapping: .sigterm, .sigint) : nil
+        let (events, event) = AsyncStream<Void>.makeStream()
+        // Detached: a task would inherit the graceful shutdown of a service group this function
+        // runs in (``Running`` runs it in one), and Hummingbird would answer it with a task of
+        // its own again.
+        let running = Task.detached {
+            defer { event.yield() }
+            try await run()
+        }
+        let signals = trapped.map { trapped in
+            Task {
+                for await signal in trapped {
+                    logger.info("received \(signal): stopping the server")
+                    event.yield()
+                    return
+                }
             }
         }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                var iterator = events.makeAsyncIterator()
+                _ = await iterator.next()
+            } onCancel: {
+                event.yield()
+            }
+        } onGracefulShutdown: {
+            event.yield()
+        }
+        signals?.cancel()
+        await stop()
+        try await running.value
         logger.info("server stopped")
     }
 
