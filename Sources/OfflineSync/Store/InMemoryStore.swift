@@ -127,6 +127,9 @@ public final class InMemoryStore: LocalStore {
             state = State()
             defer {
                 state = transaction.state
+                // The transaction lets go of the state, so that bringing the indexes up to date
+                // below mutates uniquely referenced arrays instead of copying every index.
+                transaction.state = State()
                 // A bulk write brings the indexes up to date now, so that no read pays for it.
                 for table in Array(state.pendingIndexChanges.keys) { state.refreshIndexes(table, onlyIfMany: true) }
             }
