@@ -177,8 +177,6 @@ public struct TableServer: Sendable {
         let configuration = self.configuration
         let serverName = "offline-sync"
         let gauge = ConnectionGauge()
-        // Every request is answered by `TableChannelHandler` on its connection's event loop;
-        // Hummingbird's responder path (an async task per connection) is not reached.
         let verifier = configuration.authentication
         let group = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
         if configuration.answersThroughRouter {
@@ -204,6 +202,8 @@ public struct TableServer: Sendable {
                 stop: { await services.triggerGracefulShutdown() })
             return
         }
+        // Every request is answered by `TableChannelHandler` on its connection's event loop;
+        // Hummingbird's responder path (an async task per connection) is not reached.
         let responder: HTTPChannelHandler.Responder = { request, writer, _ in
             var tableRequest = try await Self.tableRequest(request, maximumBodyBytes: limit)
             if let verifier { tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier) }
@@ -225,18 +225,18 @@ public struct TableServer: Sendable {
             logger.info("serving the table protocol on \(scheme)://\(Self.urlHost(configuration.host)):\(port)/tables/")
             await onRunning(port)
         }
-        if let tls = configuration.tls {
+        /// Runs a Hummingbird server of `child` connections until it is stopped.
+        func serve<Child: ServerChildChannel>(_ child: Child) async throws {
             try await Self.runUntilStopped(
                 Server(
-                    childChannelSetup: try TLSChannel(channel, tlsConfiguration: tls), configuration: serverConfiguration,
-                    onServerRunning: running, eventLoopGroup: group, logger: logger),
-                untilSignal: untilSignal, logger: logger)
-        } else {
-            try await Self.runUntilStopped(
-                Server(
-                    childChannelSetup: channel, configuration: serverConfiguration, onServerRunning: running,
+                    childChannelSetup: child, configuration: serverConfiguration, onServerRunning: running,
                     eventLoopGroup: group, logger: logger),
                 untilSignal: untilSignal, logger: logger)
+        }
+        if let tls = configuration.tls {
+            try await serve(TLSChannel(channel, tlsConfiguration: tls))
+        } else {
+            try await serve(channel)
         }
     }
 
