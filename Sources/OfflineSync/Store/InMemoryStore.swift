@@ -43,7 +43,9 @@ public final class InMemoryStore: LocalStore {
             let rows = tables[table] ?? [:]
             if onlyIfMany && changes.count <= max(16, rows.count / 64) { return }
             indexes[table] = nil
-            for name in tableIndexes.keys {
+            // Over a copy of the names: iterating `keys` would hold the dictionary, so mutating an
+            // index in the loop would copy the dictionary and then every entry of the index.
+            for name in Array(tableIndexes.keys) {
                 tableIndexes[name]?.apply(changes) { rows[$0] }
             }
             indexes[table] = tableIndexes

@@ -57,7 +57,7 @@ final class ChangeHub: Sendable {
             state.sequence += 1
             let changeSet = ChangeSet(
                 sequence: state.sequence, origin: origin, tables: tables, changedIds: changedIds)
-            for id in state.feeds.keys {
+            for id in Array(state.feeds.keys) {
                 if let waiter = state.feeds[id]!.waiter {
                     state.feeds[id]!.waiter = nil
                     feedWaiters.append((waiter, changeSet))
@@ -99,7 +99,7 @@ final class ChangeHub: Sendable {
     /// Marks the observers of matching tables dirty and takes the continuations of those waiting.
     private static func wake(_ state: inout State, _ matches: (String) -> Bool) -> [CheckedContinuation<Bool, Never>] {
         var waiters: [CheckedContinuation<Bool, Never>] = []
-        for id in state.observers.keys where matches(state.observers[id]!.table) {
+        for id in Array(state.observers.keys) where matches(state.observers[id]!.table) {
             state.wakeCount += 1
             if let waiter = state.observers[id]!.waiter {
                 // The waiting consumer takes the change now; no mark is left behind.
