@@ -153,7 +153,7 @@ final class LMDBTransaction: StoreTransaction {
         var newKey: [UInt8] = []
 
         init(_ layout: TableLayout) {
-            old = Array(repeating: .null, count: layout.indexedColumnCount)
+            old = .nulls(count: layout.indexedColumnCount)
             new = old
         }
 

@@ -52,7 +52,7 @@ package enum RecordCodec {
         var reader = Reader(bytes: bytes)
         guard reader.byte() == formatVersion else { return nil }
         let columnCount = layout.names.count
-        var values = [Value?](repeating: nil, count: columnCount)
+        var values = [Value?].noValues(count: columnCount)
         while !reader.isAtEnd {
             guard let ordinal = reader.varint(), ordinal < UInt64(columnCount), let tag = reader.byte() else {
                 return nil

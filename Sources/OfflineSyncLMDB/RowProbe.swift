@@ -115,7 +115,7 @@ final class RowProbe {
 
     /// A row to fill with ``load(_:id:into:)``, reused from one candidate to the next.
     func makeRow() -> Row {
-        Row(values: Array(repeating: .null, count: slotCount))
+        Row(values: .nulls(count: slotCount))
     }
 
     /// Reads the fields the query needs from `record` into `row`; `false` when the record is

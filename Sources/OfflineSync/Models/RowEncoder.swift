@@ -113,7 +113,7 @@ final class RowEncoder: Encoder {
                 for index in slots.indices { slots[index] = nil }
             }
         } else {
-            slots = Array(repeating: nil, count: layout.names.count)
+            slots = .noValues(count: layout.names.count)
         }
         extra.removeAll(keepingCapacity: true)
         nested.removeAll(keepingCapacity: true)

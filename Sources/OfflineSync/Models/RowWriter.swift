@@ -62,7 +62,7 @@ public struct RowWriter {
 
     init(targets: [Int], width: Int) {
         self.targets = targets
-        slots = Array(repeating: nil, count: width)
+        slots = .noValues(count: width)
     }
 
     /// A writer filling `slots`, which it empties first (keeping their storage).

@@ -23,7 +23,7 @@ extension TableSchema {
         if row.count == columns.count {
             for position in row.indices { row[position] = .null }
         } else {
-            row = [Value](repeating: .null, count: columns.count)
+            row = .nulls(count: columns.count)
         }
         try forEachStoredValue(of: item, origin: origin) { row[$0] = $1 }
     }
@@ -37,7 +37,7 @@ extension TableSchema {
         if row.count == columns.count {
             for position in row.indices { row[position] = .null }
         } else {
-            row = [Value](repeating: .null, count: columns.count)
+            row = .nulls(count: columns.count)
         }
         try forEachStoredValue(of: item, origin: origin, order: &order) { row[$0] = $1 }
     }

@@ -220,7 +220,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
             }
             return result
         }
-        var slots = [Value?](repeating: nil, count: columns.count)
+        var slots = [Value?].noValues(count: columns.count)
         try forEachStoredValue(of: item, origin: origin) { slots[$0] = $1 }
         return Item(id: item.id, layout: rowLayout, values: slots)
     }

@@ -99,7 +99,7 @@ public struct QueuedOperation: Sendable, Hashable {
         item: Item?, version: Int64, createdAt: Timestamp
     ) throws -> Item {
         var row = Item(
-            id: id, layout: operationsLayout, values: Array(repeating: nil, count: operationsLayout.names.count))
+            id: id, layout: operationsLayout, values: .noValues(count: operationsLayout.names.count))
         try fill(
             &row, id: id, sequence: sequence, kind: kind, state: state, table: table, itemId: itemId, item: item,
             version: version, createdAt: createdAt)

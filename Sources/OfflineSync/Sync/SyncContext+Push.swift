@@ -325,17 +325,22 @@ extension SyncContext {
         guard !primary.isEmpty else { return [] }
         do {
             return try store.write { transaction in
-                let current =
-                    queue.generation.withLock { $0 } == generation
-                    ? Dictionary(primary.map { (IdKey($0.id), $0) }, uniquingKeysWith: { first, _ in first })
-                    : try operationsById(primary.map(\.id), in: transaction)
+                // Unchanged since the batch was read: the operations are as read, no need to read
+                // them again or to look them up.
+                let unchanged = queue.generation.withLock { $0 } == generation
+                let current = unchanged ? [:] : try operationsById(primary.map(\.id), in: transaction)
                 var begun: [QueuedOperation] = []
+                begun.reserveCapacity(primary.count)
                 var itemIds: [String: [String]] = [:]
                 for queued in primary {
-                    guard var operation = current[IdKey(queued.id)], operation.table == queued.table,
-                        operation.itemId == queued.itemId,
-                        operation.sequence == queued.sequence
-                    else { continue }
+                    var operation = queued
+                    if !unchanged {
+                        guard let found = current[IdKey(queued.id)], found.table == queued.table,
+                            found.itemId == queued.itemId,
+                            found.sequence == queued.sequence
+                        else { continue }
+                        operation = found
+                    }
                     operation.state = .attempted
                     if operation.kind != .delete { itemIds[operation.table, default: []].append(operation.itemId) }
                     begun.append(operation)

@@ -12,12 +12,7 @@ struct IdKey: Hashable {
     }
 
     static func == (lhs: IdKey, rhs: IdKey) -> Bool {
-        var left = lhs.id
-        var right = rhs.id
-        guard left.utf8.count == right.utf8.count else { return false }
-        return left.withUTF8 { leftBytes in
-            right.withUTF8 { rightBytes in leftBytes.elementsEqual(rightBytes) }
-        }
+        lhs.id.utf8.count == rhs.id.utf8.count && ValueSemantics.compareBytes(lhs.id, rhs.id) == 0
     }
 
     func hash(into hasher: inout Hasher) {

@@ -131,7 +131,7 @@ struct PostgresTableLayout {
     /// schema's ``OfflineSync/RowLayout`` when `columns` are all the columns).
     func decode(_ row: PostgresRow, columns: [Column]) -> Item {
         let layout = columns.count == schema.columns.count ? schema.rowLayout : RowLayout(columns.map(\.name))
-        var values = [Value?](repeating: nil, count: columns.count)
+        var values = [Value?].noValues(count: columns.count)
         for (offset, column) in columns.enumerated() {
             let value = row.value(Int32(offset + 1), as: column.type)
             if !value.isNull { values[offset] = value }

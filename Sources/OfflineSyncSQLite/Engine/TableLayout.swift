@@ -91,7 +91,7 @@ final class TableLayout: Sendable {
     /// The item of the statement's current row, whose columns are `id` followed by `columns`:
     /// its values by position on the columns' layout (no name looked up or hashed).
     func decode(_ statement: Statement, columns: ResultColumns) -> Item {
-        var values = [Value?](repeating: nil, count: columns.columns.count)
+        var values = [Value?].noValues(count: columns.columns.count)
         columns.columns.withUnsafeBufferPointer { columns in
             for offset in columns.indices {
                 let value = statement.value(Int32(offset + 1), as: columns[offset].type)
