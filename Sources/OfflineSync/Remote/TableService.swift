@@ -738,7 +738,9 @@ public struct RowOwner: Sendable, Hashable {
     /// Drops what a client sent for the owner column (in any letter case): the server decides it.
     func removeOwnerColumn(from item: inout Item) {
         let folded = Identifier.folded(column)
-        for key in Array(item.values.keys) where Identifier.folded(key) == folded { item.values.removeValue(forKey: key) }
+        for key in Array(item.values.keys) where Identifier.folded(key) == folded {
+            item.values.removeValue(forKey: key)
+        }
     }
 
     /// `column eq 'userId'`, the predicate every read of this user is ANDed with.
