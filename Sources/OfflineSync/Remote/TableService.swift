@@ -738,9 +738,11 @@ public struct RowOwner: Sendable, Hashable {
     /// Drops what a client sent for the owner column (in any letter case): the server decides it.
     func removeOwnerColumn(from item: inout Item) {
         let folded = Identifier.folded(column)
-        for key in Array(item.values.keys) where Identifier.folded(key) == folded {
-            item.values.removeValue(forKey: key)
-        }
+        // By column, not through `values`: reading or setting that view rebuilds a dictionary of
+        // every column per call.
+        var owned: [String] = []
+        item.forEachValue { name, _ in if Identifier.folded(name) == folded { owned.append(name) } }
+        for name in owned { item.removeValue(forColumn: name) }
     }
 
     /// `column eq 'userId'`, the predicate every read of this user is ANDed with.
