@@ -186,18 +186,32 @@ final class LMDBTransaction: StoreTransaction {
         removingOld: Bool, addingNew: Bool
     ) throws {
         var idBytes = id
+        // Through the buffer, which lends each index where iterating would copy it out (a
+        // retain and a release of each of its arrays, per row).
         try idBytes.withUTF8 { idBytes in
-            for index in layout.indexes {
-                if addingNew { index.write(&keys.newKey, id: id, values: keys.new) }
-                if removingOld {
-                    index.write(&keys.oldKey, id: id, values: keys.old)
-                    if addingNew, keys.oldKey == keys.newKey { continue }
-                    try keys.oldKey.withUnsafeBytes { _ = try context.delete(index.dbi, $0) }
-                }
-                if addingNew {
-                    try keys.newKey.withUnsafeBytes { try context.put(index.dbi, $0, UnsafeRawBufferPointer(idBytes)) }
+            try layout.indexes.withUnsafeBufferPointer { indexes in
+                for position in indexes.indices {
+                    try reindex(
+                        indexes[position], id: id, idBytes, &keys, removingOld: removingOld, addingNew: addingNew)
                 }
             }
+        }
+    }
+
+    /// ``reindex(_:id:_:removingOld:addingNew:)`` in one index.
+    @inline(__always)
+    private func reindex(
+        _ index: borrowing IndexLayout, id: String, _ idBytes: UnsafeBufferPointer<UInt8>,
+        _ keys: inout IndexKeys, removingOld: Bool, addingNew: Bool
+    ) throws {
+        if addingNew { index.write(&keys.newKey, id: id, values: keys.new) }
+        if removingOld {
+            index.write(&keys.oldKey, id: id, values: keys.old)
+            if addingNew, keys.oldKey == keys.newKey { return }
+            try keys.oldKey.withUnsafeBytes { _ = try context.delete(index.dbi, $0) }
+        }
+        if addingNew {
+            try keys.newKey.withUnsafeBytes { try context.put(index.dbi, $0, UnsafeRawBufferPointer(idBytes)) }
         }
     }
 

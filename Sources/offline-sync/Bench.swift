@@ -13,7 +13,8 @@ struct Bench: AsyncParsableCommand {
             same storage work with hand-written C calls (libsqlite3, the dlopen'ed libsqlcipher, \
             LMDB). Each cell shows the store's throughput and, in brackets, its ratio to the raw C \
             API in the same run (1.00 = as fast as C; operations per CPU second, the median of the \
-            repetitions, each backend trial paired with the raw trial run next to it). The HTTP scenarios (http-push, http-push-pipelined, \
+            repetitions; in each repetition the backend's and the raw side's runs alternate until each \
+            side has been measured 0.1 s). The HTTP scenarios (http-push, http-push-pipelined, \
             http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
             its store an SQLite file; they have no raw C equivalent. The default size (20,000 rows, 9 repetitions, \
             with which pairs of runs agreed within ±15 % on 47 to 49 of their 49 ratios in sessions 9 to 16: \
@@ -42,7 +43,7 @@ struct Bench: AsyncParsableCommand {
 
     @Option(
         help:
-            "Runs of each trial, a backend's interleaved with its raw baseline's; the median wall clock and the median ratio are reported (fewer runs give ratios that move more between runs)."
+            "Repetitions of each cell, a backend's runs alternating with its raw baseline's; the median wall clock and the median ratio are reported (fewer repetitions give ratios that move more between runs)."
     )
     var repetitions = 9
 

@@ -64,7 +64,9 @@ struct CLIBenchTests {
         #expect(cells.map { $0["backend"] as? String } == ["lmdb", "sqlite"], "\(result)")
         for cell in cells {
             let store = try #require(cell["store"] as? [String: Any], "\(result)")
-            #expect(store["operations"] as? Int == 1000)
+            // Each run pulls the 1,000 records; a short one runs again (`ScenarioRunner`).
+            let operations = try #require(store["operations"] as? Int, "\(result)")
+            #expect(operations > 0 && operations % 1000 == 0, "\(result)")
             #expect(cell["raw"] == nil)
         }
     }

@@ -254,18 +254,16 @@ final class OperationQueue: Sendable {
         try create(kind, table: table, itemId: itemId, item: nil, slot: .primary, sequence: &sequence, now: now)
     }
 
-    /// Rewrites `row`, an operation row made by ``newOperationRow(_:table:itemId:sequence:now:)``,
-    /// into the row of another new operation in an item's primary slot, reusing the storage of
-    /// its values (when the store kept no copy) instead of allocating it again: a batch of
-    /// inserts writes its queue rows through a few reused rows.
-    func refillOperationRow(
-        _ row: inout Item, _ kind: OperationKind, table: String, itemId: String, sequence: inout Int64,
-        now: Timestamp
-    ) throws {
+    /// Rewrites `row`, an operation row made by ``newOperationRow(_:table:itemId:sequence:now:)``
+    /// with the same `table` and `now` (its kind was `.insert`), into the row of the insert of
+    /// `itemId` in its primary slot, reusing the storage of its values (when the store kept no
+    /// copy) instead of allocating it again: a batch of inserts writes its queue rows through a
+    /// few reused rows, changing only their id, sequence and item id.
+    func refillInsertRow(_ row: inout Item, table: String, itemId: String, sequence: inout Int64) {
         // A new id (one allocation, copied in): appending to the old id in place costs more.
-        try QueuedOperation.fill(
+        QueuedOperation.refill(
             &row, id: OperationQueue.key(table: table, itemId: itemId, slot: .primary), sequence: sequence,
-            kind: kind, state: .pending, table: table, itemId: itemId, item: nil, version: 1, createdAt: now)
+            itemId: itemId)
         sequence += 1
     }
 

@@ -126,6 +126,18 @@ public struct QueuedOperation: Sendable, Hashable {
         row.setSlot(7, .date(createdAt))
     }
 
+    /// Rewrites `row`, the row of a new operation that
+    /// ``fill(_:id:sequence:kind:state:table:itemId:item:version:createdAt:)`` wrote, into the row of
+    /// the same kind of operation (same kind, state, table, item, version and date) on another
+    /// item: only the id, the sequence and the item id change, so the other slots keep their
+    /// values (a batch of inserts queues its operations through a few reused rows, and setting a
+    /// slot to the value it holds costs a retain and a release).
+    static func refill(_ row: inout Item, id: String, sequence: Int64, itemId: String) {
+        row.id = id
+        row.setSlot(0, .int(sequence))
+        row.setSlot(4, .string(itemId))
+    }
+
     /// The layout of ``SystemTables/operationsSchema``, read once (the schema is a value, so
     /// reading its layout through it copies the schema).
     private static let operationsLayout = SystemTables.operationsSchema.rowLayout

@@ -215,19 +215,25 @@ extension SyncTable {
             queue.changing()
             var items: [Item] = []
             var operations: [Item] = []
-            // The ids inserted so far, to tell an id given twice from one already stored.
-            var inserted: [String] = []
-            inserted.reserveCapacity(count)
             var start = 0
             while start < count {
                 let end = min(start + SyncTable.operationChunk, count)
                 try fill(start..<end, &items)
                 if let existing = try transaction.insertNew(items, into: table, origin: .local).first {
-                    let occurrences =
-                        inserted.lazy.filter({ $0 == existing }).count + items.lazy.filter({ $0.id == existing }).count
+                    // An id given twice is told from one already stored only now, by making the
+                    // earlier chunks' items again (`fill` makes the same items for the same
+                    // positions), instead of keeping every id inserted so far.
+                    var occurrences = items.lazy.filter({ $0.id == existing }).count
+                    var earlier: [Item] = []
+                    var position = 0
+                    while position < start {
+                        let chunkEnd = min(position + SyncTable.operationChunk, start)
+                        try fill(position..<chunkEnd, &earlier)
+                        occurrences += earlier.lazy.filter({ $0.id == existing }).count
+                        position = chunkEnd
+                    }
                     throw refusal(of: existing, occurrences: occurrences)
                 }
-                for index in items.indices { inserted.append(items[index].id) }
                 try queueInserts(of: items, through: &operations, sequence: &sequence, now: now, in: transaction)
                 start = end
             }
@@ -247,7 +253,8 @@ extension SyncTable {
 
     /// Queues the inserts of `items` (at most ``operationChunk``, just inserted) in their items'
     /// primary slots, through `rows`: the queue rows of the previous chunk, rewritten in place
-    /// (see OperationQueue.refillOperationRow) rather than one new row per item.
+    /// (see OperationQueue.refillInsertRow) rather than one new row per item; every call passes the same
+    /// `now` and the rows it was given back, so a reused row differs only in id, sequence and item id.
     private func queueInserts(
         of items: some RandomAccessCollection<Item>, through rows: inout [Item], sequence: inout Int64,
         now: Timestamp, in transaction: any StoreTransaction
@@ -260,8 +267,7 @@ extension SyncTable {
         for index in items.indices {
             let itemId = items[index].id
             if offset < rows.count {
-                try queue.refillOperationRow(
-                    &rows[offset], .insert, table: table, itemId: itemId, sequence: &sequence, now: now)
+                queue.refillInsertRow(&rows[offset], table: table, itemId: itemId, sequence: &sequence)
             } else {
                 rows.append(
                     try queue.newOperationRow(.insert, table: table, itemId: itemId, sequence: &sequence, now: now))

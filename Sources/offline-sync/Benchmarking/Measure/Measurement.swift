@@ -37,6 +37,17 @@ struct Measurement: Sendable, Hashable, Codable {
         return cpuSeconds / Double(operations)
     }
 
+    /// This run and `other` as one: operations, wall clock and CPU time added up (the CPU time
+    /// is `nil` when either lacks it), the resident memory of the run that grew it most.
+    func adding(_ other: Measurement) -> Measurement {
+        func growth(_ run: Measurement) -> Int { (run.peakResidentBytes ?? 0) - (run.startResidentBytes ?? 0) }
+        let memory = growth(other) > growth(self) ? other : self
+        return Measurement(
+            operations: operations + other.operations, seconds: seconds + other.seconds,
+            peakResidentBytes: memory.peakResidentBytes, startResidentBytes: memory.startResidentBytes,
+            cpuSeconds: cpuSeconds.flatMap { mine in other.cpuSeconds.map { mine + $0 } })
+    }
+
     /// Runs `body`, timing it with a monotonic clock and tracking peak resident memory.
     static func measure(operations: Int, _ body: () async throws -> Void) async rethrows -> Measurement {
         ProcessMemory.resetPeak()

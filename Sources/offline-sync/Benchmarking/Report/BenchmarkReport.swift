@@ -34,7 +34,8 @@ struct BenchmarkReport: Sendable, Codable {
         /// does not count time spent waiting for the disk either, which both sides of the durable
         /// scenario spend alike (``wallRatio`` includes it).
         var ratio: Double?
-        /// The CPU-time ratio of each repetition's store trial to the raw trial run right next to it.
+        /// The CPU-time ratio of each repetition: the store's runs against the raw side's runs
+        /// that alternated with them (see `ScenarioRunner`).
         var ratios: [Double] = []
         /// The store's CPU seconds per operation in each repetition, in the order they ran.
         var storeCPUSecondsPerOperation: [Double] = []
@@ -42,6 +43,11 @@ struct BenchmarkReport: Sendable, Codable {
         var rawCPUSecondsPerOperation: [Double] = []
         /// The same ratio in wall-clock throughput (median over the repetitions).
         var wallRatio: Double?
+        /// How many runs of the store were measured in each repetition (`nil` in reports from
+        /// before session 23, which ran one trial of each side per repetition).
+        var storeRuns: [Int]?
+        /// How many runs of the raw baseline were measured in each repetition.
+        var rawRuns: [Int]?
     }
 
     /// The sizes the run used.

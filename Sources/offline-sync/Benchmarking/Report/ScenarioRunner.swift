@@ -4,11 +4,13 @@ import OfflineSync
 /// Runs scenarios over backends and their raw baselines, one trial at a time, each in a fresh
 /// directory that is removed afterwards.
 ///
-/// A cell's store and raw trials are interleaved, one pair per repetition (store then raw, then
-/// raw then store, alternately), so that both sides of a ratio are measured under the same load;
+/// A cell's store and raw trials are interleaved, one pair per repetition (store first, then
+/// raw first, alternately), so that both sides of a ratio are measured under the same load;
 /// the cell's ratio is the median of the pairs' ratios in CPU time (see
-/// ``BenchmarkReport/Cell/ratio``). A trial that only reads (``Trial/repeatable``) runs its body
-/// again until it has run ``minimumRepeatableSeconds``.
+/// ``BenchmarkReport/Cell/ratio``). Within a repetition, each side runs in alternating short runs
+/// until it has been measured ``minimumSeconds`` (see ``measure(_:)``): a trial that only reads
+/// (``Trial/repeatable``) ``sliceSeconds`` at a time on one set-up, a trial that writes once per
+/// fresh set-up.
 struct ScenarioRunner: Sendable {
     /// The backends to measure, in column order.
     var backends: [BenchmarkBackend]
@@ -18,8 +20,8 @@ struct ScenarioRunner: Sendable {
     var size: BenchmarkSize
     /// The directory under which each trial gets its own temporary directory.
     var workDirectory: String
-    /// How many times each trial runs; the report keeps the run with the median wall clock and
-    /// the median of the per-repetition ratios.
+    /// How many repetitions each cell gets; the report keeps the repetition with the median wall
+    /// clock and the median of the per-repetition ratios.
     var repetitions: Int
 
     /// Creates a runner.
@@ -67,40 +69,33 @@ struct ScenarioRunner: Sendable {
                 var rawRuns: [Measurement] = []
                 var wallRatios: [Double] = []
                 for repetition in 0..<repetitions {
-                    var store: Measurement?
-                    var raw: Measurement?
-                    func runStore() async {
-                        progress(done, total, "\(scenario.id) · \(backend.name)")
+                    let store = Side(label: "\(scenario.id) · \(backend.name)") {
+                        try await scenario.storeTrial(on: backend, size: size, under: workDirectory)
+                    }
+                    let raw = Side(label: "\(scenario.id) · raw \(backend.name)") {
+                        guard
+                            let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory)
+                        else { throw BenchmarkError("\(scenario.id) has no raw baseline for \(backend.name)") }
+                        return trial
+                    }
+                    if cell.error != nil { store.error = cell.error }
+                    if cell.rawError != nil { raw.error = cell.rawError }
+                    let sides = paired ? (repetition % 2 == 1 ? [raw, store] : [store, raw]) : [store]
+                    for side in sides {
+                        progress(done, total, side.label)
                         done += 1
-                        guard cell.error == nil else { return }
-                        do {
-                            store = try await measureStore(scenario, backend)
-                        } catch {
-                            cell.error = "\(error)"
-                        }
                     }
-                    func runRaw() async {
-                        progress(done, total, "\(scenario.id) · raw \(backend.name)")
-                        done += 1
-                        guard cell.rawError == nil else { return }
-                        do {
-                            raw = try await measureBaseline(scenario, backend)
-                        } catch {
-                            cell.rawError = "\(error)"
-                        }
-                    }
-                    if paired && repetition % 2 == 1 {
-                        await runRaw()
-                        await runStore()
-                    } else {
-                        await runStore()
-                        if paired { await runRaw() }
-                    }
-                    if let store { storeRuns.append(store) }
-                    if let raw { rawRuns.append(raw) }
-                    if let cpu = store?.cpuSecondsPerOperation { cell.storeCPUSecondsPerOperation.append(cpu) }
-                    if let cpu = raw?.cpuSecondsPerOperation { cell.rawCPUSecondsPerOperation.append(cpu) }
-                    if let store, let raw, raw.throughput > 0 {
+                    await measure(sides)
+                    if cell.error == nil { cell.error = store.error }
+                    if paired, cell.rawError == nil { cell.rawError = raw.error }
+                    guard store.error == nil, raw.error == nil else { continue }
+                    if let store = store.total { storeRuns.append(store) }
+                    if let raw = raw.total { rawRuns.append(raw) }
+                    cell.storeRuns = (cell.storeRuns ?? []) + [store.runs]
+                    if paired { cell.rawRuns = (cell.rawRuns ?? []) + [raw.runs] }
+                    if let cpu = store.total?.cpuSecondsPerOperation { cell.storeCPUSecondsPerOperation.append(cpu) }
+                    if let cpu = raw.total?.cpuSecondsPerOperation { cell.rawCPUSecondsPerOperation.append(cpu) }
+                    if let store = store.total, let raw = raw.total, raw.throughput > 0 {
                         wallRatios.append(store.throughput / raw.throughput)
                         if let storeCPU = store.cpuSeconds, let rawCPU = raw.cpuSeconds {
                             // Operations per CPU second, store ÷ raw (a clock tick of 1 ns floors both).
@@ -125,19 +120,6 @@ struct ScenarioRunner: Sendable {
         return report
     }
 
-    private func measureStore(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws -> Measurement {
-        try await measure(try await scenario.storeTrial(on: backend, size: size, under: workDirectory))
-    }
-
-    private func measureBaseline(_ scenario: BenchmarkScenario, _ backend: BenchmarkBackend) async throws
-        -> Measurement
-    {
-        guard let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) else {
-            throw BenchmarkError("\(scenario.id) has no raw baseline for \(backend.name)")
-        }
-        return try await measure(trial)
-    }
-
     /// The measurement with the median wall clock (`nil` for none).
     static func median(_ runs: [Measurement]) -> Measurement? {
         guard !runs.isEmpty else { return nil }
@@ -151,25 +133,115 @@ struct ScenarioRunner: Sendable {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
-    /// The least wall clock a repeatable trial is measured over: its body runs again until the
-    /// runs add up to this. Short read trials (an indexed query batch takes about a millisecond)
-    /// otherwise swing with every timer tick and cache miss; repeated, their median ratios
-    /// reproduce from run to run (BENCHMARKS.md, "Stability").
-    static let minimumRepeatableSeconds = 0.1
+    /// The least wall clock each side of a repetition is measured over: a side whose runs
+    /// took less runs again (see ``measure(_:)``). Short trials otherwise swing with every timer
+    /// tick, cache miss and change in the machine's speed; summed over this long, their ratios
+    /// reproduce from run to run (BENCHMARKS.md, "Stability" and "Session 23").
+    static let minimumSeconds = 0.1
 
-    private func measure(_ trial: Trial) async throws -> Measurement {
-        do {
-            let measurement =
-                trial.repeatable
-                ? try await Measurement.measure(
-                    operationsPerRun: trial.operations, minimumSeconds: ScenarioRunner.minimumRepeatableSeconds
-                ) { try await trial.run() }
-                : try await Measurement.measure(operations: trial.operations) { try await trial.run() }
-            try await trial.finish()
-            return measurement
-        } catch {
-            try? await trial.finish()
-            throw error
+    /// How long one run of a repeatable trial lasts: its body runs again until the run has
+    /// taken this long, and the store's and the raw side's runs alternate (see ``measure(_:)``).
+    static let sliceSeconds = 0.02
+
+    /// The most runs of each side in one repetition.
+    static let maximumRuns = 16
+
+    /// The wall clock, set-up included, after which a repetition starts no more runs: a trial
+    /// whose set-up is long (a pull from a seeded remote) runs once per repetition, as before.
+    static let repetitionBudgetSeconds = 1.5
+
+    /// One side of a cell (the store or its raw baseline) in one repetition: how to prepare its
+    /// trial, and the sum of its runs.
+    private final class Side {
+        /// The progress label.
+        let label: String
+        /// Prepares a new trial of this side.
+        let prepare: () async throws -> Trial
+        /// A repeatable trial, kept between runs (each run of one that writes prepares anew).
+        var trial: Trial?
+        /// The runs so far, summed (see ``Measurement/adding(_:)``).
+        var total: Measurement?
+        /// How many runs were measured.
+        var runs = 0
+        /// Why the side failed, if it did.
+        var error: String?
+
+        init(label: String, prepare: @escaping () async throws -> Trial) {
+            self.label = label
+            self.prepare = prepare
         }
+
+        /// Whether the side needs another run to reach ``ScenarioRunner/minimumSeconds``.
+        var isShort: Bool { error == nil && (total?.seconds ?? 0) < ScenarioRunner.minimumSeconds }
+
+        /// Measures one more run, preparing a trial first when none is kept.
+        func runOnce() async {
+            guard error == nil else { return }
+            do {
+                let trial: Trial
+                if let kept = self.trial {
+                    trial = kept
+                } else {
+                    trial = try await prepare()
+                }
+                let measurement: Measurement
+                do {
+                    measurement =
+                        trial.repeatable
+                        ? try await Measurement.measure(
+                            operationsPerRun: trial.operations, minimumSeconds: ScenarioRunner.sliceSeconds
+                        ) { try await trial.run() }
+                        : try await Measurement.measure(operations: trial.operations) { try await trial.run() }
+                } catch {
+                    self.trial = nil
+                    try? await trial.finish()
+                    throw error
+                }
+                if trial.repeatable {
+                    self.trial = trial
+                } else {
+                    try await trial.finish()
+                }
+                total = total.map { $0.adding(measurement) } ?? measurement
+                runs += 1
+            } catch {
+                self.error = "\(error)"
+            }
+        }
+
+        /// Finishes a kept trial.
+        func finish() async {
+            guard let trial else { return }
+            self.trial = nil
+            do {
+                try await trial.finish()
+            } catch {
+                if self.error == nil { self.error = "\(error)" }
+            }
+        }
+    }
+
+    /// Runs `sides` (the store and its raw baseline, in the order to start with, or the store
+    /// alone) in alternating runs until each has been measured ``minimumSeconds``, or has run
+    /// ``maximumRuns`` times, or the repetition has taken ``repetitionBudgetSeconds``.
+    ///
+    /// The machine's speed moves between trials: the same raw LMDB insert of 100,000 rows in
+    /// pages of 50 took 0.049 to 0.124 s of user CPU in eight trials in a row, with the same
+    /// system time and page faults (BENCHMARKS.md, "Session 23"). A ratio of one store trial to
+    /// one raw trial moves with it; runs of a few hundredths of a second each, alternated, put
+    /// both sides of a ratio under the same mix of speeds. A repeatable (read-only) trial is set
+    /// up once and runs ``sliceSeconds`` at a time; a trial that writes is set up anew for
+    /// each run, the set-up outside the measured part as always.
+    private func measure(_ sides: [Side]) async {
+        let start = Date()
+        var round = 0
+        repeat {
+            let order = round % 2 == 0 ? sides : sides.reversed()
+            for side in order { await side.runOnce() }
+            round += 1
+        } while sides.contains(where: \.isShort) && !sides.contains(where: { $0.error != nil })
+            && round < ScenarioRunner.maximumRuns
+            && Date().timeIntervalSince(start) < ScenarioRunner.repetitionBudgetSeconds
+        for side in sides { await side.finish() }
     }
 }

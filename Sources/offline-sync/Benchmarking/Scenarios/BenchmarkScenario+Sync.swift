@@ -103,7 +103,7 @@ extension BenchmarkScenario {
     static let pullIncremental = BenchmarkScenario(
         id: "pull-incremental", title: "incremental pull of changed records", unit: "rows",
         prepareStore: { store, size in
-            let remote = try seededRemote(records: size.records)
+            let remote = try ownSeededRemote(records: size.records)
             let (context, table) = try syncContext(store, remote: remote)
             try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
             for record in BenchmarkData.records(count: size.changedRecords) {
@@ -175,7 +175,34 @@ extension BenchmarkScenario {
     }
 
     /// A remote holding `records` server rows, ready to page them by id.
+    ///
+    /// The full pulls only read the remote, so they share one: it is seeded once per size and
+    /// kept for the next trial (seeding 100,000 rows takes longer than the pull, and a
+    /// repetition then has the time to alternate several pulls with the raw side's inserts; see
+    /// ``ScenarioRunner``). A trial that changes the remote's rows must make its own.
     static func seededRemote(records: Int) throws -> InMemoryRemote {
+        try SeededRemote.latest.withLock { latest in
+            if let latest, latest.records == records { return latest.remote }
+            latest = nil
+            let remote = try emptyRemote()
+            try upsertPages(
+                BenchmarkData.records(count: records).map(\.item), into: remote.service.store, pageSize: 10_000)
+            try prepareServerOrdering(remote, by: [SortKey("id")], from: .string(""))
+            latest = SeededRemote(records: records, remote: remote)
+            return remote
+        }
+    }
+
+    /// The seeded remote ``seededRemote(records:)`` keeps.
+    private struct SeededRemote: Sendable {
+        static let latest = Locked<SeededRemote?>(nil)
+        var records: Int
+        var remote: InMemoryRemote
+    }
+
+    /// A remote holding `records` server rows, ready to page them by id, for a trial that changes
+    /// its rows (never shared).
+    static func ownSeededRemote(records: Int) throws -> InMemoryRemote {
         let remote = try emptyRemote()
         try upsertPages(BenchmarkData.records(count: records).map(\.item), into: remote.service.store, pageSize: 10_000)
         try prepareServerOrdering(remote, by: [SortKey("id")], from: .string(""))
