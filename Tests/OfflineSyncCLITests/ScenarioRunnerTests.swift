@@ -91,6 +91,22 @@ struct ScenarioRunnerTests {
         #expect(cell.ratios.count == 2)
     }
 
+    @Test("re-arms a trial that can do its work again: an incremental pull of the records changed again")
+    func rearmsATrialBetweenRuns() async throws {
+        let backend = BenchmarkBackend(
+            name: "memory", makeStore: { _ in InMemoryStore() },
+            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
+        let runner = ScenarioRunner(backends: [backend], scenarios: [.pullIncremental], size: Self.size)
+        let report = await runner.run()
+        let cell = try #require(report.cell("pull-incremental", "memory"))
+        // Each run checks that it pulled exactly the changed records, so a run on a set-up that
+        // was not changed again would have failed the cell.
+        #expect(cell.error == nil && cell.rawError == nil, "\(cell.error ?? "") \(cell.rawError ?? "")")
+        let runs = try #require(cell.storeRuns?.first)
+        #expect(runs > 1)
+        #expect(cell.store?.operations == runs * Self.size.changedRecords)
+    }
+
     @Test("calls progress once per trial and finally with the total")
     func reportsProgress() async {
         let runner = ScenarioRunner(backends: [.memory], scenarios: [.lookup], size: Self.size)

@@ -100,26 +100,36 @@ extension BenchmarkScenario {
     }
 
     /// An incremental pull that brings the records changed on the remote since the last pull.
+    /// Each run after the first changes the same records again (not measured) and pulls them.
     static let pullIncremental = BenchmarkScenario(
         id: "pull-incremental", title: "incremental pull of changed records", unit: "rows",
         prepareStore: { store, size in
             let remote = try ownSeededRemote(records: size.records)
             let (context, table) = try syncContext(store, remote: remote)
             try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
-            for record in BenchmarkData.records(count: size.changedRecords) {
-                _ = try remote.changeFromAnotherDevice(table: BenchmarkData.tableName, id: record.id) { item in
-                    item["quantity"] = .int(record.quantity + 1)
+            // The `round`-th change gives each record its quantity plus `round`.
+            func change(round: Int) throws {
+                for record in BenchmarkData.records(count: size.changedRecords) {
+                    _ = try remote.changeFromAnotherDevice(table: BenchmarkData.tableName, id: record.id) { item in
+                        item["quantity"] = .int(record.quantity + Int64(round))
+                    }
                 }
+                try prepareServerOrdering(
+                    remote, by: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
+                    from: .date(Timestamp.minimum))
             }
-            try prepareServerOrdering(
-                remote, by: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
-                from: .date(Timestamp.minimum))
+            var round = 1
+            try change(round: round)
             return Trial(
                 operations: size.changedRecords,
                 body: {
                     let result = try await table.pull(queryId: "all", options: PullOptions(pageSize: 1_000))
                     try expectCount(
                         result.stored, size.changedRecords, records: size.changedRecords, what: "incremental pull")
+                },
+                rearm: {
+                    round += 1
+                    try change(round: round)
                 }, teardown: { try context.close() })
         },
         prepareBaseline: { baseline, size in
@@ -127,14 +137,28 @@ extension BenchmarkScenario {
             // What the store receives and writes: the server's change gives each record a new
             // quantity, a new `updatedAt` (one millisecond apart) and the version of that stamp
             // (12 characters, where the seeded versions have about 17, so neither side can
-            // overwrite a record in place).
-            let changedAt = Timestamp.now().millisecondsSince1970
-            var changed = BenchmarkData.records(count: size.changedRecords)
-            for index in changed.indices {
-                changed[index].quantity += 1
-                changed[index] = changed[index].writtenByServer(at: changedAt + Int64(index), inserted: false)
+            // overwrite a record in place in the first run; later runs overwrite records of
+            // the same length on both sides).
+            func changed(round: Int) -> [BenchmarkRecord] {
+                let changedAt = Timestamp.now().millisecondsSince1970
+                var changed = BenchmarkData.records(count: size.changedRecords)
+                for index in changed.indices {
+                    changed[index].quantity += Int64(round)
+                    changed[index] = changed[index].writtenByServer(at: changedAt + Int64(index), inserted: false)
+                }
+                return changed
             }
-            return insertTrial(baseline, changed, rowsPerTransaction: 1_000, queueRows: false)
+            var round = 1
+            var rows = changed(round: round)
+            return Trial(
+                operations: size.changedRecords,
+                body: {
+                    try baseline.insert(rows[...], rowsPerTransaction: 1_000, queueRows: false)
+                },
+                rearm: {
+                    round += 1
+                    rows = changed(round: round)
+                }, teardown: { baseline.close() })
         })
 
     /// Purging every pulled record of the table.

@@ -66,23 +66,37 @@ final class Trial {
     /// (see ``ScenarioRunner``).
     let repeatable: Bool
     private let body: () async throws -> Void
+    private let rearm: (() async throws -> Void)?
     private var teardown: () async throws -> Void
 
     /// A trial whose measured part is `body` and whose clean-up is `teardown` (which may stop
-    /// servers or tasks the set-up started); `repeatable` when `body` only reads.
+    /// servers or tasks the set-up started); `repeatable` when `body` only reads. A trial that
+    /// writes can give `rearm`, which makes its set-up ready for `body` to do the same work
+    /// again (outside the measured part): the runner then runs it again on the same set-up
+    /// instead of setting up a new trial (see ``ScenarioRunner``).
     init(
         operations: Int, repeatable: Bool = false, body: @escaping () async throws -> Void,
-        teardown: @escaping () async throws -> Void
+        rearm: (() async throws -> Void)? = nil, teardown: @escaping () async throws -> Void
     ) {
         self.operations = operations
         self.repeatable = repeatable
         self.body = body
+        self.rearm = rearm
         self.teardown = teardown
     }
 
     /// The measured part.
     func run() async throws {
         try await body()
+    }
+
+    /// Whether ``run()`` can run again on this set-up: it only reads, or ``prepareAgain()``
+    /// makes it ready.
+    var canRunAgain: Bool { repeatable || rearm != nil }
+
+    /// Makes the set-up ready for another ``run()`` (not measured; nothing for a trial that only reads).
+    func prepareAgain() async throws {
+        try await rearm?()
     }
 
     /// Closes stores and baselines and removes the trial's directory.
