@@ -8,6 +8,21 @@ import Testing
 struct ScenarioRunnerTests {
     static let size = BenchmarkSize.scaled(records: 1_000)
 
+    /// The in-memory store, with the raw SQLite baseline as its raw side (so that a quick store
+    /// has a ratio to report).
+    static let memoryBesideRawSQLite = BenchmarkBackend(
+        name: "memory", makeStore: { _ in InMemoryStore() },
+        makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
+
+    /// The cell of `scenario` on ``memoryBesideRawSQLite``, measured on its own.
+    static func measuredCell(_ scenario: BenchmarkScenario, repetitions: Int = 1) async throws
+        -> BenchmarkReport.Cell
+    {
+        let runner = ScenarioRunner(
+            backends: [memoryBesideRawSQLite], scenarios: [scenario], size: size, repetitions: repetitions)
+        return try #require(await runner.run().cell(scenario.id, "memory"))
+    }
+
     @Test("runs every applicable scenario on every available backend and its raw baseline")
     func measuresEveryApplicableScenario() async throws {
         let runner = ScenarioRunner(
@@ -30,11 +45,9 @@ struct ScenarioRunnerTests {
 
     @Test("reports a backend next to its raw baseline with their ratio")
     func reportsRatioToRawBaseline() async throws {
-        let backend = BenchmarkBackend(
-            name: "memory", makeStore: { _ in InMemoryStore() },
-            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
-        let runner = ScenarioRunner(backends: [backend], scenarios: [.bulkUpsert], size: Self.size)
-        let report = await runner.run()
+        let report = await ScenarioRunner(
+            backends: [Self.memoryBesideRawSQLite], scenarios: [.bulkUpsert], size: Self.size
+        ).run()
         let cell = try #require(report.cell("bulk-upsert", "memory"))
         let raw = try #require(cell.raw, "the raw baseline ran: \(cell.rawError ?? "")")
         // Every run upserts every record; a repetition sums its runs.
@@ -47,9 +60,7 @@ struct ScenarioRunnerTests {
 
     @Test("interleaves a cell's store and raw trials and reports the median of the pairs' ratios")
     func interleavesStoreAndRawTrials() async throws {
-        let backend = BenchmarkBackend(
-            name: "memory", makeStore: { _ in InMemoryStore() },
-            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
+        let backend = Self.memoryBesideRawSQLite
         let runner = ScenarioRunner(backends: [backend], scenarios: [.lookup], size: Self.size, repetitions: 3)
         var labels: [String] = []
         let report = await runner.run { _, _, label in labels.append(label) }
@@ -71,14 +82,9 @@ struct ScenarioRunnerTests {
 
     @Test("runs a short trial again within a repetition, the store's runs alternating with the raw side's")
     func repeatsShortTrialsWithinARepetition() async throws {
-        let backend = BenchmarkBackend(
-            name: "memory", makeStore: { _ in InMemoryStore() },
-            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
         // 100 inserts in one batch take a few milliseconds: each repetition runs them again, each
         // run on a fresh store (the queue check in the teardown would fail on a reused one).
-        let runner = ScenarioRunner(backends: [backend], scenarios: [.enqueueBatch], size: Self.size, repetitions: 2)
-        let report = await runner.run()
-        let cell = try #require(report.cell("enqueue-batch", "memory"))
+        let cell = try await Self.measuredCell(.enqueueBatch, repetitions: 2)
         #expect(cell.error == nil && cell.rawError == nil, "\(cell.error ?? "") \(cell.rawError ?? "")")
         let storeRuns = try #require(cell.storeRuns)
         let rawRuns = try #require(cell.rawRuns)
@@ -93,12 +99,7 @@ struct ScenarioRunnerTests {
 
     @Test("re-arms a trial that can do its work again: an incremental pull of the records changed again")
     func rearmsATrialBetweenRuns() async throws {
-        let backend = BenchmarkBackend(
-            name: "memory", makeStore: { _ in InMemoryStore() },
-            makeBaseline: { try BenchmarkBackend.rawSQLiteBaseline($0) })
-        let runner = ScenarioRunner(backends: [backend], scenarios: [.pullIncremental], size: Self.size)
-        let report = await runner.run()
-        let cell = try #require(report.cell("pull-incremental", "memory"))
+        let cell = try await Self.measuredCell(.pullIncremental)
         // Each run checks that it pulled exactly the changed records, so a run on a set-up that
         // was not changed again would have failed the cell.
         #expect(cell.error == nil && cell.rawError == nil, "\(cell.error ?? "") \(cell.rawError ?? "")")
