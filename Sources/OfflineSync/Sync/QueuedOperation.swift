@@ -107,20 +107,19 @@ public struct QueuedOperation: Sendable, Hashable {
     }
 
     /// Writes these fields into `row`, a row on the layout of ``SystemTables/operationsSchema``
-    /// (from ``row(id:sequence:kind:state:table:itemId:item:version:createdAt:)``), in place: the
-    /// one place that knows which column holds which field. A row whose storage the store kept no
-    /// copy of is rewritten without allocating its values again.
+    /// (from ``row(id:sequence:kind:state:table:itemId:item:version:createdAt:)``), in place: with
+    /// ``refill(_:id:sequence:itemId:)``, which writes the fields that differ from item to item,
+    /// the one place that knows which column holds which field. A row whose storage the store
+    /// kept no copy of is rewritten without allocating its values again.
     static func fill(
         _ row: inout Item, id: String, sequence: Int64, kind: OperationKind, state: OperationState, table: String,
         itemId: String, item: Item?, version: Int64, createdAt: Timestamp
     ) throws {
         // The positions of the columns of `SystemTables.operationsSchema`, in declaration order.
-        row.id = id
-        row.setSlot(0, .int(sequence))
+        refill(&row, id: id, sequence: sequence, itemId: itemId)
         row.setSlot(1, .string(kind.rawValue))
         row.setSlot(2, .string(state.rawValue))
         row.setSlot(3, .string(table))
-        row.setSlot(4, .string(itemId))
         row.setSlot(5, try item.map(ItemJSON.encode))
         row.setSlot(6, .int(version))
         row.setSlot(7, .date(createdAt))

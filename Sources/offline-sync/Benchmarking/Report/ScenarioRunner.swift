@@ -4,13 +4,13 @@ import OfflineSync
 /// Runs scenarios over backends and their raw baselines, one trial at a time, each in a fresh
 /// directory that is removed afterwards.
 ///
-/// A cell's store and raw trials are interleaved, one pair per repetition (store first, then
-/// raw first, alternately), so that both sides of a ratio are measured under the same load;
-/// the cell's ratio is the median of the pairs' ratios in CPU time (see
-/// ``BenchmarkReport/Cell/ratio``). Within a repetition, each side runs in alternating short runs
-/// until it has been measured ``minimumSeconds`` (see ``measure(_:)``): a trial that only reads
-/// (``Trial/repeatable``) ``sliceSeconds`` at a time on one set-up, a trial that writes once per
-/// fresh set-up.
+/// A cell's store and raw sides are interleaved within each repetition (store first, then raw
+/// first, alternately), so that both sides of a ratio are measured under the same load; the
+/// cell's ratio is the median of the repetitions' ratios in CPU time (see
+/// ``BenchmarkReport/Cell/ratio``). Within a repetition, the two sides run in alternating short
+/// runs until each has been measured ``minimumSeconds`` (see ``measure(_:)``): a trial that only
+/// reads (``Trial/repeatable``) ``sliceSeconds`` at a time on one set-up, a trial that writes once
+/// per fresh set-up, or again on its set-up re-armed (``Trial/prepareAgain()``).
 struct ScenarioRunner: Sendable {
     /// The backends to measure, in column order.
     var backends: [BenchmarkBackend]

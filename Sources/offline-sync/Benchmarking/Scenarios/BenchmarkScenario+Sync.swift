@@ -208,10 +208,7 @@ extension BenchmarkScenario {
         try SeededRemote.latest.withLock { latest in
             if let latest, latest.records == records { return latest.remote }
             latest = nil
-            let remote = try emptyRemote()
-            try upsertPages(
-                BenchmarkData.records(count: records).map(\.item), into: remote.service.store, pageSize: 10_000)
-            try prepareServerOrdering(remote, by: [SortKey("id")], from: .string(""))
+            let remote = try ownSeededRemote(records: records)
             latest = SeededRemote(records: records, remote: remote)
             return remote
         }
