@@ -75,6 +75,29 @@ import Testing
         }
     }
 
+    /// Only range comparisons of the indexed column with literals of its kind spare the walk the
+    /// filter: anything else on the way (another column, `ne`, a null or `startswith`) keeps it.
+    @Test func onlyRangeBoundsOnTheIndexedColumnSpareTheFilter() throws {
+        let table = TableSchema(
+            "t", columns: [Column("n", .integer), Column("s", .string)],
+            indexes: [TableIndex("byN", on: ["n"]), TableIndex("byS", on: ["s"])], synced: false)
+        func covers(_ filter: FilterExpression?, top: Int? = 10) throws -> Bool {
+            let scan = try #require(
+                InMemoryIndexScan(Query(table: "t", filter: filter, orderBy: [SortKey("n")], top: top), schema: table))
+            return scan.coversFilter
+        }
+        let atLeastOne = FilterExpression.comparison(.column("n"), .ge, .literal(1))
+        #expect(try covers(atLeastOne))
+        #expect(try covers(.and(atLeastOne, .comparison(.literal(.double(7.5)), .gt, .column("n")))))
+        #expect(try covers(nil))
+        #expect(try !covers(.and(atLeastOne, .comparison(.column("n"), .ne, .literal(3)))))
+        #expect(try !covers(.and(atLeastOne, .comparison(.column("s"), .eq, .literal("a")))))
+        #expect(try !covers(.and(atLeastOne, .comparison(.column("n"), .lt, .literal(.null)))))
+        #expect(try !covers(.and(atLeastOne, .comparison(.column("n"), .lt, .literal("9")))))
+        #expect(try !covers(.function(.startsWith, [.column("s"), .literal("a")])))
+        #expect(try !covers(.comparison(.column("n"), .eq, .literal(2))))
+    }
+
     @Test func indexedQueriesAgreeWithAnUnindexedStoreThroughWritesAndRollbacks() throws {
         let columns = [Column("n", .integer), Column("s", .string), Column("b", .bool)]
         let indexed = InMemoryStore()
@@ -110,6 +133,12 @@ import Testing
             .comparison(.column("s"), .eq, .literal("b")),
             .and(.column("b"), .comparison(.column("n"), .lt, .literal(2))),
             .comparison(.column("b"), .eq, .literal(true)),
+            // Bounds on `n` with a conjunct they do not evaluate: the rows walked are checked again.
+            .and(.comparison(.column("n"), .ge, .literal(1)), .comparison(.column("n"), .ne, .literal(3))),
+            .and(.comparison(.column("n"), .ge, .literal(0)), .comparison(.column("s"), .lt, .literal("b"))),
+            .comparison(.column("n"), .gt, .literal(.null)),
+            // Bounds alone (`n` between a double and an integer): no row is checked again.
+            .and(.comparison(.column("n"), .lt, .literal(.double(2.5))), .comparison(.literal(-2), .le, .column("n"))),
         ]
         let orderings: [[SortKey]] = [
             [], [SortKey("n")], [SortKey("n", descending: true)], [SortKey("s"), SortKey("id")],

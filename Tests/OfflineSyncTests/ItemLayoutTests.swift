@@ -28,6 +28,45 @@ import Testing
         #expect(decoded.rowLayout.names == todo.columns.map(\.name))
     }
 
+    /// The system properties are found by position on every kind of layout: a schema's (where
+    /// they come last), one built from a dictionary, one widened by a subscript, and none.
+    @Test func systemPropertiesReadTheSameOnEveryLayout() throws {
+        let synced = TableSchema("todo", columns: [Column("text", .string)])
+        let stamp = Timestamp(millisecondsSince1970: 1_700_000_000_123)
+        let created = Timestamp(millisecondsSince1970: 1_600_000_000_000)
+        var values = [Value?](repeating: nil, count: synced.rowLayout.names.count)
+        for (position, name) in synced.rowLayout.names.enumerated() {
+            switch name {
+            case "updatedAt": values[position] = .date(stamp)
+            case "createdAt": values[position] = .date(created)
+            case "version": values[position] = .string("v2")
+            case "deleted": values[position] = .bool(true)
+            default: values[position] = .string("milk")
+            }
+        }
+        let onSchema = Item(id: "1", layout: synced.rowLayout, values: values)
+        let fromDictionary = Item(
+            id: "1",
+            values: ["deleted": true, "text": "milk", "version": "v2", "updatedAt": .date(stamp), "createdAt": .date(created)])
+        var widened = Item(id: "1", values: ["text": "milk"])
+        widened["version"] = "v2"
+        widened["deleted"] = true
+        widened["createdAt"] = .date(created)
+        widened["updatedAt"] = .date(stamp)
+        for item in [onSchema, fromDictionary, widened] {
+            #expect(item.updatedAt == stamp)
+            #expect(item.createdAt == created)
+            #expect(item.version == "v2")
+            #expect(item.isDeleted)
+        }
+        widened.removeValue(forColumn: "updatedAt")
+        widened["deleted"] = false
+        #expect(widened.updatedAt == nil)
+        #expect(!widened.isDeleted)
+        let bare = Item(id: "2")
+        #expect(bare.updatedAt == nil && bare.createdAt == nil && bare.version == nil && !bare.isDeleted)
+    }
+
     @Test func itemOnTheSchemaLayoutReadsByName() {
         var values = [Value?](repeating: nil, count: todo.rowLayout.names.count)
         values[0] = .string("milk")

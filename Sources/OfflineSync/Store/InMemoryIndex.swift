@@ -142,9 +142,11 @@ struct InMemoryIndex {
 ///
 /// A run is found by binary search and walked while its values stay inside it; every row
 /// reached is still checked against the whole filter by ``QueryEvaluator``, so the answer is the
-/// evaluator's over the whole table. Runs exist only for literals of the column's own kind
-/// (numbers for numbers, strings for strings …), whose admitted values are contiguous in the
-/// index's order.
+/// evaluator's over the whole table, unless the run's bounds are the whole filter (only range
+/// comparisons on the indexed column, as an incremental pull's `updatedAt ge …`): then every row
+/// reached matches and none is checked again. Runs exist only for literals of the column's own
+/// kind (numbers for numbers, strings for strings …), whose admitted values are contiguous in
+/// the index's order.
 struct InMemoryIndexScan {
     /// One contiguous run: where it starts (a partition point) and while it lasts.
     struct Run {
@@ -154,6 +156,10 @@ struct InMemoryIndexScan {
 
     let indexName: String
     let runs: [Run]
+    /// The runs admit exactly the rows the filter matches: the filter is only range comparisons
+    /// (`gt`, `ge`, `lt`, `le`) of the indexed column with literals of its kind, which the runs'
+    /// bounds evaluate as ``QueryEvaluator`` does (no filter at all counts too).
+    let coversFilter: Bool
     /// Rows arrive in the query's whole order (its ordering is the index's columns, ascending,
     /// then `id`), so a page can stop at its last row.
     let isOrdered: Bool
@@ -161,7 +167,7 @@ struct InMemoryIndexScan {
     /// The scan for `query`, or `nil` when no declared index applies.
     init?(_ query: Query, schema: TableSchema) {
         let conjuncts = InMemoryIndexScan.conjuncts(of: query.filter)
-        var chosen: (name: String, runs: [Run], isEquality: Bool, ordered: Bool)?
+        var chosen: (name: String, runs: [Run], isEquality: Bool, ordered: Bool, covers: Bool)?
         for index in schema.indexes {
             let column = index.columns[0]
             let type: ColumnType
@@ -189,21 +195,22 @@ struct InMemoryIndexScan {
                 }
                 // Equality wins over a range; of several equalities the first index declared.
                 if chosen.map({ !$0.isEquality }) ?? true {
-                    chosen = (index.name, runs, true, ordersLikeIndex)
+                    chosen = (index.name, runs, true, ordersLikeIndex, false)
                 }
                 continue
             }
             guard chosen == nil else { continue }
-            if let run = InMemoryIndexScan.range(conjuncts, column: column, type: type) {
-                chosen = (index.name, [run], false, ordersLikeIndex)
+            if let (run, covers) = InMemoryIndexScan.range(conjuncts, column: column, type: type) {
+                chosen = (index.name, [run], false, ordersLikeIndex, covers)
             } else if query.top != nil, ordersLikeIndex {
-                chosen = (index.name, [Run(starts: { _ in true }, lasts: { _ in true })], false, true)
+                chosen = (index.name, [Run(starts: { _ in true }, lasts: { _ in true })], false, true, conjuncts.isEmpty)
             }
         }
         guard let chosen else { return nil }
         indexName = chosen.name
         runs = chosen.runs
         isOrdered = chosen.ordered
+        coversFilter = chosen.covers
     }
 
     /// Runs the query over the rows the runs reach (`index` must be up to date).
@@ -226,7 +233,7 @@ struct InMemoryIndexScan {
                     guard run.lasts(entries[position].first) else { break }
                     defer { position += 1 }
                     if stopsEarly {
-                        guard evaluator.matches(entries[position].row) else { continue }
+                        guard coversFilter || evaluator.matches(entries[position].row) else { continue }
                         matches += 1
                         let wanted = wanted ?? Int.max
                         if matches > query.skip, matches <= wanted {
@@ -284,42 +291,57 @@ struct InMemoryIndexScan {
         return nil
     }
 
-    /// One run for the range and `startswith` conjuncts on `column`, or `nil` when there is none.
-    private static func range(_ conjuncts: [FilterExpression], column: String, type: ColumnType) -> Run? {
-        var lower: [(ComparisonOperator, Value)] = []
-        var upper: [(ComparisonOperator, Value)] = []
-        var prefixes: [String] = []
+    /// One run for the range and `startswith` conjuncts on `column`, or `nil` when there is none;
+    /// `covers` is `true` when the run's bounds are every conjunct (see ``coversFilter``).
+    private static func range(
+        _ conjuncts: [FilterExpression], column: String, type: ColumnType
+    ) -> (run: Run, covers: Bool)? {
+        var lowerBounds: [(ComparisonOperator, Value)] = []
+        var upperBounds: [(ComparisonOperator, Value)] = []
+        var prefixList: [String] = []
+        // Conjuncts the bounds do not evaluate (other columns, `eq`, `ne`, other kinds, and
+        // `startswith`, whose byte prefix the run only narrows to).
+        var unbounded = 0
         for conjunct in conjuncts {
             switch conjunct {
             case .comparison(.column(let name), let op, .literal(let value)) where name == column:
-                add(op, value)
+                if !add(op, value) { unbounded += 1 }
             case .comparison(.literal(let value), let op, .column(let name)) where name == column:
+                let added: Bool
                 switch op {
-                case .gt: add(.lt, value)
-                case .ge: add(.le, value)
-                case .lt: add(.gt, value)
-                case .le: add(.ge, value)
-                case .eq, .ne: continue
+                case .gt: added = add(.lt, value)
+                case .ge: added = add(.le, value)
+                case .lt: added = add(.gt, value)
+                case .le: added = add(.ge, value)
+                case .eq, .ne: added = false
                 }
+                if !added { unbounded += 1 }
             case .function(.startsWith, let arguments) where type == .string:
+                unbounded += 1
                 guard arguments.count == 2, case .column(let name) = arguments[0], name == column,
                     case .literal(.string(let prefix)) = arguments[1]
                 else { continue }
-                prefixes.append(prefix)
+                prefixList.append(prefix)
             default:
-                continue
+                unbounded += 1
             }
         }
-        func add(_ op: ComparisonOperator, _ value: Value) {
-            guard fits(value, type) else { return }
+        func add(_ op: ComparisonOperator, _ value: Value) -> Bool {
+            guard fits(value, type) else { return false }
             switch op {
-            case .gt, .ge: lower.append((op, value))
-            case .lt, .le: upper.append((op, value))
-            case .eq, .ne: return
+            case .gt, .ge: lowerBounds.append((op, value))
+            case .lt, .le: upperBounds.append((op, value))
+            case .eq, .ne: return false
             }
+            return true
         }
-        guard !lower.isEmpty || !upper.isEmpty || !prefixes.isEmpty else { return nil }
-        return Run(
+        guard !lowerBounds.isEmpty || !upperBounds.isEmpty || !prefixList.isEmpty else { return nil }
+        // Constants for the closures: a captured `var` is boxed and checked for exclusive access
+        // on every call, once per row walked.
+        let lower = lowerBounds
+        let upper = upperBounds
+        let prefixes = prefixList
+        let run = Run(
             starts: { value in
                 guard !value.isNull else { return false }
                 guard lower.allSatisfy({ QueryEvaluator.compare(value, $0.0, $0.1) }) else { return false }
@@ -337,6 +359,7 @@ struct InMemoryIndexScan {
                 }
                 return true
             })
+        return (run, unbounded == 0)
     }
 
     /// A literal bounds a column only when it compares within the column's kind.

@@ -128,13 +128,20 @@ public struct Item: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value of `updatedAt`, when it is a date.
-    public var updatedAt: Timestamp? { self[SystemProperty.updatedAt.rawValue].dateValue }
+    public var updatedAt: Timestamp? { self[.updatedAt].dateValue }
     /// The value of `createdAt`, when it is a date.
-    public var createdAt: Timestamp? { self[SystemProperty.createdAt.rawValue].dateValue }
+    public var createdAt: Timestamp? { self[.createdAt].dateValue }
     /// The value of `version`, when it is a string.
-    public var version: String? { self[SystemProperty.version.rawValue].stringValue }
+    public var version: String? { self[.version].stringValue }
     /// `true` when the `deleted` column holds `true`.
-    public var isDeleted: Bool { self[SystemProperty.deleted.rawValue].boolValue ?? false }
+    public var isDeleted: Bool { self[.deleted].boolValue ?? false }
+
+    /// The value of a system property's column (``Value/null`` when absent), found by its
+    /// position in the layout without comparing a name.
+    subscript(property: SystemProperty) -> Value {
+        guard let position = layout.position(of: property) else { return .null }
+        return slots[position] ?? .null
+    }
 
     /// The number of non-null values.
     var nonNullCount: Int {
@@ -194,6 +201,16 @@ public enum SystemProperty: String, Sendable, CaseIterable {
         case .createdAt, .updatedAt: return .date
         case .version: return .string
         case .deleted: return .bool
+        }
+    }
+
+    /// The property's position in ``allCases``.
+    var ordinal: Int {
+        switch self {
+        case .createdAt: return 0
+        case .updatedAt: return 1
+        case .version: return 2
+        case .deleted: return 3
         }
     }
 }

@@ -11,6 +11,10 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
     public let names: [String]
     /// Name → position, for layouts too wide for a linear search.
     private let positions: [String: Int]?
+    /// The positions of the system properties, by ``SystemProperty`` case (`-1`: absent), so
+    /// that ``Item/updatedAt``, ``Item/isDeleted`` and the like look no name up: a pull reads
+    /// `updatedAt` and `deleted` of every row it receives.
+    private let systemPositions: [Int]
 
     /// The layout without columns.
     static let empty = RowLayout(uniqueNames: [])
@@ -26,6 +30,20 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
         positions =
             names.count > RowLayout.linearSearchLimit
             ? Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }) : nil
+        var systemPositions = [Int](repeating: -1, count: SystemProperty.allCases.count)
+        for (position, name) in names.enumerated() {
+            if let property = SystemProperty(rawValue: name), systemPositions[property.ordinal] < 0 {
+                systemPositions[property.ordinal] = position
+            }
+        }
+        self.systemPositions = systemPositions
+    }
+
+    /// The position of a system property's column, if the layout has it (found when the layout
+    /// was made, so no name is compared).
+    func position(of property: SystemProperty) -> Int? {
+        let position = systemPositions[property.ordinal]
+        return position < 0 ? nil : position
     }
 
     /// The position of the column with this exact name, if the layout has it.
