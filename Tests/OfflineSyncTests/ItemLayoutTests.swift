@@ -47,7 +47,10 @@ import Testing
         let onSchema = Item(id: "1", layout: synced.rowLayout, values: values)
         let fromDictionary = Item(
             id: "1",
-            values: ["deleted": true, "text": "milk", "version": "v2", "updatedAt": .date(stamp), "createdAt": .date(created)])
+            values: [
+                "deleted": true, "text": "milk", "version": "v2", "updatedAt": .date(stamp),
+                "createdAt": .date(created),
+            ])
         var widened = Item(id: "1", values: ["text": "milk"])
         widened["version"] = "v2"
         widened["deleted"] = true

@@ -203,7 +203,9 @@ struct InMemoryIndexScan {
             if let (run, covers) = InMemoryIndexScan.range(conjuncts, column: column, type: type) {
                 chosen = (index.name, [run], false, ordersLikeIndex, covers)
             } else if query.top != nil, ordersLikeIndex {
-                chosen = (index.name, [Run(starts: { _ in true }, lasts: { _ in true })], false, true, conjuncts.isEmpty)
+                chosen = (
+                    index.name, [Run(starts: { _ in true }, lasts: { _ in true })], false, true, conjuncts.isEmpty
+                )
             }
         }
         guard let chosen else { return nil }
