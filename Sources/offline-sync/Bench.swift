@@ -18,8 +18,8 @@ struct Bench: AsyncParsableCommand {
             http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
             its store an SQLite file; they have no raw C equivalent. The default size (20,000 rows, 9 repetitions, \
             with which pairs of runs agreed within ±15 % on 47 to 49 of their 49 ratios in sessions 9 to 16: \
-            BENCHMARKS.md) takes about seven \
-            minutes; \
+            BENCHMARKS.md) takes seven to nine \
+            minutes on two cores; \
             the Benchmarks/ package runs the full-size suite. A progress bar is drawn on standard \
             error when it is a terminal.
 
