@@ -94,7 +94,8 @@ enum DataFileCheck {
         let file = directory + "/data.mdb"
         // Opening a FIFO would block until something writes to it, and a device is no data file.
         if let status = FileKind.status(of: file).status, !status.isRegularFile {
-            throw damaged(directory, "'\(file)' is not a regular file (\(status.kind)), so it cannot be an LMDB data file")
+            throw damaged(
+                directory, "'\(file)' is not a regular file (\(status.kind)), so it cannot be an LMDB data file")
         }
         let descriptor = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return }  // missing: a new environment; other failures: LMDB reports them
@@ -469,28 +470,64 @@ private final class PageBuffers {
     /// Files up to this size are read whole.
     static let wholeFileLimit = 4 << 20
     private var buffers: [UnsafeMutableRawBufferPointer] = []
-    /// The first ``wholePages`` pages of the file, read at once.
+    /// The whole-file buffer (at least ``wholePages`` pages), whose first ``wholePages`` pages
+    /// hold the file's.
     private var whole: UnsafeMutableRawBufferPointer?
     private var wholePages = 0
+
+    /// The largest whole-file buffer a finished walk gave back, for the next walk. A new buffer
+    /// per open made the cold open's cost depend on the heap: when glibc served it from fresh
+    /// pages (`mmap`), faulting them in was most of the open's page faults (24,184 of the store
+    /// side's 28,333 with `MALLOC_MMAP_THRESHOLD_=131072`, LMDB cold open 0.28 against 0.60;
+    /// BENCHMARKS.md, "Session 24"). Keeps at most ``wholeFileLimit`` bytes for the process.
+    private static let spare = Locked<SpareBuffer?>(nil)
+
+    /// A buffer owned by whoever holds it (here: the lock).
+    private struct SpareBuffer: @unchecked Sendable {
+        let bytes: UnsafeMutableRawBufferPointer
+    }
 
     /// Reads the first `pages` pages of the file; on a short read (the file shrank) or an error
     /// the walk reads page by page instead, and reports what it finds.
     func readWholeFile(descriptor: Int32, pages: Int, pageSize: Int) {
         guard pages > 0 else { return }
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: pages * pageSize, alignment: 16)
+        let count = pages * pageSize
+        let bytes = PageBuffers.takeSpare(atLeast: count)
         var done = 0
-        while done < bytes.count {
-            let read = pread(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(done))
+        while done < count {
+            let read = pread(descriptor, bytes.baseAddress! + done, count - done, off_t(done))
             if read < 0 && errno == EINTR { continue }
             guard read > 0 else { break }
             done += read
         }
-        guard done == bytes.count else {
-            bytes.deallocate()
-            return
-        }
         whole = bytes
+        guard done == count else { return }
         wholePages = pages
+    }
+
+    /// The spare buffer when it holds `count` bytes, otherwise a new one of `count` bytes.
+    private static func takeSpare(atLeast count: Int) -> UnsafeMutableRawBufferPointer {
+        let taken = spare.withLock { spare -> UnsafeMutableRawBufferPointer? in
+            guard let buffer = spare?.bytes, buffer.count >= count else { return nil }
+            spare = nil
+            return buffer
+        }
+        return taken ?? .allocate(byteCount: count, alignment: 16)
+    }
+
+    /// Keeps `buffer` for the next walk when it is larger than the spare kept (freeing the
+    /// smaller of the two).
+    private static func giveBack(_ buffer: UnsafeMutableRawBufferPointer) {
+        let freed = spare.withLock { spare -> UnsafeMutableRawBufferPointer in
+            guard let kept = spare?.bytes else {
+                spare = SpareBuffer(bytes: buffer)
+                return UnsafeMutableRawBufferPointer(start: nil, count: 0)
+            }
+            guard buffer.count > kept.count else { return buffer }
+            spare = SpareBuffer(bytes: buffer)
+            return kept
+        }
+        if freed.baseAddress != nil { freed.deallocate() }
     }
 
     /// Page `number` of the whole-file read, or `nil` when it was not read that way.
@@ -510,6 +547,6 @@ private final class PageBuffers {
 
     deinit {
         for buffer in buffers { buffer.deallocate() }
-        whole?.deallocate()
+        if let whole { PageBuffers.giveBack(whole) }
     }
 }

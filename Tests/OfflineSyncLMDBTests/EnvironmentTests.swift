@@ -106,6 +106,42 @@ import Testing
         #expect(throws: LMDBError.self) { try reopened.open(schema: StoreSchema([notes])) }
     }
 
+    /// The open's page walk reuses the whole-file buffer of the walk before (a larger file's):
+    /// a smaller file read into it must be checked on its own bytes, so a truncated one is still
+    /// refused, and an intact one still opens.
+    @Test func aTruncatedFileIsRefusedAfterALargerFileWasChecked() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        func filled(_ name: String, rows: Int) throws {
+            let store = try LMDBStore(path: directory.child(name))
+            try store.open(schema: StoreSchema([notes]))
+            try store.upsert(
+                (0..<rows).map {
+                    Item(id: "\(name)-\($0)", values: ["title": .string(String(repeating: "x", count: 200))])
+                },
+                into: "notes")
+            try store.close()
+        }
+        try filled("large", rows: 3_000)
+        try filled("small", rows: 600)
+        try filled("intact", rows: 600)
+        let file = directory.child("small/data.mdb")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        #expect(truncate(file, off_t(size / 2)) == 0)
+        for _ in 0..<2 {
+            let large = try LMDBStore(path: directory.child("large"))
+            try large.open(schema: StoreSchema([notes]))
+            try large.close()
+            let small = try LMDBStore(path: directory.child("small"))
+            let error = #expect(throws: LMDBError.self) { try small.open(schema: StoreSchema([notes])) }
+            #expect("\(error.map { $0 } as Any)".contains("truncated"))
+            let intact = try LMDBStore(path: directory.child("intact"))
+            try intact.open(schema: StoreSchema([notes]))
+            #expect(try intact.count("notes") == 600)
+            try intact.close()
+        }
+    }
+
     @Test func aReadOnlyLocationIsReported() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
