@@ -518,16 +518,12 @@ private final class PageBuffers {
     /// Keeps `buffer` for the next walk when it is larger than the spare kept (freeing the
     /// smaller of the two).
     private static func giveBack(_ buffer: UnsafeMutableRawBufferPointer) {
-        let freed = spare.withLock { spare -> UnsafeMutableRawBufferPointer in
-            guard let kept = spare?.bytes else {
-                spare = SpareBuffer(bytes: buffer)
-                return UnsafeMutableRawBufferPointer(start: nil, count: 0)
-            }
-            guard buffer.count > kept.count else { return buffer }
-            spare = SpareBuffer(bytes: buffer)
-            return kept
+        let freed = spare.withLock { spare -> UnsafeMutableRawBufferPointer? in
+            if let kept = spare?.bytes, kept.count >= buffer.count { return buffer }
+            defer { spare = SpareBuffer(bytes: buffer) }
+            return spare?.bytes
         }
-        if freed.baseAddress != nil { freed.deallocate() }
+        freed?.deallocate()
     }
 
     /// Page `number` of the whole-file read, or `nil` when it was not read that way.

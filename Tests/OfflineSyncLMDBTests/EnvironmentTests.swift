@@ -134,7 +134,7 @@ import Testing
             try large.close()
             let small = try LMDBStore(path: directory.child("small"))
             let error = #expect(throws: LMDBError.self) { try small.open(schema: StoreSchema([notes])) }
-            #expect("\(error.map { $0 } as Any)".contains("truncated"))
+            #expect(error?.description.contains("truncated") == true, "\(String(describing: error))")
             let intact = try LMDBStore(path: directory.child("intact"))
             try intact.open(schema: StoreSchema([notes]))
             #expect(try intact.count("notes") == 600)
