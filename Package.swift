@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
+        .library(name: "OfflineSyncService", targets: ["OfflineSyncService"]),
         .library(name: "OfflineSyncConformance", targets: ["OfflineSyncConformance"]),
         .library(name: "OfflineSyncHTTP", targets: ["OfflineSyncHTTP"]),
         .library(name: "OfflineSyncServer", targets: ["OfflineSyncServer"]),
@@ -40,7 +41,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "OfflineSync"),
-        .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync"]),
+        // The server side of the table protocol over any store (TableService, row ownership,
+        // stamps) and InMemoryRemote with its faults: used by servers, tests and benchmarks,
+        // never by an app that only syncs.
+        .target(name: "OfflineSyncService", dependencies: ["OfflineSync"]),
+        .target(name: "OfflineSyncConformance", dependencies: ["OfflineSync", "OfflineSyncService"]),
         // The table protocol's rules that client and server share (JSON bodies, percent-encoding,
         // entity tags, header names, paths); no networking.
         .target(name: "OfflineSyncProtocol", dependencies: ["OfflineSync"]),
@@ -58,7 +63,7 @@ let package = Package(
         .target(
             name: "OfflineSyncServer",
             dependencies: [
-                "OfflineSync", "OfflineSyncProtocol",
+                "OfflineSync", "OfflineSyncProtocol", "OfflineSyncService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -77,7 +82,7 @@ let package = Package(
         .testTarget(
             name: "OfflineSyncHTTPTests",
             dependencies: [
-                "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
+                "OfflineSyncService", "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
                 "OfflineSyncLMDB", "offline-sync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -108,6 +113,7 @@ let package = Package(
         .executableTarget(
             name: "offline-sync",
             dependencies: [
+                "OfflineSyncService",
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
                 "OfflineSyncServer", "OfflineSyncHTTP", "OfflineSyncSQLite", "OfflineSyncLMDB", "CLMDB",
                 "OfflineSyncPostgres",
@@ -119,38 +125,38 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSyncService", "OfflineSync", "OfflineSyncConformance"]),
         .testTarget(name: "OfflineSyncProtocolTests", dependencies: ["OfflineSync", "OfflineSyncProtocol"]),
         .testTarget(
             name: "OfflineSyncSQLiteTests",
             dependencies: [
-                "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
+                "OfflineSyncService", "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "CSQLite",
             ]),
         .systemLibrary(name: "CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .target(name: "OfflineSyncLMDB", dependencies: ["OfflineSync", "CLMDB"]),
         .testTarget(
             name: "OfflineSyncLMDBTests",
-            dependencies: ["OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
+            dependencies: ["OfflineSyncService", "OfflineSync", "OfflineSyncLMDB", "OfflineSyncConformance", "CLMDB"]),
         // libpq, PostgreSQL's C client library (Debian libpq-dev).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "OfflineSyncPostgres", dependencies: ["OfflineSync", "CLibPQ"]),
         .testTarget(
             name: "OfflineSyncPostgresTests",
             dependencies: [
-                "OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres", "OfflineSyncHTTP", "OfflineSyncSQLite",
+                "OfflineSyncService", "OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres", "OfflineSyncHTTP", "OfflineSyncSQLite",
                 "offline-sync",
             ]),
         .testTarget(
             name: "OfflineSyncConformanceTests",
             dependencies: [
-                "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+                "OfflineSyncService", "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
             ]),
         .testTarget(
             name: "OfflineSyncConfigurationTests",
             dependencies: [
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
             ]),
-        .testTarget(name: "OfflineSyncCLITests", dependencies: ["offline-sync", "OfflineSync", "OfflineSyncStores"]),
+        .testTarget(name: "OfflineSyncCLITests", dependencies: ["OfflineSyncService", "offline-sync", "OfflineSync", "OfflineSyncStores"]),
     ]
 )
 

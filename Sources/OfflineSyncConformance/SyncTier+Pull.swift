@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// Pull: full and incremental paging, equal timestamps, deletions, pending items, implicit push,
 /// validation, several tables, interruption.

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// Purge and delta-token resets.
 enum SyncTierPurge {

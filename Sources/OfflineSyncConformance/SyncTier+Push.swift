@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Synchronization
 
 /// Push: ordering, the server's copy, each failure class, resolutions and conflict policies.

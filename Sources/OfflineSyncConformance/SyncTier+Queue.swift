@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// Local writes and the operation queue: errors, the collapse matrix, ordering, durability.
 enum SyncTierQueue {

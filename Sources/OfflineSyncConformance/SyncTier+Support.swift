@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Synchronization
 
 /// The tables, store, remote and context a sync-tier case works with.

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// The sync tier: the shared queue, push, pull and purge logic over the store under test, with an
 /// ``OfflineSync/InMemoryRemote``. Every case checks the queue and delta-token invariants at its

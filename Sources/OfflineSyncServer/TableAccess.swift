@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// Who may use a table, and whether its rows belong to users (per-user data), when the server
 /// checks tokens (``TableServer/Configuration/authentication``).

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncProtocol
 
 /// The table protocol on the server side: turns one HTTP request into one answer by calling a

@@ -9,6 +9,7 @@ public import NIOCore
 import NIOPosix
 public import NIOSSL
 public import OfflineSync
+public import OfflineSyncService
 import UnixSignals
 
 /// A reference back end of the Azure Mobile Apps table protocol 2.0.0, on Hummingbird, serving a

@@ -1,3 +1,4 @@
+public import OfflineSync
 import Synchronization
 
 /// A faithful in-process server: a ``TableService`` over an ``InMemoryStore``, with fault

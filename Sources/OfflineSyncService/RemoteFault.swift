@@ -1,3 +1,4 @@
+public import OfflineSync
 /// One call made to an ``InMemoryRemote``, as fault predicates and call logs see it.
 public struct RemoteCall: Sendable, Hashable, CustomStringConvertible {
     /// The kind of call.

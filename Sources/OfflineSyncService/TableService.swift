@@ -1,3 +1,4 @@
+public import OfflineSync
 import Synchronization
 
 /// The server side of the table protocol, written once over any ``LocalStore``: what a real

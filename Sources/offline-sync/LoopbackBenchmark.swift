@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncHTTP
 import OfflineSyncServer
 import Synchronization

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOSSL
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncServer
 
 /// `offline-sync serve`: the reference back end of the Azure Mobile Apps table protocol over a store.

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// The store `serve` serves, checked after every call against the file it opened.
 ///

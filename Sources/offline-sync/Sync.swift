@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncHTTP
 import Synchronization
 

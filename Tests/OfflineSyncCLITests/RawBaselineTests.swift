@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 @testable import offline_sync
 import Testing
 

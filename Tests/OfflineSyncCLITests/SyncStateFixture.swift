@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncStores
 
 /// A store with every kind of sync state, made with the real sync engine: a delta token from a

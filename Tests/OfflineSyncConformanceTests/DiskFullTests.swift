@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncLMDB
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncLMDB
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncHTTP
 import OfflineSyncPostgres
 import OfflineSyncSQLite

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncPostgres
 import Synchronization
 import Testing

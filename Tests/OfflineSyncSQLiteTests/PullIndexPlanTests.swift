@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 @testable import OfflineSyncSQLite

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncConformance
 import Testing
 

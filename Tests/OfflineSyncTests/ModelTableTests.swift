@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// Typed tables: what is derived from a model's `Codable` shape, how key paths become columns, and

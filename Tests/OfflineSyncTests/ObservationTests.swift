@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// The change feed and query observation of the core, on ``InMemoryStore`` (the conformance

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// A server whose answers to pushed writes leave a column out (it stores fewer columns than the

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// Items kept inside the system tables (deleted items, error copies) come back with their types.

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// An operation whose first send the server applied but whose answer was lost is sent again by

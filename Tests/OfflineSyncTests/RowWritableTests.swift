@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// Models that write their own rows (``RowWritable``): the rows equal what their `Codable`

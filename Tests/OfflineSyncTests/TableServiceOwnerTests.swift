@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// Per-user data in ``TableService``: every call with a ``RowOwner`` sees and changes only that

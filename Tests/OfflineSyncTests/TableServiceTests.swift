@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Testing
 
 /// The server semantics of ``TableService`` (through ``InMemoryRemote``).

@@ -289,8 +289,8 @@ extension SyncTable {
 }
 
 /// Random (version 4) UUIDs as text, without Foundation.
-enum UUIDText {
-    static func random() -> String {
+package enum UUIDText {
+    package static func random() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40

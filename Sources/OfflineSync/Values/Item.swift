@@ -33,11 +33,11 @@ public struct Item: Sendable, Hashable, CustomStringConvertible {
     public var id: String
     /// The names of ``slots``' positions.
     @usableFromInline
-    private(set) var layout: RowLayout
+    package private(set) var layout: RowLayout
     /// The values by position in ``layout``: `nil` where the item has no value (a present
     /// ``Value/null`` is kept, as a dictionary would keep it).
     @usableFromInline
-    private(set) var slots: [Value?]
+    package private(set) var slots: [Value?]
 
     /// Creates an item with the values of a dictionary (laid out on its keys).
     public init(id: String, values: [String: Value] = [:]) {

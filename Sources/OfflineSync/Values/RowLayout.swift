@@ -25,7 +25,7 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
 
     /// A layout of `names`, which must not repeat a name (a repeated name is found at its first
     /// position only).
-    init(uniqueNames names: [String]) {
+    package init(uniqueNames names: [String]) {
         self.names = names
         positions =
             names.count > RowLayout.linearSearchLimit

@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OfflineSync
+import OfflineSyncService
 import Synchronization
 
 @testable import OfflineSyncServer

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import OfflineSync
+import OfflineSyncService
 import OfflineSyncServer
 
 /// The `todoitem` table of the recorded sessions.

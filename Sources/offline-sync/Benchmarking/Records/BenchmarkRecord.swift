@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// One benchmark row: five app columns plus the four system properties, as plain fields.
 ///

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// Scenarios driven through the shared sync logic (`SyncContext` / `SyncTable`) against an
 /// `InMemoryRemote`.

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 
 /// A benchmark row as an app declares it: a typed model of the benchmark table (`due` as a
 /// Foundation `Date`, the system properties read back as optionals).
