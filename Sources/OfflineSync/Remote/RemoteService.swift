@@ -1,6 +1,6 @@
 /// A remote table service: the server side of sync, seen from the client.
 ///
-/// ``InMemoryRemote`` implements it in process (tests, benchmarks, fault injection) and
+/// `InMemoryRemote` (module `OfflineSyncService`) implements it in process (tests, benchmarks, fault injection) and
 /// `HTTPRemote` speaks the Azure Mobile Apps table protocol 2.0.0. Items carry the system
 /// properties the server assigns (`createdAt`, `updatedAt`, `version`, `deleted`). Failures are
 /// thrown as ``RemoteError`` so the sync engine can tell which ones abort a push (network,
