@@ -50,10 +50,25 @@ enum EnvironmentDirectory {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, Int(info.st_size) < lockFileSize else { return }
-        let code = posix_fallocate(descriptor, 0, off_t(lockFileSize))
+        let code = allocateBlocks(descriptor, byteCount: lockFileSize)
         if code == ENOSPC || code == EDQUOT {
             throw LMDBError(code: code, operation: "allocating '\(file)'", path: path)
         }
+    }
+
+    /// Allocates the first `byteCount` bytes of the open file, returning 0 or an `errno` code:
+    /// `posix_fallocate` where the C library has it; elsewhere (Apple platforms) by writing the
+    /// missing bytes as zeros, which allocates their blocks just the same.
+    private static func allocateBlocks(_ descriptor: Int32, byteCount: Int) -> Int32 {
+        #if os(Linux)
+            return posix_fallocate(descriptor, 0, off_t(byteCount))
+        #else
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { return errno }
+            let zeros = [UInt8](repeating: 0, count: byteCount - min(Int(info.st_size), byteCount))
+            let written = zeros.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, info.st_size) }
+            return written == zeros.count ? 0 : (written < 0 ? errno : ENOSPC)
+        #endif
     }
 
     private static func makeDirectories(_ path: String) throws {

@@ -99,12 +99,22 @@ final class KeyMaterial: @unchecked Sendable {
     /// Overwrites a temporary copy of key bytes with zeros (not removed by the optimiser).
     static func zero(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in
-            if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
+            if let base = buffer.baseAddress { zeroMemory(base, buffer.count) }
         }
     }
 
+    /// Zeros `count` bytes at `base` with the C library's call that the optimiser keeps:
+    /// `explicit_bzero` in glibc, `memset_s` on Apple platforms.
+    private static func zeroMemory(_ base: UnsafeMutableRawPointer, _ count: Int) {
+        #if canImport(Darwin)
+            _ = memset_s(base, count, 0, count)
+        #else
+            explicit_bzero(base, count)
+        #endif
+    }
+
     deinit {
-        explicit_bzero(bytes, max(count, 1))
+        Self.zeroMemory(bytes, max(count, 1))
         bytes.deallocate()
     }
 }

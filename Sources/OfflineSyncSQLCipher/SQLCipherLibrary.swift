@@ -13,15 +13,40 @@ import Synchronization
 /// SQLCipher exports the same `sqlite3_*` symbols as the system SQLite that `SQLiteStore` links.
 /// Linking both makes one of them win every call: with libsqlite3 first, `PRAGMA key` is
 /// silently ignored and "encrypted" files are plaintext. So this module never links SQLCipher:
-/// it opens the library with `dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)` (DEEPBIND makes
-/// SQLCipher's internal calls bind to its own functions; plain `RTLD_LOCAL` crashes) and resolves
-/// each function with `dlsym`. Loading also proves that the library encrypts: `PRAGMA
-/// cipher_version` must answer.
+/// it opens the library with `dlopen` and resolves each function with `dlsym`. On Linux the flags
+/// are `RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND` (DEEPBIND makes SQLCipher's internal calls bind to
+/// its own functions; plain `RTLD_LOCAL` crashes); on Apple platforms `RTLD_NOW | RTLD_LOCAL`,
+/// since the two-level namespace of Mach-O already binds a library's calls to its own functions.
+/// Loading also proves that the library encrypts: `PRAGMA cipher_version` must answer.
 public final class SQLCipherLibrary: Sendable {
     /// The library file tried when no path is given: `$OFFLINE_SYNC_SQLCIPHER_LIBRARY`, else
-    /// `libsqlcipher.so.0` (Debian's package libsqlcipher0), found by the dynamic linker.
+    /// ``platformLibraryName``.
     public static var defaultPath: String {
-        getenv("OFFLINE_SYNC_SQLCIPHER_LIBRARY").map { String(cString: $0) } ?? "libsqlcipher.so.0"
+        getenv("OFFLINE_SYNC_SQLCIPHER_LIBRARY").map { String(cString: $0) } ?? platformLibraryName
+    }
+
+    /// The platform's usual name of the SQLCipher library, found by the dynamic linker:
+    /// `libsqlcipher.so.0` on Linux (Debian's package libsqlcipher0), `libsqlcipher.dylib` on
+    /// macOS (Homebrew's `sqlcipher`), and the framework of SQLCipher's Swift package
+    /// (`@rpath/SQLCipher.framework/SQLCipher`) on iOS, tvOS, watchOS and visionOS.
+    public static var platformLibraryName: String {
+        #if os(Linux)
+            "libsqlcipher.so.0"
+        #elseif os(macOS)
+            "libsqlcipher.dylib"
+        #else
+            "@rpath/SQLCipher.framework/SQLCipher"
+        #endif
+    }
+
+    /// How the library is opened: its symbols stay private to it (`RTLD_LOCAL`), and on Linux its
+    /// own calls bind to its own functions first (`RTLD_DEEPBIND`), not to the linked SQLite's.
+    private static var openFlags: Int32 {
+        #if os(Linux)
+            RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND
+        #else
+            RTLD_NOW | RTLD_LOCAL
+        #endif
     }
 
     /// The path the library was loaded from, as given.
@@ -59,18 +84,15 @@ public final class SQLCipherLibrary: Sendable {
 
     private init(path: String) throws {
         // AddressSanitizer and ThreadSanitizer abort the process on a dlopen with RTLD_DEEPBIND.
-        if let sanitizer = SQLCipherLibrary.activeSanitizer {
-            throw SQLCipherError(
-                .libraryUnavailable,
-                "SQLCipher is not loaded in a process built with \(sanitizer): it needs dlopen with RTLD_DEEPBIND, which the sanitizer runtime does not support; use a build without the sanitizer for encrypted stores"
-            )
-        }
+        #if os(Linux)
+            try Self.refuseUnderSanitizer()
+        #endif
         // The handle is never closed: statements and connections may use the library until exit.
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND) else {
+        guard let handle = dlopen(path, Self.openFlags) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
             throw SQLCipherError(
                 .libraryUnavailable,
-                "SQLCipher could not be loaded from '\(path)' (\(reason)); install it (Debian/Ubuntu: apt-get install libsqlcipher0) or pass the library file's path (libraryPath, or the OFFLINE_SYNC_SQLCIPHER_LIBRARY environment variable)"
+                "SQLCipher could not be loaded from '\(path)' (\(reason)); install it (Debian/Ubuntu: apt-get install libsqlcipher0; macOS: brew install sqlcipher; iOS, tvOS, watchOS, visionOS: add SQLCipher's Swift package to the app) or pass the library file's path (libraryPath, or the OFFLINE_SYNC_SQLCIPHER_LIBRARY environment variable)"
             )
         }
         func symbol(_ name: String) throws -> UnsafeMutableRawPointer {
@@ -92,10 +114,21 @@ public final class SQLCipherLibrary: Sendable {
         guard let version = try probe.singleText("PRAGMA cipher_version"), !version.isEmpty else {
             throw SQLCipherError(
                 .notSQLCipher,
-                "the library '\(path)' answers no PRAGMA cipher_version, so it would not encrypt; point libraryPath at SQLCipher's libsqlcipher.so.0"
+                "the library '\(path)' answers no PRAGMA cipher_version, so it would not encrypt; point libraryPath at the SQLCipher library"
             )
         }
         cipherVersion = version
+    }
+
+    /// Throws when a sanitizer runtime is linked: on Linux, AddressSanitizer and ThreadSanitizer
+    /// abort the process on a `dlopen` with `RTLD_DEEPBIND`.
+    private static func refuseUnderSanitizer() throws {
+        if let sanitizer = activeSanitizer {
+            throw SQLCipherError(
+                .libraryUnavailable,
+                "SQLCipher is not loaded in a process built with \(sanitizer): it needs dlopen with RTLD_DEEPBIND, which the sanitizer runtime does not support; use a build without the sanitizer for encrypted stores"
+            )
+        }
     }
 
     /// Keys an open, unused connection handle (`sqlite3_key`). The key bytes are not copied here.

@@ -5,6 +5,8 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A ``OfflineSync/LocalStore`` in an SQLCipher-encrypted database file.

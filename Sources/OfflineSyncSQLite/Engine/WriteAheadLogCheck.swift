@@ -118,7 +118,7 @@ package enum WriteAheadLogCheck {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { readBytes(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 return nil
@@ -127,4 +127,9 @@ package enum WriteAheadLogCheck {
             bytes.append(contentsOf: chunk[0..<count])
         }
     }
+}
+
+/// The C library's `read(2)`, which the check's own `read(_:)` hides inside its type.
+private func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }
