@@ -1,10 +1,14 @@
 public import OfflineSync
 import OfflineSyncLMDB
-import OfflineSyncPostgres
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
-/// The built-in backends, registered in one call, and the default store of the command-line tool.
+/// The built-in device backends (`memory:`, `sqlite:`, `sqlcipher:`, `lmdb:`), registered in one
+/// call, and the default store of the command-line tool.
+///
+/// PostgreSQL is not among them, so that an app choosing its store by configuration links no
+/// libpq: a server registers it itself with `PostgresStore.register()` (module
+/// `OfflineSyncPostgres`), as `offline-sync` does.
 ///
 /// ```swift
 /// import OfflineSyncStores
@@ -47,7 +51,6 @@ public enum BuiltInStores {
             (.sqlite, { SQLiteStore.register(in: $0) }),
             (.sqlcipher, { SQLCipherStore.register(in: $0) }),
             (.lmdb, { LMDBStore.register(in: $0) }),
-            (.postgres, { PostgresStore.register(in: $0) }),
         ]
     }
 }

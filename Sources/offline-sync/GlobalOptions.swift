@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import OfflineSync
+import OfflineSyncPostgres
 import OfflineSyncStores
 import Synchronization
 
@@ -21,6 +22,7 @@ struct GlobalOptions: ParsableArguments {
                 return handler
             }
             BuiltInStores.register()
+            PostgresStore.register()
         }
         return Logger(label: "offline-sync.\(command)")
     }

@@ -68,7 +68,7 @@ struct StoreConfigurationTests {
         let error = #expect(throws: OfflineSyncError.self) { try parse("oracle:/tmp/x") }
         #expect(error?.code == .configuration)
         #expect(error?.message.contains("unknown store scheme 'oracle'") == true)
-        #expect(error?.message.contains("memory:, sqlite:, sqlcipher:, lmdb:, postgres:") == true)
+        #expect(error?.message.contains("memory:, sqlite:, sqlcipher:, lmdb:") == true)
     }
 
     @Test func missingSchemeIsExplained() {

@@ -178,6 +178,13 @@ struct StoreRegistryTests {
         #expect(StoreRegistry.shared.isAvailable(configuration.scheme))
     }
 
+    @Test func builtInStoresAreTheDeviceBackendsWithoutPostgres() {
+        let registry = StoreRegistry()
+        BuiltInStores.register(in: registry)
+        #expect(BuiltInStores.schemes.map(\.name) == ["memory", "sqlite", "sqlcipher", "lmdb"])
+        #expect(!registry.isAvailable("postgres"), "OfflineSyncStores must not register (or link) PostgreSQL")
+    }
+
     @Test func environmentOverridesTheDefaultStore() {
         #expect(BuiltInStores.defaultStore(environment: ["OFFLINE_SYNC_STORE": "lmdb:/data/env"]) == "lmdb:/data/env")
         #expect(
