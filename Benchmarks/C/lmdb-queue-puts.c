@@ -6,7 +6,7 @@
  *
  *   cc -O2 Benchmarks/C/lmdb-queue-puts.c -o /tmp/lmdb-queue-puts -llmdb && /tmp/lmdb-queue-puts
  *
- * BENCHMARKS.md, "Session 10", has the figures and what the store took from them.
+ * BENCHMARKS.md, "The operation queue", has the figures and what the store took from them.
  */
 #include <lmdb.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 //
 //   swiftc -O Benchmarks/Swift/codable-floor.swift -o /tmp/codable-floor && /tmp/codable-floor
 //
-// BENCHMARKS.md, "Session 11", has the figures and what they mean for the typed enqueue cells.
+// BENCHMARKS.md, "Typed models", has the figures and what they mean for the typed enqueue cells.
 import Foundation
 
 struct BenchmarkModel: Codable {

@@ -479,7 +479,7 @@ private final class PageBuffers {
     /// per open made the cold open's cost depend on the heap: when glibc served it from fresh
     /// pages (`mmap`), faulting them in was most of the open's page faults (24,184 of the store
     /// side's 28,333 with `MALLOC_MMAP_THRESHOLD_=131072`, LMDB cold open 0.28 against 0.60;
-    /// BENCHMARKS.md, "Session 24"). Keeps at most ``wholeFileLimit`` bytes for the process.
+    /// BENCHMARKS.md, "LMDB"). Keeps at most ``wholeFileLimit`` bytes for the process.
     private static let spare = Locked<SpareBuffer?>(nil)
 
     /// A buffer owned by whoever holds it (here: the lock).

@@ -79,7 +79,7 @@ final class TransactionContext {
     /// keys on the way, where `mdb_put` opens a cursor and binary-searches every page from the
     /// root. In C, 10,000 inserts of an item, its queue row and its sequence-index entry took
     /// 5.8 ms with `mdb_put` and 3.0 ms appended (`Benchmarks/C/lmdb-queue-puts.c`;
-    /// BENCHMARKS.md, "Session 10").
+    /// BENCHMARKS.md, "The operation queue").
     private struct Tail {
         /// A key at least as great as every key of the sub-database, once ``isKnown``: learnt
         /// from the last key, then raised by every ordinary put (a delete leaves it an upper

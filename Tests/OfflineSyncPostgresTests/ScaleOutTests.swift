@@ -7,7 +7,7 @@ import OfflineSyncSQLite
 import Synchronization
 import Testing
 
-/// Issue 17's scale-out test: three `offline-sync serve` processes over one PostgreSQL schema (the
+/// The scale-out test: three `offline-sync serve` processes over one PostgreSQL schema (the
 /// cluster this test process started), eight writing and four pulling clients (real
 /// ``OfflineSyncHTTP/HTTPRemote`` and ``OfflineSync/SyncContext`` over their own SQLite stores)
 /// sending each request to one of the processes at random, one process killed with SIGKILL half

@@ -6,7 +6,7 @@ import OfflineSync
 /// C baseline, plus GRDB doing the storage work of the store scenarios. Benchmark names are
 /// `scenario/backend`, `scenario/raw backend` and `scenario/grdb`.
 ///
-/// `OFFLINE_SYNC_BENCH_RECORDS=N` scales every scenario down (or up) from the 100,000 rows.
+/// `OFFLINE_SYNC_BENCH_RECORDS=N` scales every scenario down (or up) from 100,000 rows.
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .mallocCountTotal, .peakMemoryResident],

@@ -44,7 +44,7 @@ struct BenchmarkReport: Sendable, Codable {
         /// The same ratio in wall-clock throughput (median over the repetitions).
         var wallRatio: Double?
         /// How many runs of the store were measured in each repetition (`nil` in reports from
-        /// before session 23, which ran one trial of each side per repetition).
+        /// runners that ran one trial of each side per repetition).
         var storeRuns: [Int]?
         /// How many runs of the raw baseline were measured in each repetition.
         var rawRuns: [Int]?

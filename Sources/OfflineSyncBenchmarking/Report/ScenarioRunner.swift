@@ -136,7 +136,7 @@ struct ScenarioRunner: Sendable {
     /// The least wall clock each side of a repetition is measured over: a side whose runs
     /// took less runs again (see ``measure(_:)``). Short trials otherwise swing with every timer
     /// tick, cache miss and change in the machine's speed; summed over this long, their ratios
-    /// reproduce from run to run (BENCHMARKS.md, "Stability" and "Session 23").
+    /// reproduce from run to run (BENCHMARKS.md, "Measurement").
     static let minimumSeconds = 0.1
 
     /// How long one run of a repeatable trial lasts: its body runs again until the run has
@@ -236,7 +236,7 @@ struct ScenarioRunner: Sendable {
     ///
     /// The machine's speed moves between trials: the same raw LMDB insert of 100,000 rows in
     /// pages of 50 took 0.049 to 0.124 s of user CPU in eight trials in a row, with the same
-    /// system time and page faults (BENCHMARKS.md, "Session 23"). A ratio of one store trial to
+    /// system time and page faults (BENCHMARKS.md, "Measurement"). A ratio of one store trial to
     /// one raw trial moves with it; runs of a few hundredths of a second each, alternated, put
     /// both sides of a ratio under the same mix of speeds. A repeatable (read-only) trial is set
     /// up once and runs ``sliceSeconds`` at a time; a trial that writes is set up anew for
