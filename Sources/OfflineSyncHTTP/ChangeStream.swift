@@ -8,8 +8,9 @@ import OfflineSyncProtocol
 
 /// The change stream of a table-protocol server (`GET /changes`, Server-Sent Events) as a
 /// ``OfflineSync/ChangeSignal`` for a ``OfflineSync/Replicator``: `offline-sync serve` sends
-/// `event: change` with `{"table":…,"updatedAt":…}` after each committed write (see
-/// `docs/PROTOCOL.md`, "Change stream").
+/// `event: ready` once the subscription is registered (handed on as
+/// ``OfflineSync/ChangeSignalEvent/connected``), then `event: change` with
+/// `{"table":…,"updatedAt":…}` after each committed write (see `docs/PROTOCOL.md`, "Change stream").
 ///
 /// It uses the same configuration as the ``HTTPRemote`` beside it (base URL, credential and its
 /// renewal after a 401, TLS, timeouts) and streams through AsyncHTTPClient. Answers map to
@@ -72,11 +73,16 @@ public final class ChangeStream: ChangeSignal {
         to tables: [String], _ receive: @escaping @Sendable (ChangeSignalEvent) async -> Void
     ) async throws {
         let response = try await open(tables)
-        await receive(.connected)
         var parser = ServerSentEventParser()
         do {
             for try await chunk in response.body {
-                for event in parser.feed(chunk.readableBytesView) where event.type == "change" {
+                for event in parser.feed(chunk.readableBytesView) {
+                    if event.type == "ready" {
+                        // The server registered the subscription: no later write goes unannounced.
+                        await receive(.connected)
+                        continue
+                    }
+                    guard event.type == "change" else { continue }
                     guard let change = Self.change(event.data) else {
                         configuration.logger.warning("ignoring a change event that is not {\"table\":…}: \(event.data.prefix(200))")
                         continue
