@@ -13,7 +13,9 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "OfflineSync",
-    platforms: [.macOS(.v15)],
+    // The oldest systems with Synchronization's Atomic and Mutex, which the core uses; Linux has
+    // no minimum here (Swift 6.1 or later).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "OfflineSync", targets: ["OfflineSync"]),
         .library(name: "OfflineSyncService", targets: ["OfflineSyncService"]),
@@ -38,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // `swift package generate-documentation` (scripts/docs); a command plugin, built only when run.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "OfflineSync"),
@@ -104,9 +108,8 @@ let package = Package(
         .target(name: "OfflineSyncSQLCipher", dependencies: ["OfflineSync", "OfflineSyncSQLite"]),
         .target(
             name: "OfflineSyncStores",
-            dependencies: [
-                "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "OfflineSyncPostgres",
-            ]),
+            // The device backends only: an app that names its store in configuration links no libpq.
+            dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
         // Sources/offline-sync/Benchmarking holds the benchmark scenarios and raw C baselines, internal to
         // the tool; the Benchmarks/ package compiles the same files through a symbolic link (see
         // docs/ARCHITECTURE.md, "Measurement code").
