@@ -13,7 +13,7 @@ package final class PostgresConnection {
     /// (`DEALLOCATE ALL`), so a stream of distinct queries cannot grow the server's memory.
     static let statementCacheLimit = 512
 
-    private var handle: OpaquePointer?
+    private(set) var handle: OpaquePointer?
     /// The prepared statements by SQL text.
     private var statements: [String: String] = [:]
     private var nextStatement = 1
