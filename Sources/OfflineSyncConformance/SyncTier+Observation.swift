@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 import Synchronization
 
 /// Query observation and the change feed over the store under test: every kind of write wakes

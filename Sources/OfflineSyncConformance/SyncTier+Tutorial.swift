@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncService
 
 /// The offline tutorial of Azure Mobile Apps, end to end: online pull, offline edits, restart,
 /// back online, push and pull.
