@@ -1,7 +1,7 @@
 public import OfflineSync
 
-/// The conformance suite: proves that a ``OfflineSync/LocalStore`` behaves exactly like the
-/// reference ``OfflineSync/InMemoryStore`` and that the shared sync logic works on top of it.
+/// The conformance suite: proves that a `LocalStore` behaves exactly like the
+/// reference `InMemoryStore` and that the shared sync logic works on top of it.
 ///
 /// It is a library, not a test target, so anyone can run it on any store — a third party's
 /// backend, the CLI's `conformance` command, or a Swift Testing suite with one test per group:
@@ -25,7 +25,7 @@ public struct ConformanceSuite: Sendable {
     /// Makes another new, unopened store over the location of `store`, one ``makeStore`` returned,
     /// as a second instance or process of an app would open that file or database. Set it for a
     /// store several instances or processes can share, and the `sharing` group proves that each
-    /// sees the others' committed writes and declarations (``OfflineSync/LocalStore/storedSchemaChanged()``)
+    /// sees the others' committed writes and declarations (`LocalStore.storedSchemaChanged()`)
     /// and that their concurrent writes are all kept. Without it that group is skipped.
     public var makeStoreSharingLocation: (@Sendable (any LocalStore) throws -> any LocalStore)?
 

@@ -2,7 +2,7 @@ public import OfflineSync
 
 extension StoreScheme {
     /// `lmdb:PATH[?map-size=1GiB&max-map-size=16GiB&sync=full|meta|none]` — an LMDB environment,
-    /// opened by ``LMDBStore/init(configuration:)``; sizes as ``OfflineSync/ByteSize`` reads them,
+    /// opened by ``LMDBStore/init(configuration:)``; sizes as `ByteSize` reads them,
     /// `sync` is ``LMDBStore/Durability``.
     public static let lmdb = StoreScheme(
         "lmdb", summary: "an LMDB environment",
@@ -49,7 +49,7 @@ extension LMDBStore.Options {
 }
 
 extension LMDBStore {
-    /// Registers the `lmdb:` scheme (``OfflineSync/StoreScheme/lmdb``) with `registry`, as any
+    /// Registers the `lmdb:` scheme (`StoreScheme.lmdb`) with `registry`, as any
     /// backend registers its own.
     public static func register(in registry: StoreRegistry = .shared) {
         registry.register(.lmdb) { try LMDBStore(configuration: $0) }

@@ -1,7 +1,7 @@
 public import OfflineSync
 import Synchronization
 
-/// A ``OfflineSync/LocalStore`` kept in an LMDB environment: a memory-mapped B+tree file with
+/// A `LocalStore` kept in an LMDB environment: a memory-mapped B+tree file with
 /// one writer at a time and lock-free readers.
 ///
 /// ```swift

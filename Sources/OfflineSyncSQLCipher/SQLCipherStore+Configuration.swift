@@ -22,14 +22,14 @@ extension StoreScheme {
 }
 
 extension SQLCipherStore {
-    /// Registers the `sqlcipher:` scheme (``OfflineSync/StoreScheme/sqlcipher``) with `registry`,
+    /// Registers the `sqlcipher:` scheme (`StoreScheme.sqlcipher`) with `registry`,
     /// as any backend registers its own.
     public static func register(in registry: StoreRegistry = .shared) {
         registry.register(.sqlcipher) { try SQLCipherStore(configuration: $0) }
     }
 
     /// A closed store for an `sqlcipher:` configuration; the key is read from its source
-    /// (``OfflineSync/KeySource/load()``) at every open and dropped after keying the connection.
+    /// (`KeySource.load()`) at every open and dropped after keying the connection.
     public convenience init(configuration: StoreConfiguration) throws {
         let source = try Self.keySource(of: configuration)
         try self.init(
@@ -79,7 +79,7 @@ extension SQLCipherStore {
 }
 
 extension SQLCipherKey {
-    /// The SQLCipher key for key material read from a ``OfflineSync/KeySource``.
+    /// The SQLCipher key for key material read from a `KeySource`.
     public init(_ key: StoreKey) {
         switch key.kind {
         case .raw: self = .raw(key.bytes)

@@ -9,7 +9,7 @@ import Synchronization
     import Darwin
 #endif
 
-/// A ``OfflineSync/LocalStore`` in an SQLCipher-encrypted database file.
+/// A `LocalStore` in an SQLCipher-encrypted database file.
 ///
 /// ```swift
 /// let store = try SQLCipherStore(path: "/var/lib/app/data.sqlcipher", key: .raw(keyBytes))
@@ -202,7 +202,7 @@ public final class SQLCipherStore: LocalStore, SQLEngineStore {
     }
 
     /// Step 4 of the open checks, reading the file through the connection's own file handle
-    /// (see ``OfflineSyncSQLite/Connection/fileHeader(count:)``). In WAL mode a new file's first
+    /// (see `Connection.fileHeader(count:)`). In WAL mode a new file's first
     /// page may still be in the WAL: only then is it checkpointed first, so that an existing
     /// store opens (read-only work) on a full disk, where a checkpoint could not write.
     static func verifyEncryptedHeader(of connection: Connection) throws {

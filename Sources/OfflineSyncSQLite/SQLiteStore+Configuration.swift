@@ -34,7 +34,7 @@ extension SQLStoreOptions {
 }
 
 extension SQLiteStore {
-    /// Registers the `sqlite:` scheme (``OfflineSync/StoreScheme/sqlite``) with `registry`, as any
+    /// Registers the `sqlite:` scheme (`StoreScheme.sqlite`) with `registry`, as any
     /// backend registers its own.
     public static func register(in registry: StoreRegistry = .shared) {
         registry.register(.sqlite) { try SQLiteStore(configuration: $0) }

@@ -1,6 +1,6 @@
 public import OfflineSync
 
-/// A ``OfflineSync/LocalStore`` in an SQLite database file, using the system SQLite library.
+/// A `LocalStore` in an SQLite database file, using the system SQLite library.
 ///
 /// ```swift
 /// let store = SQLiteStore(path: "/var/lib/app/data.sqlite")
@@ -14,13 +14,13 @@ public import OfflineSync
 /// - Storage choices (see ``SQLStoreOptions``): WAL, `synchronous = NORMAL` unless
 ///   ``SQLStoreOptions/Durability/full`` is asked for, a 16 MiB page cache, dates as integer
 ///   milliseconds, booleans as 0/1, JSON as text, doubles without column affinity so `-0.0` keeps
-///   its sign. Queries are translated to SQL that agrees with ``OfflineSync/QueryEvaluator``.
+///   its sign. Queries are translated to SQL that agrees with `QueryEvaluator`.
 /// - One writer connection, confined behind a lock (writes are serialised), and a small pool of
 ///   read-only connections (``SQLStoreOptions/readConnections``): reads from any thread run
 ///   concurrently with each other and with a write, each seeing one committed snapshot.
 /// - Failures of the library throw ``SQLiteError`` (a file that is not a database, a read-only
 ///   location, a lock held too long by another process, a full disk …); contract violations throw
-///   ``OfflineSync/OfflineSyncError``.
+///   `OfflineSyncError`.
 public final class SQLiteStore: LocalStore, SQLEngineStore {
     package let engine: SQLTableStore
 
