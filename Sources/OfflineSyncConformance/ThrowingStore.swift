@@ -32,7 +32,7 @@ public final class ThrowingStore: LocalStore {
     public var schema: StoreSchema { get throws { try base.schema } }
     /// Opens the wrapped store.
     public func open(schema: StoreSchema) throws { try base.open(schema: schema) }
-    /// Reads from the wrapped store (then runs the hook set with ``afterRead(_:)``, if any).
+    /// Reads from the wrapped store (then runs the hook set with `afterRead(_:)`, if any).
     public func read(_ query: Query) throws -> QueryResult {
         let result = try base.read(query)
         if let hook = readHook.withLock({ $0 }) { hook(query) }

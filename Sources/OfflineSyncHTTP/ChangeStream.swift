@@ -7,14 +7,14 @@ public import OfflineSync
 import OfflineSyncProtocol
 
 /// The change stream of a table-protocol server (`GET /changes`, Server-Sent Events) as a
-/// ``OfflineSync/ChangeSignal`` for a ``OfflineSync/Replicator``: `offline-sync serve` sends
+/// `ChangeSignal` for a `Replicator`: `offline-sync serve` sends
 /// `event: ready` once the subscription is registered (handed on as
-/// ``OfflineSync/ChangeSignalEvent/connected``), then `event: change` with
+/// `ChangeSignalEvent.connected`), then `event: change` with
 /// `{"table":…,"updatedAt":…}` after each committed write (see `docs/PROTOCOL.md`, "Change stream").
 ///
 /// It uses the same configuration as the ``HTTPRemote`` beside it (base URL, credential and its
 /// renewal after a 401, TLS, timeouts) and streams through AsyncHTTPClient. Answers map to
-/// ``OfflineSync/ChangeSignalError`` kinds: 404 or an answer that is not `text/event-stream`
+/// `ChangeSignalError` kinds: 404 or an answer that is not `text/event-stream`
 /// (an Azure server, an older `serve`) → `.unsupported`, so the replicator polls; 401 after one
 /// renewal → `.authentication`; 429 and 503 → `.unavailable` with the `Retry-After` pause; a
 /// connection that fails, breaks or stays silent for ``HTTPRemote/Configuration/readTimeout``

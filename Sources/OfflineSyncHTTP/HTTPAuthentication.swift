@@ -7,7 +7,7 @@ import Synchronization
 /// and sent as `name: prefix + token`. When the server answers 401 and ``refresh`` is set, the
 /// remote calls it once, then repeats the request with the token it returned (keep that token
 /// where ``token`` reads it, so later requests use it too); a second 401 (or a refresh that
-/// throws or returns `nil`) fails with ``RemoteError`` `.authentication`, which aborts a push
+/// throws or returns `nil`) fails with `RemoteError` `.authentication`, which aborts a push
 /// and keeps the queue.
 ///
 /// ```swift

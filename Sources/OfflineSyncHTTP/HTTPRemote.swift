@@ -8,12 +8,12 @@ import NIOSSL
 public import OfflineSync
 import OfflineSyncProtocol
 
-/// A ``RemoteService`` that speaks the Azure Mobile Apps table protocol, version 2.0.0, over HTTP.
+/// A `RemoteService` that speaks the Azure Mobile Apps table protocol, version 2.0.0, over HTTP.
 ///
 /// Requests have the form the original clients send (see `TableRequest`): `GET/POST
 /// /tables/{table}`, `GET/PATCH/DELETE /tables/{table}/{id}`, `ZUMO-API-VERSION: 2.0.0`, OData v3
 /// query options, `If-Match: "version"` on updates and deletes. Answers map to results and
-/// ``RemoteError`` kinds:
+/// `RemoteError` kinds:
 ///
 /// | answer | result |
 /// |---|---|
@@ -58,7 +58,7 @@ public final class HTTPRemote: RemoteService {
     var baseURL: String { client.baseURL }
 
     /// Creates a remote with its own HTTP client (connection pool), configured with the timeouts.
-    /// Throws ``RemoteError`` `.server` when the base URL is not an `http` or `https` URL.
+    /// Throws `RemoteError` `.server` when the base URL is not an `http` or `https` URL.
     public convenience init(configuration: Configuration) throws {
         let timeout = HTTPClient.Configuration.Timeout(
             connect: TimeAmount(configuration.connectTimeout),

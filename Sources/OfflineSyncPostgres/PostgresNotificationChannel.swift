@@ -9,13 +9,13 @@ public import OfflineSync
 #endif
 
 /// PostgreSQL's `LISTEN`/`NOTIFY` on one channel, for processes that share a database: what one
-/// process ``send(_:)``s, every other process ``receive(_:)``s (`offline-sync serve` relays its
+/// process ``send(_:)``s, every other process ``receive(reconnected:_:)``s (`offline-sync serve` relays its
 /// committed writes this way, so that the change streams of every process announce them).
 ///
 /// Two connections of its own, apart from any store's: one sends, from a serial queue, so
 /// ``send(_:)`` never blocks its caller; one listens, on a thread of its own that waits on the
 /// connection's socket (200 ms at a time, so it stops soon after its task is cancelled). A notification sent by this channel's own sending connection is not
-/// handed to ``receive(_:)``. Both reconnect after a failure (a notification sent while the
+/// handed to ``receive(reconnected:_:)``. Both reconnect after a failure (a notification sent while the
 /// listening connection was down is lost: PostgreSQL keeps none for a session that is not
 /// listening), so a receiver must treat a reconnection as "anything may have changed".
 public final class PostgresNotificationChannel: Sendable {

@@ -11,7 +11,7 @@ import OfflineSyncService
 /// - ``Level/disabled``: nobody: every request gets 405.
 ///
 /// With an ``ownerColumn`` (per-user data), the table is ``Level/authenticated`` and each user
-/// sees and changes only the rows stamped with the subject of their token: see ``RowOwner``.
+/// sees and changes only the rows stamped with the subject of their token: see `RowOwner`.
 public struct TableAccess: Sendable, Hashable {
     /// Who may use a table.
     public enum Level: String, Sendable, Hashable, CaseIterable, Codable {
@@ -48,7 +48,7 @@ public struct TableAccess: Sendable, Hashable {
         TableAccess(.authenticated, ownerColumn: column)
     }
 
-    /// Throws ``OfflineSyncError`` `.configuration` when a rule of `rules` (by table name) needs
+    /// Throws `OfflineSyncError` `.configuration` when a rule of `rules` (by table name) needs
     /// tokens and `checksTokens` is `false`, or keeps per-user data without being authenticated.
     public static func validate(_ rules: [String: TableAccess], checksTokens: Bool) throws {
         for (table, rule) in rules.sorted(by: { $0.key < $1.key }) {

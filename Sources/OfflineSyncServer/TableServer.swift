@@ -13,7 +13,7 @@ public import OfflineSyncService
 import UnixSignals
 
 /// A reference back end of the Azure Mobile Apps table protocol 2.0.0, on Hummingbird, serving a
-/// ``TableService`` (and through it any `LocalStore`).
+/// `TableService` (and through it any `LocalStore`).
 ///
 /// It answers what the original clients send the way the Azure Node server does (see
 /// `TableProtocol`): `GET/POST /tables/{table}`, `GET/PATCH/DELETE /tables/{table}/{id}`, OData v3
@@ -139,10 +139,12 @@ public struct TableServer: Sendable {
     /// shuts down gracefully, or, with `untilSignal`, until SIGINT or SIGTERM; then stops
     /// accepting connections, lets the requests in progress finish, and returns once every
     /// connection is closed (the event loops it ran on can be shut down right after).
-    /// Throws ``OfflineSyncError`` `.configuration` before listening when ``Configuration/tableAccess``
+    /// Throws `OfflineSyncError` `.configuration` before listening when ``Configuration/tableAccess``
     /// needs tokens the server does not check (or is contradictory), and when the address is
     /// already in use.
-    /// - Parameter onRunning: called once with the bound port when the server accepts requests.
+    /// - Parameters:
+    ///   - untilSignal: also stop on SIGINT or SIGTERM.
+    ///   - onRunning: called once with the bound port when the server accepts requests.
     public func run(untilSignal: Bool = false, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         async throws
     {

@@ -1,12 +1,12 @@
 public import OfflineSync
 import Synchronization
 
-/// A faithful in-process server: a ``TableService`` over an ``InMemoryStore``, with fault
+/// A faithful in-process server: a ``TableService`` over an `InMemoryStore`, with fault
 /// injection and added latency so every failure path of sync can be tested.
 ///
 /// Paging through it costs no scan of the table: the pages of a pull are bounded on their first
 /// ordering key (`updatedAt ge T` ordered by `updatedAt`, or `id gt L` ordered by `id`), which
-/// ``InMemoryStore`` answers with a binary search over a sorted copy kept until the next write.
+/// `InMemoryStore` answers with a binary search over a sorted copy kept until the next write.
 ///
 /// ```swift
 /// let remote = try InMemoryRemote(tables: [todo])
@@ -111,26 +111,26 @@ public final class InMemoryRemote: RemoteService {
 
     // MARK: RemoteService
 
-    /// One page, through ``TableService/readPage(_:includeDeleted:)``, after faults and latency.
+    /// One page, through ``TableService/readPage(_:includeDeleted:owner:)``, after faults and latency.
     public func readPage(_ query: Query, includeDeleted: Bool) async throws -> QueryResult {
         try await perform(RemoteCall(.read, table: query.table)) {
             try service.readPage(query, includeDeleted: includeDeleted)
         }
     }
 
-    /// Inserts through ``TableService/insert(_:into:)``, after faults and latency.
+    /// Inserts through ``TableService/insert(_:into:creatingTable:owner:)``, after faults and latency.
     public func insert(_ item: Item, into table: String) async throws -> Item {
         try await perform(RemoteCall(.insert, table: table, itemId: item.id)) { try service.insert(item, into: table) }
     }
 
-    /// Updates through ``TableService/update(_:in:ifMatch:)``, after faults and latency.
+    /// Updates through ``TableService/update(_:in:ifMatch:owner:)``, after faults and latency.
     public func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
         try await perform(RemoteCall(.update, table: table, itemId: item.id)) {
             try service.update(item, in: table, ifMatch: version)
         }
     }
 
-    /// Soft-deletes through ``TableService/delete(id:from:ifMatch:)``, after faults and latency.
+    /// Soft-deletes through ``TableService/delete(id:from:ifMatch:owner:)``, after faults and latency.
     public func delete(id: String, from table: String, ifMatch version: String?) async throws {
         try await perform(RemoteCall(.delete, table: table, itemId: id)) {
             _ = try service.delete(id: id, from: table, ifMatch: version)
@@ -178,7 +178,7 @@ public final class InMemoryRemote: RemoteService {
         return try await perform(write)
     }
 
-    /// Looks up through ``TableService/lookup(id:in:)``, after faults and latency.
+    /// Looks up through ``TableService/lookup(id:in:includeDeleted:owner:)``, after faults and latency.
     public func lookup(id: String, in table: String) async throws -> Item? {
         try await perform(RemoteCall(.lookup, table: table, itemId: id)) { try service.lookup(id: id, in: table) }
     }

@@ -1,10 +1,10 @@
 public import OfflineSync
 import Synchronization
 
-/// The server side of the table protocol, written once over any ``LocalStore``: what a real
+/// The server side of the table protocol, written once over any `LocalStore`: what a real
 /// Azure Mobile Apps table controller does with inserts, updates, deletes and reads.
 ///
-/// ``InMemoryRemote`` runs it over an ``InMemoryStore``; an HTTP server can run it over any
+/// ``InMemoryRemote`` runs it over an `InMemoryStore`; an HTTP server can run it over any
 /// backend. It guarantees:
 /// - every write sets `updatedAt` to a time strictly later than any earlier write of the whole
 ///   service (milliseconds; a busy service runs ahead of the clock rather than repeat a value)
@@ -15,7 +15,7 @@ import Synchronization
 ///   table, commit order equals stamp order, so an incremental pull never skips a committed write;
 /// - deletes are soft: the row stays with `deleted = true`, a new `updatedAt` and `version`;
 ///   lookups, updates and deletes treat a soft-deleted row as missing (404), and
-///   ``undelete(id:in:ifMatch:)`` brings it back;
+///   ``undelete(id:in:ifMatch:owner:)`` brings it back;
 /// - an `If-Match` version that differs from the stored one fails with 412 carrying the
 ///   server's item; inserting an existing id (soft-deleted included) fails with 409 carrying it;
 /// - reads return at most ``Options/maximumPageSize`` rows and leave out soft-deleted rows
@@ -30,7 +30,7 @@ import Synchronization
 /// A write that would change the schema (a new column, a new table) is checked completely first:
 /// the table's column count (before the lock writers take, from the item alone, so a body of
 /// thousands of new names is refused at once), names (the names any built-in backend reserves,
-/// ``Identifier/portablyReservedPrefixes``, are refused on every store, so that it can be migrated
+/// `Identifier.portablyReservedPrefixes`, are refused on every store, so that it can be migrated
 /// to any backend), letter-case clashes, and every value of the item against the widened table.
 /// Only a write that will succeed changes the schema, so a rejected request leaves
 /// the store as it was. Backends widen a schema on `open`, so the change closes and reopens the
@@ -46,7 +46,7 @@ import Synchronization
 /// write that needs a column this process does not know first reopens the store, so columns
 /// another process added are seen with their types. Every request first asks the store whether
 /// another process declared or widened a table since it opened
-/// (``LocalStore/storedSchemaChanged()``) and reopens it when one did, so no answer leaves out
+/// (`LocalStore.storedSchemaChanged()`) and reopens it when one did, so no answer leaves out
 /// a table, or a column of a row, that another server process added. Reads do not wait for
 /// writes: they run concurrently with each other and with a write, as far as the backend allows
 /// (a backend with concurrent readers, such as a pool of read-only connections, reads in
@@ -62,7 +62,7 @@ import Synchronization
 /// exactly as for a missing row: never a 412 or 409 carrying that row. An update never changes a
 /// row's owner, so a row's owner is fixed when it is inserted.
 ///
-/// Failures are thrown as ``RemoteError`` with the HTTP status a server would answer; a store
+/// Failures are thrown as `RemoteError` with the HTTP status a server would answer; a store
 /// failure is answered 500 with a message that names no internals (no SQL, no file paths): its
 /// detail goes to the `failureLog` handed to ``init(store:options:failureLog:)``.
 public final class TableService: Sendable {
@@ -123,8 +123,11 @@ public final class TableService: Sendable {
     /// without ``pullIndex`` gets it (the store is closed and reopened to declare it). Rows with
     /// no `updatedAt` (loaded by other means than the service) are stamped first, so incremental
     /// pulls return them.
-    /// - Parameter failureLog: receives the full text of every store failure the service
-    ///   answers with 500 (whose message itself names no internals); a server logs it.
+    /// - Parameters:
+    ///   - store: the open store whose tables are served.
+    ///   - options: page size and schema widening.
+    ///   - failureLog: receives the full text of every store failure the service answers with 500
+    ///     (whose message itself names no internals); a server logs it.
     public init(
         store: any LocalStore, options: Options = Options(), failureLog: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
@@ -182,6 +185,8 @@ public final class TableService: Sendable {
 
     /// `POST /tables/{table}`: stores a new item (an empty id gets a UUID) and returns it.
     /// - Parameters:
+    ///   - item: the item to store.
+    ///   - table: the table to store it in.
     ///   - creatingTable: with ``Options/widensSchema``, declare `table` when the store does not
     ///     have it yet (the Node server's dynamic schema creates tables this way).
     ///   - owner: the user the item belongs to, stamped into its owner column (see "Per-user
@@ -302,7 +307,11 @@ public final class TableService: Sendable {
 
     /// `GET /tables/{table}/{id}`: the item, or `nil` when missing or soft-deleted (or, with
     /// `owner`, another user's).
-    /// - Parameter includeDeleted: return a soft-deleted item too.
+    /// - Parameters:
+    ///   - id: the item's id.
+    ///   - table: the table to look in.
+    ///   - includeDeleted: return a soft-deleted item too.
+    ///   - owner: the user the call acts for (see "Per-user data").
     public func lookup(id: String, in table: String, includeDeleted: Bool = false, owner: RowOwner? = nil) throws
         -> Item?
     {
@@ -374,7 +383,7 @@ public final class TableService: Sendable {
     }
 
     /// Reopens the store when another process or store instance serving it declared or widened
-    /// a table since this one opened it (``LocalStore/storedSchemaChanged()``), so that no
+    /// a table since this one opened it (`LocalStore.storedSchemaChanged()`), so that no
     /// answer leaves out a table or column that another server process added: called at the
     /// start of every request. Skipped for a store confined to its instance.
     private func adoptSchemaChangedElsewhere() throws {

@@ -25,7 +25,7 @@
 /// - **publishes** its ``status`` as an `AsyncSequence` of snapshots.
 ///
 /// It only calls the context's own ``SyncContext/push(handler:progress:)`` and
-/// ``SyncContext/pull(_:options:)``, so nothing is lost or applied twice across a stop, a restart
+/// ``SyncContext/pull(_:options:)-([PullRequest],_)``, so nothing is lost or applied twice across a stop, a restart
 /// or a killed process: the queue and the delta tokens commit with the data (see the "Sync" article).
 /// The app may still call push and pull itself; they wait their turn behind the context's gate.
 public final class Replicator: Sendable {

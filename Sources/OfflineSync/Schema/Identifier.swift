@@ -18,6 +18,7 @@ public enum Identifier {
 
     /// Throws ``OfflineSyncError/Code-swift.struct/invalidName`` unless `name` is a valid identifier.
     /// - Parameters:
+    ///   - name: the name to check.
     ///   - kind: what the name is ("table", "column", "index"), used in the message.
     ///   - reservedPrefixes: prefixes the store reserves (``LocalStore/reservedNamePrefixes``); a
     ///     name starting with one, in any letter case, is rejected.

@@ -98,7 +98,7 @@ public struct TableSchema: Sendable, Hashable, Codable {
         case name, columns, indexes, synced
     }
 
-    /// Reads a declaration written by ``encode(to:)``.
+    /// Reads a declaration written by `encode(to:)`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
@@ -342,7 +342,7 @@ public struct StoreSchema: Sendable, Hashable, Codable {
     /// The declared tables.
     public private(set) var tables: [TableSchema]
 
-    /// Creates a schema; names are validated when a store opens with it (see ``validate()``).
+    /// Creates a schema; names are validated when a store opens with it (see ``validate(reservedPrefixes:)``).
     public init(_ tables: [TableSchema]) {
         self.tables = tables
     }

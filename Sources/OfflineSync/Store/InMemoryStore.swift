@@ -7,7 +7,7 @@ import Synchronization
 /// closing and reopening the same instance keeps it (as a file would), a new instance starts empty.
 /// Transactions apply writes in place and keep an undo log, so a throwing transaction is rolled
 /// back without copying the tables. Declared indexes are kept as sorted arrays (see
-/// ``InMemoryIndex``), brought up to date after a bulk write or at the next read that uses them.
+/// `InMemoryIndex`), brought up to date after a bulk write or at the next read that uses them.
 public final class InMemoryStore: LocalStore {
     private struct State {
         var isOpen = false

@@ -17,7 +17,7 @@ public struct PullOptions: Sendable {
     }
 }
 
-/// One table to pull, for ``SyncContext/pull(_:options:)``.
+/// One table to pull, for ``SyncContext/pull(_:options:)-([PullRequest],_)``.
 public struct PullRequest: Sendable, Hashable {
     /// The app table.
     public var table: String

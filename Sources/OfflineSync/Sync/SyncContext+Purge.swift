@@ -96,6 +96,7 @@ extension SyncTable {
     ///   - query: a query on this table; `nil` for every record. Selection and total counts are
     ///     rejected.
     ///   - queryId: the incremental pull's name (1 to 255 bytes, no `|`), or `nil` for a full pull.
+    ///   - options: how the pull runs (see ``PullOptions``).
     @discardableResult
     public func pull(_ query: Query? = nil, queryId: String? = nil, options: PullOptions = PullOptions()) async throws
         -> PullResult

@@ -64,7 +64,7 @@ public enum SystemTables {
     /// that order).
     ///
     /// No index on (table, item id): an item's operations are found by their row ids (see
-    /// ``OperationQueue``), and the reads by table alone (counting, listing and purging one
+    /// `OperationQueue`), and the reads by table alone (counting, listing and purging one
     /// table's operations) are rare and read a queue that a push keeps short. An index there
     /// cost a B-tree entry (an LMDB put) on every local edit. Stores created before keep the
     /// index they have (a reopen never drops one).
