@@ -2,7 +2,7 @@ import CLibPQ
 public import OfflineSync
 import Synchronization
 
-/// A ``OfflineSync/LocalStore`` in a schema of a PostgreSQL (10 or later) database, through libpq.
+/// A `LocalStore` in a schema of a PostgreSQL (10 or later) database, through libpq.
 ///
 /// ```swift
 /// let settings = try PostgresConnectionSettings(
@@ -12,7 +12,7 @@ import Synchronization
 /// ```
 ///
 /// - Each declared table is an SQL table in the store's PostgreSQL schema (created on first open),
-///   laid out so PostgreSQL compares and orders exactly as ``OfflineSync/QueryEvaluator`` does
+///   laid out so PostgreSQL compares and orders exactly as `QueryEvaluator` does
 ///   (see `PostgresTableLayout`: strings as `bytea`, ids and JSON as `text COLLATE "C"`, dates as
 ///   `int8` milliseconds, `float8` doubles). The declared schema is recorded in the table
 ///   `__offline_sync_schema`, so reopening knows every column's type and widens tables with
@@ -24,11 +24,11 @@ import Synchronization
 /// - One connection per store, confined behind a lock: calls from any thread are serialised.
 ///   A write transaction also takes a transaction-scoped advisory lock derived from the database
 ///   and schema, so write transactions on one schema are serialised across every store instance
-///   and process that uses it (rule 6 of ``OfflineSync/LocalStore`` holds across processes).
+///   and process that uses it (rule 6 of `LocalStore` holds across processes).
 ///   A read with a total count reads the page and the count in one `REPEATABLE READ` transaction.
 /// - A connection the server dropped is re-established at the next call (outside a transaction).
 /// - Failures of the server or of libpq throw ``PostgresError``; contract violations throw
-///   ``OfflineSync/OfflineSyncError``. No password ever appears in an error or in ``info``.
+///   `OfflineSyncError`. No password ever appears in an error or in ``info``.
 public final class PostgresStore: LocalStore {
     private struct State {
         var connection: PostgresConnection?

@@ -3,15 +3,15 @@ public import OfflineSync
 public struct RemoteCall: Sendable, Hashable, CustomStringConvertible {
     /// The kind of call.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
-        /// ``RemoteService/readPage(_:includeDeleted:)``.
+        /// `RemoteService.readPage(_:includeDeleted:)`.
         case read
-        /// ``RemoteService/insert(_:into:)``.
+        /// `RemoteService.insert(_:into:)`.
         case insert
-        /// ``RemoteService/update(_:in:ifMatch:)``.
+        /// `RemoteService.update(_:in:ifMatch:)`.
         case update
-        /// ``RemoteService/delete(id:from:ifMatch:)``.
+        /// `RemoteService.delete(id:from:ifMatch:)`.
         case delete
-        /// ``RemoteService/lookup(id:in:)``.
+        /// `RemoteService.lookup(id:in:)`.
         case lookup
     }
 
@@ -34,13 +34,13 @@ public struct RemoteCall: Sendable, Hashable, CustomStringConvertible {
 
 /// A failure an ``InMemoryRemote`` can be told to produce.
 public enum RemoteFailure: Sendable, Hashable {
-    /// The server cannot be reached (``RemoteError/Kind/network``).
+    /// The server cannot be reached (`RemoteError.Kind.network`).
     case network
-    /// The request timed out (``RemoteError/Kind/network``, message says so).
+    /// The request timed out (`RemoteError.Kind.network`, message says so).
     case timeout
-    /// The server answers 401 (``RemoteError/Kind/authentication``).
+    /// The server answers 401 (`RemoteError.Kind.authentication`).
     case unauthorized
-    /// The server answers with this status (``RemoteError/Kind/server``), e.g. 500 or 503.
+    /// The server answers with this status (`RemoteError.Kind.server`), e.g. 500 or 503.
     case status(Int)
 
     func error(for call: RemoteCall) -> RemoteError {
