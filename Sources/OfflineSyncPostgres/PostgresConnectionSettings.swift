@@ -54,7 +54,7 @@ public struct PostgresConnectionSettings: Sendable, Hashable, CustomStringConver
 
     /// Reads a `postgres:` configuration: the path is `[USER@]HOST[:PORT]/DATABASE` (after `//`),
     /// the options `schema`, `password-env`, `sslmode` and `connect-timeout`. Throws
-    /// `OfflineSyncError.Code-swift.struct.configuration` naming what is wrong.
+    /// `OfflineSyncError.Code.configuration` naming what is wrong.
     public init(_ configuration: StoreConfiguration) throws {
         self.init()
         var rest = configuration.path ?? ""
