@@ -39,7 +39,7 @@ import OfflineSyncProtocol
 /// HTTP/1.1 connection of the remote's own (`PipelinedTransport`: SwiftNIO, NIOSSL for `https`),
 /// since AsyncHTTPClient does not pipeline. See "Pipelined pushes" in the module's documentation.
 ///
-/// The remote itself is the protocol client: this file answers the ``OfflineSync/RemoteService``
+/// The remote itself is the protocol client: this file answers the `RemoteService`
 /// requirements; `HTTPRemote+Answers.swift` reads answers and maps failures,
 /// `HTTPRemote+Sending.swift` adds the credential, the 401 renewal and the retries, and
 /// `HTTPRemote+PipelinedPush.swift` sends a push's chunk on the pipelining transport.

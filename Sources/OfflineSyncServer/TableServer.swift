@@ -49,7 +49,7 @@ public struct TableServer: Sendable {
         /// The largest request body accepted; larger ones get 413. Default 1 MiB.
         public var maximumBodyBytes: Int
         /// Create a table on its first write when it is not in the schema (dynamic schema). Use
-        /// it with a service whose ``TableService/Options/widensSchema`` is set, so new columns
+        /// it with a service whose `TableService.Options.widensSchema` is set, so new columns
         /// are added too.
         public var createsTables: Bool
         /// Receives one line per request and the start and stop of the server.
