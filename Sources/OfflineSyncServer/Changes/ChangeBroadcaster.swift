@@ -70,6 +70,19 @@ public final class ChangeBroadcaster: Sendable {
         subscription?.close()
     }
 
+    /// Ends every open stream, still accepting new ones: their clients reconnect and pull
+    /// everything (changes relayed from other processes may have been lost).
+    func endOpenStreams() {
+        let subscriptions = state.withLock { state in
+            defer { state.subscriptions = [:] }
+            return Array(state.subscriptions.values)
+        }
+        if !subscriptions.isEmpty {
+            logger.warning("the change relay lost its connection; ending \(subscriptions.count) change streams so their clients pull again")
+        }
+        for subscription in subscriptions { subscription.close() }
+    }
+
     /// Ends every stream and refuses new ones (the server is stopping: an open stream would hold
     /// its graceful shutdown forever).
     public func closeAll() {
@@ -87,7 +100,11 @@ public final class ChangeBroadcaster: Sendable {
         guard let relay else { return }
         while !Task.isCancelled {
             do {
-                try await relay.receive { [weak self] change in self?.deliver(change) }
+                try await relay.receive { [weak self] change in
+                    self?.deliver(change)
+                } gap: { [weak self] in
+                    self?.endOpenStreams()
+                }
             } catch {
                 if Task.isCancelled { return }
                 logger.error("the change relay failed, starting it again in 1 s: \(error)")
