@@ -33,11 +33,6 @@ public struct ConformanceSuite: Sendable {
     /// it, and setting it back reproduces the failing run exactly.
     public var seed: UInt64 = ConformanceSuite.defaultSeed
 
-    /// How many writes a push of the sync tier may have in flight on its remote (see
-    /// `RemoteService.pushPipelineDepth`). 1, the default, sends one at a time; set it above 1
-    /// to prove the store under pipelined pushes, as an `HTTPRemote` with pipelining sends them.
-    public var pushPipelineDepth = 1
-
     /// The seed used unless ``seed`` is set.
     public static let defaultSeed: UInt64 = 0x0FF1_5EED
 

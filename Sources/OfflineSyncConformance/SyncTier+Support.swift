@@ -24,7 +24,6 @@ struct SyncFixture {
     ) throws -> SyncFixture {
         let store = ThrowingStore(wrapping: try c.makeStore())
         let remote = try InMemoryRemote(tables: [todoSchema, tagSchema], options: remoteOptions)
-        remote.pushPipelineDepth = c.suite.pushPipelineDepth
         return try make(store: store, remote: remote, handler: handler)
     }
 

@@ -119,7 +119,6 @@ enum SyncTierTypedModels {
 
     static func fixture(_ c: CaseContext) throws -> SyncFixture {
         let remote = try InMemoryRemote(tables: [SyncFixture.todoSchema, SyncFixture.tagSchema, schema])
-        remote.pushPipelineDepth = c.suite.pushPipelineDepth
         return try SyncFixture.make(
             store: ThrowingStore(wrapping: try c.makeStore()), remote: remote, extraTables: [schema])
     }

@@ -4,9 +4,11 @@ import NIOCore
 import NIOHTTP1
 import OfflineSync
 
-/// The transport of every request that is not pipelined: AsyncHTTPClient, one request per round
-/// trip on its connection pool. Closes the client when the remote created it.
-final class ClientTransport: HTTPTransport {
+/// How a request of the table protocol reaches the server: AsyncHTTPClient, one request per
+/// round trip on its connection pool; one attempt, with the headers given (the credential
+/// included), no retries and no renewal — those are ``HTTPRemote``'s. Closes the client when the
+/// remote created it.
+final class ClientTransport: Sendable {
     private let client: HTTPClient
     private let ownsClient: Bool
     /// The base URL without a trailing `/`; request targets are appended to it.
@@ -39,17 +41,17 @@ final class ClientTransport: HTTPTransport {
         if ownsClient { client.shutdown { _ in } }
     }
 
-    /// The event loops the client runs on (the pipelining connection uses them too).
-    var eventLoopGroup: any EventLoopGroup { client.eventLoopGroup }
-
     func shutdown() async throws {
         if ownsClient { try await client.shutdown() }
     }
 
-    /// Sends the request through the client; `queued` is not used (one request at a time).
-    func send(_ request: TableRequest, headers: HTTPHeaders, queued: (@Sendable () -> Void)?) async throws
-        -> WireResponse
-    {
+    /// Sends one request and returns the whole answer.
+    ///
+    /// Throws ``Unconnected`` when no connection could be established (the request was never
+    /// sent), ``OfflineSync/RemoteError`` for every other failure (`.cancelled` when the task
+    /// was cancelled, `.network` for a broken connection or a timeout, `.server` for an answer
+    /// over the size limit).
+    func send(_ request: TableRequest, headers: HTTPHeaders) async throws -> WireResponse {
         let what = "\(request.method.rawValue) \(request.target)"
         let outgoing: HTTPClient.Request
         do {

@@ -53,7 +53,7 @@ public struct HTTPAuthentication: Sendable {
 }
 
 /// Renews the credential once for every request that met a 401 with the same token: requests
-/// sent together (a pipelined push, parallel reads) share one call to the refresh hook.
+/// sent together (parallel reads and writes) share one call to the refresh hook.
 final class TokenRenewal: Sendable {
     private struct State {
         /// Renewals started.

@@ -25,22 +25,13 @@ extension HTTPRemote {
         public var retryDelay: Duration
         /// The largest response body accepted, in bytes; a larger one fails with `.server`.
         public var maximumResponseBytes: Int
-        /// How many writes of a push may be in flight at once (HTTP/1.1 pipelining on one
-        /// connection); 1, the default, sends each write after the answer to the previous one.
-        ///
-        /// Above 1, a push writes the operations of a chunk back to back on one connection, in
-        /// queue order, and reads the answers as they come; the connection is retried (see
-        /// ``readRetries``) with the writes waiting in order. Use it with servers that apply
-        /// pipelined requests one after another, as `offline-sync serve` (Hummingbird) does: a
-        /// server that handles them concurrently could apply writes to different items out of
-        /// queue order. When the connection breaks, up to this many writes may have been applied
-        /// without their answer arriving; the next push sends them again and meets a 409, 412 or
-        /// 404, as after a crash (see `SyncContext.push`). ``requestTimeout`` counts from the
-        /// moment a write is handed over, including the wait behind the writes before it.
-        public var pushPipelineDepth: Int
+        /// Whether a push sends each chunk of writes as one `POST /$batch` (the OData JSON batch
+        /// that `offline-sync serve` takes, see docs/PROTOCOL.md) or one request per write.
+        /// Default ``BatchWrites/whenSupported``.
+        public var batchWrites: BatchWrites
         /// The TLS settings of `https` connections (trusted roots, certificate verification, a
         /// client certificate); `nil` trusts the system's roots and verifies the certificate and
-        /// host name fully. Both the remote's HTTP client and its pipelining connection use them.
+        /// host name fully.
         public var tlsConfiguration: TLSConfiguration?
         /// The `X-ZUMO-VERSION` header identifying the client, in the form the Azure clients use.
         public var clientVersion: String
@@ -48,7 +39,8 @@ extension HTTPRemote {
         public var logger: Logger
 
         /// A configuration with defaults: 10 s to connect, 30 s read pauses, 60 s per request,
-        /// 2 read retries starting at 200 ms, 64 MiB responses, no pipelining.
+        /// 2 read retries starting at 200 ms, 64 MiB responses, batched pushes when the server
+        /// takes them.
         public init(baseURL: String, authentication: HTTPAuthentication? = nil) {
             self.baseURL = baseURL
             self.authentication = authentication
@@ -58,10 +50,23 @@ extension HTTPRemote {
             self.readRetries = 2
             self.retryDelay = .milliseconds(200)
             self.maximumResponseBytes = 64 << 20
-            self.pushPipelineDepth = 1
+            self.batchWrites = .whenSupported
             self.tlsConfiguration = nil
             self.clientVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=OfflineSync)"
             self.logger = Logger(label: "OfflineSyncHTTP")
         }
+    }
+
+    /// How a push sends its writes (``Configuration/batchWrites``).
+    public enum BatchWrites: Sendable, Hashable {
+        /// Ask the server once, before the first push that has writes to send, whether it takes
+        /// `POST /$batch` (an empty batch: a server that takes it answers 200), and send batches
+        /// if it does, one request per write if it does not (the Azure servers). A failed
+        /// question (the network) is asked again at the next push.
+        case whenSupported
+        /// Always send batches (a server known to take them; no question asked).
+        case always
+        /// Always send one request per write.
+        case never
     }
 }

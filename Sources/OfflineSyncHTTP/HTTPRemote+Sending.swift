@@ -2,18 +2,13 @@ import Logging
 import NIOHTTP1
 import OfflineSync
 
-/// Sending one request: the credential, the 401 renewal and the retries around one attempt of a
-/// transport (``HTTPTransport``).
+/// Sending one request: the credential, the 401 renewal and the retries around one attempt of
+/// the transport (``ClientTransport``).
 extension HTTPRemote {
     /// Sends a request with authentication, the 401 refresh and the retries (reads after a
     /// network failure, any request whose connection failed); transport failures become
     /// `.network` or `.cancelled`.
-    ///
-    /// With `queued`, the request goes out on the pipelining connection and `queued` is called
-    /// once it is handed over. Its connection is retried by the connection itself, which keeps
-    /// the writes waiting for it in order; a write repeated after a 401 goes out behind the
-    /// writes handed over meanwhile.
-    func send(_ request: TableRequest, queued: (@Sendable () -> Void)? = nil) async throws(RemoteError)
+    func send(_ request: TableRequest) async throws(RemoteError)
         -> WireResponse
     {
         var attempt = 0
@@ -23,10 +18,10 @@ extension HTTPRemote {
             var neverSent = false
             let round = renewal.round
             do {
-                result = .success(try await sendOnce(request, token: renewed, queued: queued))
+                result = .success(try await sendOnce(request, token: renewed))
             } catch let failure as Unconnected {
                 result = .failure(failure.error)
-                neverSent = queued == nil
+                neverSent = true
             } catch {
                 result = .failure(error as? RemoteError ?? RemoteError(.network, message: "\(error)"))
             }
@@ -88,20 +83,15 @@ extension HTTPRemote {
         return .seconds(Int(value) ?? Int.max)
     }
 
-    /// One attempt with the current credential (or `token`, a renewed one), through the pipelining
-    /// transport when `queued` is given and the remote pipelines, through the client otherwise.
-    /// Throws ``Unconnected`` when no connection could be established (the request was not
-    /// sent), ``OfflineSync/RemoteError`` for every other failure.
-    func sendOnce(_ request: TableRequest, token: String?, queued: (@Sendable () -> Void)?) async throws
-        -> WireResponse
-    {
+    /// One attempt with the current credential (or `token`, a renewed one). Throws
+    /// ``Unconnected`` when no connection could be established (the request was not sent),
+    /// ``OfflineSync/RemoteError`` for every other failure.
+    func sendOnce(_ request: TableRequest, token: String?) async throws -> WireResponse {
         let what = "\(request.method.rawValue) \(request.target)"
         if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }
         let headers = Self.headers(of: request, credential: try await credential(token, for: what))
         configuration.logger.debug("\(what)")
-        let transport: any HTTPTransport
-        if queued != nil, let pipeline { transport = pipeline } else { transport = client }
-        return try await transport.send(request, headers: headers, queued: queued)
+        return try await client.send(request, headers: headers)
     }
 
     /// The credential header to send: `token` (a renewed one), or the hook's current token.

@@ -96,6 +96,13 @@ struct TableRequest: Sendable {
             body: nil)
     }
 
+    /// `POST /$batch` with a JSON batch of write requests (see `JSONBatch`).
+    static func batch(_ body: [UInt8], clientVersion: String) -> TableRequest {
+        TableRequest(
+            method: .post, target: JSONBatch.path,
+            headers: baseHeaders(clientVersion, [.offlineSync]) + [("Content-Type", "application/json")], body: body)
+    }
+
     /// `Accept`, the protocol and client versions and the features, in the recorded order.
     private static func baseHeaders(_ clientVersion: String, _ features: [Feature]) -> [(name: String, value: String)] {
         [

@@ -51,11 +51,15 @@ final class TableProtocol: Sendable {
     let cors: CORSPolicy
     let limits: QueryLimits
     let access: AccessPolicy
+    /// The most requests one `POST /$batch` may hold (see ``batch(_:)``).
+    let maximumBatchRequests: Int
 
     init(
         service: TableService, createsTables: Bool, checksAPIVersion: Bool = true, cors: CORSPolicy = CORSPolicy(),
-        limits: QueryLimits = QueryLimits(), access: AccessPolicy = AccessPolicy(rules: [:], checksTokens: false)
+        limits: QueryLimits = QueryLimits(), access: AccessPolicy = AccessPolicy(rules: [:], checksTokens: false),
+        maximumBatchRequests: Int = 1_000
     ) {
+        self.maximumBatchRequests = maximumBatchRequests
         self.service = service
         self.createsTables = createsTables
         self.checksAPIVersion = checksAPIVersion
@@ -141,23 +145,79 @@ final class TableProtocol: Sendable {
     /// Answers one request; never throws: every failure becomes a JSON error answer, with the
     /// CORS headers an allowed origin needs to read it.
     func respond(to request: Request) -> Answer {
-        var answer = answerIgnoringCORS(request)
+        var answer = answer(to: request)
         answer.headers += cors.headers(origin: request.header("Origin"))
         return answer
     }
 
-    private func answerIgnoringCORS(_ request: Request) -> Answer {
+    /// Answers one request without the CORS headers (which the server's middleware adds); never
+    /// throws: every failure becomes a JSON error answer.
+    func answer(to request: Request) -> Answer {
         if let health = healthCheck(request) { return health }
+        if request.target.prefix(while: { $0 != "?" }) == JSONBatch.path { return batch(request) }
+        switch prepare(request) {
+        case .answered(let answer): return answer
+        case .read(let read): return answering(read)
+        case .write(let write, let status): return answer(to: write, status: status, service.apply([write])[0])
+        }
+    }
+
+    /// What a table request asks, parsed and checked but not yet applied to the store.
+    enum Prepared {
+        /// Answered without the store (a refusal, a malformed request, a preflight).
+        case answered(Answer)
+        /// A read, answered when called.
+        case read(() throws -> Answer)
+        /// A write for ``OfflineSyncService/TableService/apply(_:)``, answered with `status` when
+        /// it succeeds.
+        case write(TableService.Write, status: Int)
+    }
+
+    /// Parses and checks a table request (route, token, table access, API version, body), as far
+    /// as it can without the store.
+    func prepare(_ request: Request) -> Prepared {
         do {
             guard let target = try TableRequestTarget(request.target) else {
-                return Self.error(404, "no route for \(Self.shown(request.target)); tables are under /tables/{table}")
+                return .answered(
+                    Self.error(404, "no route for \(Self.shown(request.target)); tables are under /tables/{table}"))
             }
             return try route(request, target)
-        } catch let error as RemoteError {
+        } catch {
+            return .answered(answer(for: error))
+        }
+    }
+
+    /// The answer to a write's outcome, as the request alone would have had it.
+    func answer(to write: TableService.Write, status: Int, _ outcome: Result<Item, any Error>) -> Answer {
+        switch outcome {
+        case .success(let item):
+            return answering { try itemAnswer(status, item, table: write.table, owner: write.owner) }
+        case .failure(var error as RemoteError) where write.owner != nil:
+            // Another user's row never travels in an answer (see `hidingOwner`).
+            error.serverItem = error.serverItem.map { Self.hidingOwner($0, write.owner) }
+            return answer(for: error)
+        case .failure(let error):
+            return answer(for: error)
+        }
+    }
+
+    /// The answer `body` gives, or the one its failure does.
+    private func answering(_ body: () throws -> Answer) -> Answer {
+        do {
+            return try body()
+        } catch {
+            return answer(for: error)
+        }
+    }
+
+    /// The JSON error answer of a failure.
+    func answer(for error: any Error) -> Answer {
+        switch error {
+        case let error as RemoteError:
             return failure(error)
-        } catch let error as AnswerEncodingError {
+        case let error as AnswerEncodingError:
             return Self.error(500, "the answer could not be written as JSON; see the server log", detail: error.message)
-        } catch let error as OfflineSyncError {
+        case let error as OfflineSyncError:
             switch error.code {
             case .unknownTable: return Self.error(404, error.message)
             case .syntax, .invalidQuery, .unknownColumn, .invalidValue, .invalidName, .invalidSchema:
@@ -165,9 +225,9 @@ final class TableProtocol: Sendable {
             default:
                 return Self.error(500, "the server failed (\(error.code)); see the server log", detail: error.message)
             }
-        } catch let error as WireFormatError {
+        case let error as WireFormatError:
             return Self.error(400, "the request body could not be read: \(error.message)")
-        } catch {
+        default:
             return Self.error(500, "the server failed; see the server log", detail: "\(error)")
         }
     }
@@ -228,44 +288,40 @@ final class TableProtocol: Sendable {
 
     // MARK: Routes
 
-    private func route(_ request: Request, _ target: TableRequestTarget) throws -> Answer {
+    private func route(_ request: Request, _ target: TableRequestTarget) throws -> Prepared {
         let allowed = target.id == nil ? "GET, POST" : "GET, POST, PATCH, DELETE"
         if request.method == "OPTIONS" {
             var answer = Answer(status: 204, headers: [("Allow", allowed + ", OPTIONS")], body: [])
             answer.headers += cors.preflightHeaders(
                 origin: request.header("Origin"), requestedHeaders: request.header("Access-Control-Request-Headers"))
-            return answer
+            return .answered(answer)
         }
         let owner: RowOwner?
         switch authorize(request, table: target.table) {
         case .allowed(let allowed): owner = allowed
-        case .refused(let refusal): return refusal
+        case .refused(let refusal): return .answered(refusal)
         }
         if checksAPIVersion {
             let version = request.header(WireHeader.apiVersion) ?? target.options[WireHeader.apiVersion.lowercased()]
             guard let version, WireHeader.isSupportedAPIVersion(version) else {
                 let given = version.map { "'\($0.prefix(40))' is not supported" } ?? "is missing"
-                return Self.error(
+                return .answered(Self.error(
                     400,
                     "the ZUMO-API-VERSION header \(given); this server speaks the table protocol 2.0.x: send 'ZUMO-API-VERSION: 2.0.0'"
-                )
+                ))
             }
         }
         if let encoding = request.header("Content-Encoding"),
             let coding = encoding.split(separator: ",").map({ String($0).trimmingCharacters(in: " \t") })
                 .first(where: { !$0.isEmpty && $0.lowercased() != "identity" })
         {
-            return Self.error(
-                415,
-                "the request body is encoded with '\(coding.prefix(40))', which this server does not decode; send the JSON body without Content-Encoding"
-            )
+            return .answered(
+                Self.error(
+                    415,
+                    "the request body is encoded with '\(coding.prefix(40))', which this server does not decode; send the JSON body without Content-Encoding"
+                ))
         }
-        do {
-            return try operation(request, target, owner, allowed: allowed)
-        } catch var error as RemoteError where owner != nil {
-            error.serverItem = error.serverItem.map { Self.hidingOwner($0, owner) }
-            throw error
-        }
+        return try operation(request, target, owner, allowed: allowed)
     }
 
     /// The per-user column is the server's business: its value is always the caller's own id,
@@ -278,20 +334,28 @@ final class TableProtocol: Sendable {
     }
 
     private func operation(_ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?, allowed: String)
-        throws -> Answer
+        throws -> Prepared
     {
         switch (request.method, target.id) {
-        case ("GET", nil): return try read(target, owner)
-        case ("GET", let id?): return try lookup(id, target, owner)
-        case ("POST", nil): return try insert(request, target, owner)
-        case ("POST", let id?): return try undelete(id, request, target, owner)
-        case ("PATCH", let id?): return try update(id, request, target, owner)
-        case ("DELETE", let id?): return try delete(id, request, target, owner)
+        case ("GET", nil): return .read { try self.read(target, owner) }
+        case ("GET", let id?): return .read { try self.lookup(id, target, owner) }
+        case ("POST", nil): return .write(try insert(request, target, owner), status: 201)
+        case ("POST", let id?):
+            return .write(
+                TableService.Write(
+                    .undelete(ifMatch: try Self.ifMatch(request)), table: target.table, item: Item(id: id), owner: owner),
+                status: 200)
+        case ("PATCH", let id?): return .write(try update(id, request, target, owner), status: 200)
+        case ("DELETE", let id?):
+            return .write(
+                TableService.Write(
+                    .delete(ifMatch: try Self.ifMatch(request)), table: target.table, item: Item(id: id), owner: owner),
+                status: 200)
         default:
             var answer = Self.error(
                 405, "\(request.method.prefix(20)) is not allowed on \(Self.shown(request.target)); use \(allowed)")
             answer.headers.append(("Allow", allowed))
-            return answer
+            return .answered(answer)
         }
     }
 
@@ -332,7 +396,9 @@ final class TableProtocol: Sendable {
         return try itemAnswer(200, item, table: target.table, owner: owner)
     }
 
-    private func insert(_ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws -> Answer {
+    private func insert(_ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
+        -> TableService.Write
+    {
         var values = try WireJSON.decodeObject(request.body)
         let id: String
         switch values.removeValue(forKey: "id") {
@@ -341,23 +407,13 @@ final class TableProtocol: Sendable {
         case let other?:
             throw OfflineSyncError(.invalidValue, "the item's \"id\" is \(Self.kind(of: other)); ids must be strings")
         }
-        let stored = try service.insert(
-            Item(id: id, values: Self.withoutSystemProperties(values)), into: target.table,
-            creatingTable: createsTables,
-            owner: owner)
-        return try itemAnswer(201, stored, table: target.table, owner: owner)
-    }
-
-    private func undelete(_ id: String, _ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
-        -> Answer
-    {
-        let restored = try service.undelete(
-            id: id, in: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
-        return try itemAnswer(200, restored, table: target.table, owner: owner)
+        return TableService.Write(
+            .insert(creatingTable: createsTables), table: target.table,
+            item: Item(id: id, values: Self.withoutSystemProperties(values)), owner: owner)
     }
 
     private func update(_ id: String, _ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
-        -> Answer
+        -> TableService.Write
     {
         var values = try WireJSON.decodeObject(request.body)
         if let bodyId = values.removeValue(forKey: "id"), bodyId != .string(id), !bodyId.isNull {
@@ -374,18 +430,9 @@ final class TableProtocol: Sendable {
             )
         }
         let version = try Self.ifMatch(request) ?? bodyVersion
-        let stored = try service.merge(
-            Item(id: id, values: Self.withoutSystemProperties(values)), in: target.table, ifMatch: version,
+        return TableService.Write(
+            .merge(ifMatch: version), table: target.table, item: Item(id: id, values: Self.withoutSystemProperties(values)),
             owner: owner)
-        return try itemAnswer(200, stored, table: target.table, owner: owner)
-    }
-
-    private func delete(_ id: String, _ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
-        -> Answer
-    {
-        let deleted = try service.delete(
-            id: id, from: target.table, ifMatch: try Self.ifMatch(request), owner: owner)
-        return try itemAnswer(200, deleted, table: target.table, owner: owner)
     }
 
     // MARK: Answers

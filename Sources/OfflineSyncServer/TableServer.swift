@@ -71,8 +71,13 @@ public struct TableServer: Sendable {
         /// or it is answered 408 and its connection closed. Default 30 s.
         public var requestReadTimeout: Duration
         /// The most open connections; beyond it, a new connection's request is answered 503 with
-        /// `Retry-After` and the connection closed. Default 512.
+        /// `Retry-After` and the connection closed. Default 512; ``run(untilSignal:onRunning:)``
+        /// lowers it, with a warning, when the process may not open enough files for it.
         public var maximumConnections: Int
+        /// The most open connections from one client address; beyond it, a new connection's
+        /// request from that address is answered 503 with `Retry-After` and the connection closed,
+        /// so one source cannot hold every connection idle. Default 64.
+        public var maximumConnectionsPerAddress: Int
         /// Answer 400 to table requests without a `ZUMO-API-VERSION` of 2.0.x (header or query
         /// option), as the Azure servers do. Default `true`; turn off for old clients.
         public var checksAPIVersion: Bool
@@ -86,15 +91,15 @@ public struct TableServer: Sendable {
         /// The access rule of each table by name (letter case ignored); a table not named is
         /// ``TableAccess/authenticated`` when ``authentication`` is set, else anonymous.
         public var tableAccess: [String: TableAccess]
+        /// The most requests one `POST /$batch` may hold; a larger batch is answered 413 and
+        /// nothing of it applied. Default 1,000.
+        public var maximumBatchRequests: Int
+        /// The largest `POST /$batch` body accepted (each request in it is still held to
+        /// ``maximumBodyBytes``); a larger one gets 413. Default 16 MiB.
+        public var maximumBatchBodyBytes: Int
         /// Serve HTTPS with this configuration (certificate and key); `nil` (the default) serves
         /// plain HTTP, for loopback or behind a TLS-terminating proxy.
         public var tls: TLSConfiguration?
-        /// Answer through Hummingbird's `Router` (a route per table endpoint, a task per request)
-        /// instead of `TableChannelHandler`. For measuring the two against each other only
-        /// (`offline-sync serve --router hummingbird`, see BENCHMARKS.md): this path has none of the
-        /// connection limits and timeouts of ``idleTimeout``, ``requestReadTimeout`` and
-        /// ``maximumConnections``.
-        package var answersThroughRouter = false
 
         /// Creates a configuration.
         public init(
@@ -111,12 +116,15 @@ public struct TableServer: Sendable {
             self.idleTimeout = .seconds(60)
             self.requestReadTimeout = .seconds(30)
             self.maximumConnections = 512
+            self.maximumConnectionsPerAddress = 64
             self.checksAPIVersion = true
             self.cors = CORSPolicy()
             self.queryLimits = QueryLimits()
             self.authentication = nil
             self.tableAccess = [:]
             self.tls = nil
+            self.maximumBatchRequests = 1_000
+            self.maximumBatchBodyBytes = 16 << 20
         }
     }
 
@@ -132,7 +140,8 @@ public struct TableServer: Sendable {
             checksAPIVersion: configuration.checksAPIVersion, cors: configuration.cors,
             limits: configuration.queryLimits,
             access: AccessPolicy(
-                rules: configuration.tableAccess, checksTokens: configuration.authentication != nil))
+                rules: configuration.tableAccess, checksTokens: configuration.authentication != nil),
+            maximumBatchRequests: configuration.maximumBatchRequests)
     }
 
     /// Listens and answers until the task is cancelled, until the service group it runs in
@@ -174,52 +183,39 @@ public struct TableServer: Sendable {
     private func serve(
         untilSignal: Bool, threadPool: NIOThreadPool, onRunning: @escaping @Sendable (Int) async -> Void
     ) async throws {
-        let tableProtocol = self.tableProtocol
-        let limit = configuration.maximumBodyBytes
-        let logger = configuration.logger
         let configuration = self.configuration
+        let logger = configuration.logger
         let serverName = "offline-sync"
-        let gauge = ConnectionGauge()
-        let verifier = configuration.authentication
         let group = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
-        if configuration.answersThroughRouter {
-            let router = Self.router(
-                tableProtocol: tableProtocol, threadPool: threadPool, maximumBodyBytes: limit, verifier: verifier,
-                logger: logger)
-            let app = Application(
-                router: router, server: .http1(),
-                configuration: .init(
-                    address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
-                onServerRunning: { channel in
-                    let port = channel.localAddress?.port ?? configuration.port
-                    logger.info("serving the table protocol through Hummingbird's router on port \(port)")
-                    await onRunning(port)
-                },
-                eventLoopGroupProvider: .shared(group),
-                logger: logger)
-            // Only to measure the router: its graceful shutdown is the service group's (see
-            // `runUntilStopped`).
-            let services = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: logger))
-            try await Self.runUntilStopped(
-                untilSignal: untilSignal, logger: logger, run: { try await services.run() },
-                stop: { await services.triggerGracefulShutdown() })
-            return
+        let responder = Self.router(tableProtocol: tableProtocol, threadPool: threadPool, configuration: configuration)
+            .buildResponder()
+        let dates = ResponseDate()
+        // Every connection is a file descriptor: running out of them would leave new clients
+        // unanswered (accept fails), so the cap stays below what the process may open.
+        let (cap, fileLimit) = OpenFileLimit.connectionCap(requested: configuration.maximumConnections)
+        if cap < configuration.maximumConnections {
+            logger.warning(
+                "the process may open \(fileLimit ?? 0) files (ulimit -n) and cannot raise that: serving at most \(cap) connections instead of \(configuration.maximumConnections); raise the limit to serve more"
+            )
         }
-        // Every request is answered by `TableChannelHandler` on its connection's event loop;
-        // Hummingbird's responder path (an async task per connection) is not reached.
-        let responder: HTTPChannelHandler.Responder = { request, writer, _ in
-            var tableRequest = try await Self.tableRequest(request, maximumBodyBytes: limit)
-            if let verifier { tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier) }
-            let response = Self.response(tableProtocol.respond(to: tableRequest))
-            try await writer.write(response: response.head, body: response.body)
-        }
-        let channel = HTTP1Channel(
-            responder: responder,
-            configuration: .init(additionalChannelHandlers: [
-                TableChannelHandler(
-                    tableProtocol: tableProtocol, settings: configuration, serverName: serverName, logger: logger,
-                    threadPool: threadPool, gauge: gauge)
-            ]))
+        let gauge = ConnectionGauge(limit: cap, perAddressLimit: configuration.maximumConnectionsPerAddress)
+        let settings = ConnectionGuard.Settings(
+            maximumBodyBytes: configuration.maximumBodyBytes,
+            maximumBatchBodyBytes: configuration.maximumBatchBodyBytes,
+            requestReadTimeout: configuration.requestReadTimeout, idleTimeout: configuration.idleTimeout,
+            serverName: serverName, dates: dates)
+        // What Hummingbird's `Application` does with a request: a context for the router, the
+        // router's answer, the Date and Server headers.
+        let channel = TableHTTPChannel(
+            responder: { request, writer, channel in
+                let context = TableRequestContext(source: .init(channel: channel, logger: logger))
+                var response = try await responder.respond(to: request, context: context)
+                response.headers[.date] = dates.now
+                response.headers[.server] = serverName
+                try await writer.write(response: response.head, body: response.body)
+            },
+            makeGuard: { ConnectionGuard(settings: settings, gauge: gauge, logger: logger) },
+            idleTimeout: .init(configuration.idleTimeout))
         let scheme = configuration.tls == nil ? "http" : "https"
         let serverConfiguration = ServerConfiguration(
             address: .hostname(configuration.host, port: configuration.port), serverName: serverName)
@@ -318,52 +314,6 @@ public struct TableServer: Sendable {
         await stop()
         try await running.value
         logger.info("server stopped")
-    }
-
-    /// The same endpoints through Hummingbird's router, the way its users write a server: a
-    /// route per path and method, each request answered in its own task, the store work on the
-    /// thread pool. Used only to measure ``TableChannelHandler`` against it
-    /// (``Configuration/answersThroughRouter``).
-    static func router(
-        tableProtocol: TableProtocol, threadPool: NIOThreadPool, maximumBodyBytes: Int, verifier: TokenVerifier?,
-        logger: Logger
-    ) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            let start = ContinuousClock.now
-            var answer: TableProtocol.Answer
-            do {
-                var tableRequest = try await Self.tableRequest(request, maximumBodyBytes: maximumBodyBytes)
-                if let verifier {
-                    tableRequest.credential = await TableProtocol.authenticate(tableRequest, with: verifier)
-                }
-                let ready = tableRequest
-                answer = try await threadPool.runIfActive { tableProtocol.respond(to: ready) }
-            } catch is NIOTooManyBytesError {
-                answer = TableProtocol.bodyTooLarge(limit: maximumBodyBytes)
-            }
-            let elapsed = (ContinuousClock.now - start).components
-            let microseconds = elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000
-            logger.info(
-                "\(request.method.rawValue) \(TableProtocol.shown(request.head.path ?? "/")) \(answer.status) \(microseconds / 1000).\(microseconds % 1000 / 100) ms"
-            )
-            return Self.response(answer)
-        }
-        for path: RouterPath in ["/tables/:table", "/tables/:table/:id"] {
-            for method: HTTPRequest.Method in [.get, .post, .patch, .delete, .options] {
-                router.on(path, method: method, use: handler)
-            }
-        }
-        return router
-    }
-
-    /// The framework-independent form of a request; throws `NIOTooManyBytesError` for a body
-    /// over the limit.
-    static func tableRequest(_ request: Request, maximumBodyBytes: Int) async throws -> TableProtocol.Request {
-        let body = try await request.body.collect(upTo: maximumBodyBytes)
-        return TableProtocol.Request(
-            method: request.method.rawValue, target: request.head.path ?? "/", fields: request.headers,
-            body: Array(body.readableBytesView))
     }
 
     /// The framework's form of an answer.

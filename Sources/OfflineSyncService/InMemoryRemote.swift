@@ -25,12 +25,6 @@ public final class InMemoryRemote: RemoteService {
         var latency: Duration = .zero
         var calls: [RemoteCall.Operation: Int] = [:]
         var observer: (@Sendable (RemoteCall) -> Void)?
-        var pushPipelineDepth = 1
-        /// Writes handed to ``send(_:queued:)`` take a turn when queued and are applied in turn
-        /// order, as a server applies requests pipelined on one connection.
-        var nextTurn = 0
-        var currentTurn = 0
-        var waitingTurns: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     /// The server engine; read or write it directly to see or change the server's data.
@@ -135,47 +129,6 @@ public final class InMemoryRemote: RemoteService {
         try await perform(RemoteCall(.delete, table: table, itemId: id)) {
             _ = try service.delete(id: id, from: table, ifMatch: version)
         }
-    }
-
-    /// How many writes a push may have in flight here (default 1); see
-    /// ``RemoteService/pushPipelineDepth``. Set it above 1 to run pushes as over a pipelined
-    /// HTTP connection: writes are applied in the order they were queued, each after the ones
-    /// before it, while the push already hands over the next ones.
-    public var pushPipelineDepth: Int {
-        get { state.withLock { $0.pushPipelineDepth } }
-        set { state.withLock { $0.pushPipelineDepth = max(1, newValue) } }
-    }
-
-    /// Sends a write of a push: with a ``pushPipelineDepth`` of 1 as the write's own method does;
-    /// above 1, `queued` is called at once and the write is applied after every write queued
-    /// before it (their latency overlaps, their faults and effects come in order).
-    public func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
-        let turn = state.withLock { state -> Int? in
-            guard state.pushPipelineDepth > 1 else { return nil }
-            defer { state.nextTurn += 1 }
-            return state.nextTurn
-        }
-        guard let turn else {
-            defer { queued() }
-            return try await perform(write)
-        }
-        queued()
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.currentTurn == turn { return true }
-                state.waitingTurns[turn] = continuation
-                return false
-            }
-            if now { continuation.resume() }
-        }
-        defer {
-            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.currentTurn += 1
-                return state.waitingTurns.removeValue(forKey: state.currentTurn)
-            }
-            next?.resume()
-        }
-        return try await perform(write)
     }
 
     /// Looks up through ``TableService/lookup(id:in:includeDeleted:owner:)``, after faults and latency.

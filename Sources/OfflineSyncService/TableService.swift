@@ -346,7 +346,7 @@ public final class TableService: Sendable {
     /// (see docs/ARCHITECTURE.md, "Serving from several processes over one database").
     /// A store confined to its instance (``LocalStore/isConfinedToInstance``) has no other writer:
     /// the process's clock is enough and the probe is skipped.
-    private func serialized<Result>(
+    func serialized<Result>(
         _ body: (_ stamp: (any StoreTransaction, String) throws -> Timestamp) throws -> Result
     ) throws -> Result {
         let confined = store.isConfinedToInstance
@@ -369,7 +369,7 @@ public final class TableService: Sendable {
         return newest.items.first?.updatedAt?.millisecondsSince1970 ?? Int64.min
     }
 
-    private func shared<Result>(_ body: () throws -> Result) throws -> Result {
+    func shared<Result>(_ body: () throws -> Result) throws -> Result {
         try schemaLock.shared(body)
     }
 
@@ -386,7 +386,7 @@ public final class TableService: Sendable {
     /// a table since this one opened it (`LocalStore.storedSchemaChanged()`), so that no
     /// answer leaves out a table or column that another server process added: called at the
     /// start of every request. Skipped for a store confined to its instance.
-    private func adoptSchemaChangedElsewhere() throws {
+    func adoptSchemaChangedElsewhere() throws {
         guard !store.isConfinedToInstance else { return }
         guard try shared({ try mapped { try store.storedSchemaChanged() } }) else { return }
         try schemaLock.exclusive {
@@ -432,7 +432,7 @@ public final class TableService: Sendable {
     /// `item`'s values laid over `existing`'s (system properties come from the write itself),
     /// on `existing`'s layout with the columns it lacks appended at once: linear in the columns
     /// of both, where appending them one by one would copy the layout for each.
-    private static func merged(_ item: Item, into existing: Item) -> Item {
+    static func merged(_ item: Item, into existing: Item) -> Item {
         var merged = existing
         merged.id = item.id
         var addedNames: [String] = []
@@ -610,11 +610,11 @@ public final class TableService: Sendable {
         throw RemoteError(.server, status: 500, message: "the server's store could not be reopened; see the server log")
     }
 
-    private func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
+    func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         try shared { try mapped { try store.write(body) } }
     }
 
-    private func live(_ id: String, in table: String, owner: RowOwner?, _ transaction: any StoreTransaction) throws
+    func live(_ id: String, in table: String, owner: RowOwner?, _ transaction: any StoreTransaction) throws
         -> Item
     {
         guard let existing = try transaction.lookup(table: table, id: id), !existing.isDeleted,
@@ -627,7 +627,7 @@ public final class TableService: Sendable {
 
     /// A 409 for an insert of an existing id; it carries the stored item only when the caller
     /// may see it (not another user's).
-    private static func duplicate(_ existing: Item, table: String, owner: RowOwner?) -> RemoteError {
+    static func duplicate(_ existing: Item, table: String, owner: RowOwner?) -> RemoteError {
         guard owner?.owns(existing) ?? true else {
             return RemoteError(
                 .conflict, status: 409, message: "table '\(table)' already has an item with id '\(existing.id)'")
@@ -637,7 +637,7 @@ public final class TableService: Sendable {
             message: "table '\(table)' already has an item with id '\(existing.id)'")
     }
 
-    private func check(_ version: String?, against existing: Item, table: String) throws {
+    func check(_ version: String?, against existing: Item, table: String) throws {
         if let version, version != existing.version {
             throw RemoteError(
                 .conflict, status: 412, serverItem: existing,
@@ -646,7 +646,7 @@ public final class TableService: Sendable {
         }
     }
 
-    private func store(
+    func store(
         _ item: Item, createdAt: Timestamp, updatedAt: Timestamp, deleted: Bool, in table: String,
         _ transaction: any StoreTransaction
     ) throws -> Item {
@@ -674,7 +674,7 @@ public final class TableService: Sendable {
     /// (``StoreFullError``) 507, a store that cannot be reached for now
     /// (``StoreUnavailableError``) 503, anything else 500 with a message that names no internals
     /// (the detail goes to the failure log).
-    private func mapped<Result>(_ body: () throws -> Result) throws -> Result {
+    func mapped<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try body()
         } catch let error as RemoteError {

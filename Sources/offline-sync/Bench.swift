@@ -14,7 +14,7 @@ struct Bench: AsyncParsableCommand {
             LMDB). Each cell shows the store's throughput and, in brackets, its ratio to the raw C \
             API in the same run (1.00 = as fast as C; operations per CPU second, the median of the \
             repetitions; in each repetition the backend's and the raw side's runs alternate until each \
-            side has been measured 0.1 s). The HTTP scenarios (http-push, http-push-pipelined, \
+            side has been measured 0.1 s). The HTTP scenarios (http-push, http-push-batched, \
             http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
             its store an SQLite file; they have no raw C equivalent. The default size (20,000 rows, 9 repetitions, \
             with which pairs of runs agreed within ±15 % on 47 to 49 of their 49 ratios in sessions 9 to 16: \

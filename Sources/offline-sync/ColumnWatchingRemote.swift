@@ -4,7 +4,7 @@ import OfflineSync
 /// declare: what `sync` needs to widen a table it declared from a sample of the server's first
 /// records, whose later records may carry columns (or first non-null values) the sample did not.
 ///
-/// Everything else is passed to the wrapped remote unchanged (its pipelining too).
+/// Everything else is passed to the wrapped remote unchanged (its batched pushes too).
 final class ColumnWatchingRemote: RemoteService {
     let base: any RemoteService
     let table: String
@@ -55,12 +55,6 @@ final class ColumnWatchingRemote: RemoteService {
 
     func lookup(id: String, in table: String) async throws -> Item? {
         try await base.lookup(id: id, in: table)
-    }
-
-    var pushPipelineDepth: Int { base.pushPipelineDepth }
-
-    func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
-        try await base.send(write, queued: queued)
     }
 
     func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {

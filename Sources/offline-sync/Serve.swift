@@ -32,10 +32,12 @@ struct Serve: AsyncParsableCommand {
             Examples:
               offline-sync serve --store sqlite:./server.sqlite
               offline-sync serve --store memory: --port 0 --dynamic-schema
-              offline-sync serve --store 'postgres://app@db:5432/app?schema=sync' --port 8081
+              offline-sync serve --store 'postgres://app@db:5432/app?schema=sync' \\
+                --port 8081
               curl -H 'ZUMO-API-VERSION: 2.0.0' http://127.0.0.1:8080/tables/todoitem
-              AUTH_SECRET=$(openssl rand -base64 48) offline-sync serve --store sqlite:./server.sqlite \
-                --schema schema.json --auth-secret-env AUTH_SECRET --auth-audience todo-app
+              AUTH_SECRET=$(openssl rand -base64 48) offline-sync serve \\
+                --store sqlite:./server.sqlite --schema schema.json \\
+                --auth-secret-env AUTH_SECRET --auth-audience todo-app
             """
     )
 
@@ -84,6 +86,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most open connections; beyond it, new connections get 503.")
     var maxConnections = 512
 
+    @Option(help: "The most open connections from one client address; beyond it, its new connections get 503.")
+    var maxConnectionsPerAddress = 64
+
+    @Option(
+        help: ArgumentHelp(
+            "How durable an acknowledged write is: 'power-loss' (the default: a file store syncs every commit to disk, as its sync=full does, so an answered write survives a power loss; batches pay for it) or 'store' (the store's own default or its ?sync= option, e.g. SQLite's sync=normal, which may lose the last writes to a power loss).",
+            valueName: "power-loss|store"))
+    var durability = "power-loss"
+
+    @Option(help: "The most requests one POST /$batch may hold; larger batches get 413.")
+    var maxBatchRequests = 1_000
+
+    @Option(help: "The largest POST /$batch body accepted, in bytes; larger ones get 413.")
+    var maxBatchBodyBytes = 16 << 20
+
     @Option(
         help: ArgumentHelp(
             "Check HS256 tokens with the secret in this environment variable (at least 32 bytes).",
@@ -121,11 +138,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "path"))
     var tlsKey: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "How requests are answered: 'channel' (the server's own channel handler) or 'hummingbird' (Hummingbird's router, for measuring the two; no connection limits or timeouts).",
-            visibility: .hidden))
-    var router = "channel"
+
+    /// `configuration` with `sync=full` added when `powerLoss` is set, its scheme declares a
+    /// durability option with a `full` level and the configuration names none: a server
+    /// acknowledges only writes that survive a power loss, unless the store URL or `--durability
+    /// store` says otherwise.
+    static func durable(_ configuration: StoreConfiguration, powerLoss: Bool) -> StoreConfiguration {
+        guard powerLoss, configuration.option("sync") == nil,
+            let durability = try? StoreRegistry.shared.scheme(named: configuration.scheme).durability,
+            durability.values?.contains("full") == true
+        else { return configuration }
+        return StoreConfiguration(
+            scheme: configuration.scheme, path: configuration.path,
+            options: configuration.options + [StoreConfiguration.Option("sync", "full")])
+    }
 
     static let demoTable = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
@@ -133,11 +159,16 @@ struct Serve: AsyncParsableCommand {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port \(port) is not a port number (0 to 65535)")
         }
-        guard router == "channel" || router == "hummingbird" else {
-            throw ValidationError("--router must be 'channel' or 'hummingbird', not '\(router)'")
-        }
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
         guard maxBodyBytes >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
+        guard durability == "power-loss" || durability == "store" else {
+            throw ValidationError("--durability must be 'power-loss' or 'store', not '\(durability)'")
+        }
+        guard maxConnectionsPerAddress >= 1 else { throw ValidationError("--max-connections-per-address must be 1 or more") }
+        guard maxBatchRequests >= 1 else { throw ValidationError("--max-batch-requests must be 1 or more") }
+        guard maxBatchBodyBytes >= maxBodyBytes else {
+            throw ValidationError("--max-batch-body-bytes must be at least --max-body-bytes (\(maxBodyBytes))")
+        }
         guard idleTimeout >= 1 else { throw ValidationError("--idle-timeout must be 1 second or more") }
         guard requestTimeout >= 1 else { throw ValidationError("--request-timeout must be 1 second or more") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be 1 or more") }
@@ -261,7 +292,12 @@ struct Serve: AsyncParsableCommand {
         let logger = global.start("serve")
         var requestLogger = Logger(label: "offline-sync.serve")
         requestLogger.logLevel = .info
-        let configuration = try selection.configuration()
+        let configuration = try Self.durable(selection.configuration(), powerLoss: durability == "power-loss")
+        if let sync = configuration.option("sync"), durability == "power-loss", sync.lowercased() != "full" {
+            logger.warning(
+                "the store's sync=\(sync) is weaker than a commit synced to disk: an acknowledged write may be lost to a power loss"
+            )
+        }
         let verifier = try await tokenVerifier()
         let tls = try tlsConfiguration()
         let served = try schema.map(SchemaFile.loadServed) ?? (schema: StoreSchema([]), access: [:])
@@ -301,7 +337,9 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.authentication = verifier
         serverConfiguration.tableAccess = served.access
         serverConfiguration.tls = tls
-        serverConfiguration.answersThroughRouter = router == "hummingbird"
+        serverConfiguration.maximumConnectionsPerAddress = maxConnectionsPerAddress
+        serverConfiguration.maximumBatchRequests = maxBatchRequests
+        serverConfiguration.maximumBatchBodyBytes = maxBatchBodyBytes
         let server = TableServer(service: service, configuration: serverConfiguration)
         let host = TableServer.urlHost(self.host)
         let scheme = tls == nil ? "http" : "https"

@@ -33,7 +33,7 @@ struct CLIBenchTests {
         let result = try CLI.run(
             [
                 "bench", "--stores", "memory,sqlite", "--records", "1000", "--scenarios",
-                "http-push,http-push-pipelined,http-pull",
+                "http-push,http-push-batched,http-pull",
             ], environment: ["SWIFTNIO_STRICT": "1"])
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.isEmpty, "\(result)")
@@ -42,15 +42,15 @@ struct CLIBenchTests {
         let push = rows.filter {
             $0.hasPrefix("push queued inserts over HTTP loopback, one at a time (server: sqlite)")
         }
-        let pipelined = rows.filter {
-            $0.hasPrefix("push queued inserts over HTTP loopback, 32 pipelined (server: sqlite)")
+        let batched = rows.filter {
+            $0.hasPrefix("push queued inserts over HTTP loopback, a batch per 64 (server: sqlite)")
         }
         #expect(
-            pull.count == 2 && push.count == 2 && pipelined.count == 2,
+            pull.count == 2 && push.count == 2 && batched.count == 2,
             "one throughput and one cost row each: \(result)")
         #expect(
             pull.first?.contains("rows/s") == true && push.first?.contains("ops/s") == true
-                && pipelined.first?.contains("ops/s") == true, "\(result)")
+                && batched.first?.contains("ops/s") == true, "\(result)")
         #expect(!rows.contains { $0.contains("[") || $0.contains("failed") }, "\(result)")
     }
 

@@ -32,15 +32,6 @@ import Testing
         await expectSyncGroupPasses("typedModels", backend)
     }
 
-    /// The groups that push, again with up to 8 writes of a push in flight on the remote, as
-    /// an `HTTPRemote` with pipelining sends them.
-    @Test(arguments: Backends.all, ["queue", "push", "pushFailures", "resolution", "policies", "tutorial"])
-    func pipelinedPush(_ backend: Backend, _ group: String) async {
-        var suite = backend.suite
-        suite.pushPipelineDepth = 8
-        await expectSyncGroupPasses(group, backend, suite)
-    }
-
     @Test func everySyncTierGroupHasATest() {
         #expect(
             ConformanceSuite.groupNames(tier: .sync) == [

@@ -403,14 +403,14 @@ struct AuthenticationTests {
         }
     }
 
-    @Test("two users syncing through one server see only their own rows", arguments: [1, 8])
-    func twoUsers(pipelineDepth: Int) async throws {
+    @Test("two users syncing through one server see only their own rows", arguments: [HTTPRemote.BatchWrites.never, .always])
+    func twoUsers(batchWrites: HTTPRemote.BatchWrites) async throws {
         let store = InMemoryStore()
         let server = try await Self.start(try Self.ownedService(store))
-        let alice = try Device.make("alice", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth) {
+        let alice = try Device.make("alice", store: InMemoryStore(), port: server.port, batchWrites: batchWrites) {
             $0.authentication = Tokens.bearer("alice")
         }
-        let bob = try Device.make("bob", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth) {
+        let bob = try Device.make("bob", store: InMemoryStore(), port: server.port, batchWrites: batchWrites) {
             $0.authentication = .zumo(token: { try await Tokens.hs256("bob") })
         }
         let anonymous = try Device.make("anonymous", store: InMemoryStore(), port: server.port)
@@ -474,12 +474,12 @@ struct AuthenticationTests {
 
     @Test(
         "a token that expires mid-push is renewed once and the push completes, nothing lost or applied twice",
-        arguments: [1, 8])
-    func tokenExpiresMidPush(pipelineDepth: Int) async throws {
+        arguments: [HTTPRemote.BatchWrites.never, .always])
+    func tokenExpiresMidPush(batchWrites: HTTPRemote.BatchWrites) async throws {
         let store = InMemoryStore()
         let server = try await Self.start(try Self.ownedService(store))
         let source = try await TokenSource(subject: "alice")
-        let alice = try Device.make("alice", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth) {
+        let alice = try Device.make("alice", store: InMemoryStore(), port: server.port, batchWrites: batchWrites) {
             $0.authentication = source.authentication
         }
         let count = 200

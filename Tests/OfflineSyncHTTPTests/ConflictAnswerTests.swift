@@ -24,7 +24,7 @@ struct ConflictAnswerTests {
                 RemoteWrite(.update, table: "todoitem", item: Item(id: "a"), ifMatch: "v1"),
             ] {
                 do {
-                    _ = try await remote.send(write, queued: {})
+                    _ = try await remote.perform(write)
                     Issue.record("\(write.kind) should be a conflict")
                 } catch let error as RemoteError {
                     #expect(error.kind == .conflict, "\(error)")

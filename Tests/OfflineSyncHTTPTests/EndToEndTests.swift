@@ -136,32 +136,38 @@ struct EndToEndTests {
         try await Self.shutDown(alice, bob, server: server)
     }
 
-    /// Pipelined, the writes behind the one whose answer was lost were on the same connection:
-    /// the server never read them, so the outcome is the same as one write at a time.
+    /// Batched, the whole batch whose answer was lost was applied: its writes, sent again, meet
+    /// their own copies, as the one write does when sent one at a time.
     @Test(
         "the server crashes in the middle of a push: the client resumes, nothing lost, nothing applied twice",
-        arguments: [1, 16])
-    func serverCrashMidPush(pipelineDepth: Int) async throws {
+        arguments: [HTTPRemote.BatchWrites.never, .always])
+    func serverCrashMidPush(batchWrites: HTTPRemote.BatchWrites) async throws {
         let service = try Self.service()
         let server = try await CrashingServer.start(service)
-        let device = try Device.make("device", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth)
+        let device = try Device.make("device", store: InMemoryStore(), port: server.port, batchWrites: batchWrites)
         let count = 200
         _ = try device.todo.insert((0..<count).map { Device.todo(String(format: "n%04d", $0), "note \($0)") })
 
-        server.crash(afterAnswering: 80)
+        // One request per write: 80 answered, the 81st applied without its answer. Batched (a chunk
+        // of 64 per request): the first batch answered, the second applied without its answer.
+        let batched = batchWrites == .always
+        let answered = batched ? 64 : 80
+        let applied = batched ? 128 : 81
+        server.crash(afterAnswering: batched ? 1 : 80)
         await #expect(throws: PushFailure.self) { try await device.context.push() }
         #expect(server.isDown)
         let all = Query(table: "todoitem", top: count * 2)
-        #expect(try service.store.read(all).items.count == 81, "80 answered inserts and the one whose answer was lost")
-        #expect(try device.context.pendingOperationCount() == count - 80, "the unanswered insert stays queued")
+        #expect(try service.store.read(all).items.count == applied, "the answered inserts and those whose answer was lost")
+        #expect(try device.context.pendingOperationCount() == count - answered, "the unanswered inserts stay queued")
 
         server.restart()
         let resumed = try await device.context.push()
-        // The applied insert, sent again, meets its own copy on the server (409): done, not a conflict.
-        #expect(resumed.completedCount == count - 80)
+        // An applied insert, sent again, meets its own copy on the server (409): done, not a conflict.
+        #expect(resumed.completedCount == count - answered)
         #expect(resumed.errors.isEmpty, "\(resumed.errors)")
         #expect(try device.context.pendingOperationCount() == 0)
-        #expect(try device.todo.lookup(id: "n0080")?.version == (try service.lookup(id: "n0080", in: "todoitem"))?.version)
+        let lost = String(format: "n%04d", answered)
+        #expect(try device.todo.lookup(id: lost)?.version == (try service.lookup(id: lost, in: "todoitem"))?.version)
 
         let serverItems = try service.store.read(all).items
         #expect(serverItems.count == count, "each item exactly once on the server")

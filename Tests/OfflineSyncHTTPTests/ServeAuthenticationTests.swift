@@ -225,8 +225,8 @@ struct ServeAuthenticationTests {
 
     @Test(
         "through a real serve: two users see only their own rows; a token expiring mid-push is renewed once, nothing lost or applied twice",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)), arguments: [1, 8])
-    func twoUsersAndExpiryThroughServe(pipelineDepth: Int) async throws {
+        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)), arguments: [HTTPRemote.BatchWrites.never, .always])
+    func twoUsersAndExpiryThroughServe(batchWrites: HTTPRemote.BatchWrites) async throws {
         let directory = try TemporaryDirectory()
         let schema = directory.path("schema.json")
         try #"""
@@ -240,10 +240,10 @@ struct ServeAuthenticationTests {
         var running = true
         defer { if running { server.stop() } }
         let source = try await TokenSource(subject: "alice")
-        let alice = try Device.make("alice", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth) {
+        let alice = try Device.make("alice", store: InMemoryStore(), port: server.port, batchWrites: batchWrites) {
             $0.authentication = source.authentication
         }
-        let bob = try Device.make("bob", store: InMemoryStore(), port: server.port, pipelineDepth: pipelineDepth) {
+        let bob = try Device.make("bob", store: InMemoryStore(), port: server.port, batchWrites: batchWrites) {
             $0.authentication = .zumo(token: { try await Tokens.hs256("bob") })
         }
         let aliceCount = 150

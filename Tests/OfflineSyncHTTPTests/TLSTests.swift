@@ -7,7 +7,7 @@ import OfflineSyncHTTP
 import OfflineSyncServer
 import Testing
 
-/// `https` remotes: the pipelining connection and the HTTP client speak TLS, trust what
+/// `https` remotes: the HTTP client speaks TLS, trust what
 /// `HTTPRemote.Configuration.tlsConfiguration` says, and refuse a certificate they do not trust.
 @Suite("HTTPRemote over TLS")
 struct TLSTests {
@@ -57,7 +57,7 @@ struct TLSTests {
                 log.append(request)
                 return request.method == "GET"
                     ? ScriptedResponse.emptyPage
-                    : PipelinedPushTests.answer(request)
+                    : BatchedPushTests.answer(request)
             }, server: try .tls(tlsConfiguration: tls), body)
         return log.all
     }
@@ -84,7 +84,7 @@ struct TLSTests {
         }
     }
 
-    @Test("a pipelined push and a read over https, trusting the server's certificate")
+    @Test("a push and a read over https, trusting the server's certificate")
     func trusted() async throws {
         let directory = try TemporaryDirectory()
         let credentials = try Credentials(in: directory)
@@ -93,7 +93,7 @@ struct TLSTests {
             tls.trustRoots = .certificates([credentials.certificate])
             var configuration = HTTPRemote.Configuration(baseURL: "https://localhost:\(port)")
             configuration.tlsConfiguration = tls
-            configuration.pushPipelineDepth = 16
+            configuration.batchWrites = .never
             let remote = try HTTPRemote(configuration: configuration)
             let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [Device.todoSchema])
             _ = try context.table("todoitem").insert((0..<30).map { Device.todo("s\($0)", "secure \($0)") })
@@ -104,7 +104,7 @@ struct TLSTests {
             try context.close()
             try await remote.shutdown()
         }
-        #expect(requests.filter { $0.method == "POST" }.map(PipelinedPushTests.itemId) == (0..<30).map { "s\($0)" })
+        #expect(requests.filter { $0.method == "POST" }.map(BatchedPushTests.itemId) == (0..<30).map { "s\($0)" })
         #expect(requests.last?.method == "GET")
     }
 
@@ -114,7 +114,6 @@ struct TLSTests {
         let credentials = try Credentials(in: directory)
         let requests = try await withTLSServer(credentials) { port in
             var configuration = HTTPRemote.Configuration(baseURL: "https://127.0.0.1:\(port)")
-            configuration.pushPipelineDepth = 16
             configuration.readRetries = 0
             let remote = try HTTPRemote(configuration: configuration)
             let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [Device.todoSchema])

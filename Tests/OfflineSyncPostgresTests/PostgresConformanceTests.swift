@@ -17,14 +17,6 @@ import Testing
         try await expectPasses(group, suite())
     }
 
-    /// The groups that push, again with up to 8 writes of a push in flight on the remote.
-    @Test(arguments: ["queue", "push", "pushFailures", "resolution", "policies", "tutorial"])
-    func pipelinedPush(_ group: String) async throws {
-        var suite = try suite()
-        suite.pushPipelineDepth = 8
-        try await expectPasses(group, suite)
-    }
-
     private func suite() throws -> ConformanceSuite {
         let server = try PostgresTestServer.require()
         var suite = ConformanceSuite(storeName: "postgres", capabilities: .all) {

@@ -31,7 +31,6 @@ import Testing
         let records: [Record]
         let behaviour: Behaviour
         let requests = Mutex(0)
-        var pushPipelineDepth: Int { 1 }
 
         init(_ records: [Record], behaviour: Behaviour) {
             self.records = records

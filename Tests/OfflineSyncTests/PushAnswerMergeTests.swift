@@ -11,7 +11,6 @@ import Testing
     /// An in-memory remote that drops `note` from its answers to inserts and updates.
     struct ForgetfulRemote: RemoteService {
         let base: InMemoryRemote
-        var pushPipelineDepth: Int { 1 }
 
         static func forgetting(_ item: Item) -> Item {
             var answer = Item(id: item.id)

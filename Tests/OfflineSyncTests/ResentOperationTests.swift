@@ -18,16 +18,15 @@ import Testing
             ])
     }
 
-    static func context(pipelineDepth: Int = 1) throws -> (SyncContext, SyncTable, InMemoryRemote) {
+    static func context() throws -> (SyncContext, SyncTable, InMemoryRemote) {
         let remote = try InMemoryRemote(tables: [events])
-        remote.pushPipelineDepth = pipelineDepth
         let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [events])
         return (context, try context.table("event"), remote)
     }
 
-    @Test("an insert applied on the server whose answer was lost is done when sent again", arguments: [1, 16])
-    func resentInsert(pipelineDepth: Int) async throws {
-        let (context, table, remote) = try Self.context(pipelineDepth: pipelineDepth)
+    @Test("an insert applied on the server whose answer was lost is done when sent again")
+    func resentInsert() async throws {
+        let (context, table, remote) = try Self.context()
         try table.insert([Self.event("a", "one"), Self.event("b", "two")])
         remote.inject(RemoteFault(.network, afterApplying: true) { $0.itemId == "a" })
         await #expect(throws: PushFailure.self) { try await context.push() }

@@ -30,59 +30,37 @@ public protocol RemoteService: Sendable {
     /// Reads one item (`GET /tables/{table}/{id}`), `nil` when it does not exist or is deleted.
     func lookup(id: String, in table: String) async throws -> Item?
 
-    /// How many writes one push may have in flight on this remote at once.
+    /// Sends a chunk of writes of a push, in order, and answers each one's outcome in that order:
+    /// the server's copy (`nil` after a delete) or the error ``insert(_:into:)``,
+    /// ``update(_:in:ifMatch:)`` or ``delete(id:from:ifMatch:)`` would have thrown for it.
     ///
-    /// With more than 1, push hands a chunk's writes to ``send(_:queued:)`` one after another,
-    /// each as soon as the previous one called its `queued` callback, without waiting for the
-    /// answers; the remote must deliver them to the server in that order (as HTTP/1.1
-    /// pipelining on one connection does), so the server applies them in queue order. The
-    /// default, 1, sends each write after the answer to the previous one.
-    var pushPipelineDepth: Int { get }
-
-    /// Sends one write of a push and returns the server's copy (`nil` after a delete), failing
-    /// as ``insert(_:into:)``, ``update(_:in:ifMatch:)`` and ``delete(id:from:ifMatch:)`` do.
-    ///
-    /// Call `queued` once the write has its place in the order in which the server receives
-    /// writes, so a write sent after that call cannot overtake it (calling it more than once, or
-    /// after the answer, is harmless). The default implementation calls the method of the write's
-    /// kind and then `queued`, which sends one write at a time.
-    func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item?
-
-    /// Sends writes of a push in order and answers each one's outcome in that order: the
-    /// server's copy (`nil` after a delete) or the error ``send(_:queued:)`` would have thrown.
-    ///
-    /// The answers may stop short of the writes: those after the last answer were not sent.
-    /// Push uses it instead of ``send(_:queued:)`` for the operations of a chunk that go out as
-    /// queued (with ``DefaultPushHandler``) when ``pushPipelineDepth`` is above 1, so a remote
-    /// can put them all on the wire at once. The default implementation sends them one after
-    /// another and stops after a failure that stops a push (``RemoteError/abortsPush``).
+    /// The server must apply the writes in the order given. The answers may stop short of the
+    /// writes: those after the last answer were not sent (push keeps them queued). A remote may
+    /// send the chunk in one request (`HTTPRemote` sends one `POST /$batch` to a server that
+    /// takes it); the default implementation sends the writes one after another
+    /// (``sendOneAfterAnother(_:)``).
     func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>]
 }
 
 extension RemoteService {
-    /// One write at a time.
-    public var pushPipelineDepth: Int { 1 }
-
-    /// Calls ``insert(_:into:)``, ``update(_:in:ifMatch:)`` or ``delete(id:from:ifMatch:)``,
-    /// then `queued`.
-    public func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
-        defer { queued() }
-        return try await perform(write)
-    }
-
     /// Sends the writes one after another (``sendOneAfterAnother(_:)``).
     public func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
         await sendOneAfterAnother(writes)
     }
 
-    /// Sends the writes one after another through ``send(_:queued:)``, each after the answer to
-    /// the previous one, and stops after a failure that stops a push; what the default
-    /// ``send(_:)`` does.
+    /// Sends the writes one after another through ``perform(_:)``, each after the answer to the
+    /// previous one, and stops after a failure that stops a push (``RemoteError/abortsPush``, or
+    /// an error that is not a ``RemoteError``) and when the task is cancelled (the write not sent
+    /// is answered `CancellationError`); what the default ``send(_:)`` does.
     public func sendOneAfterAnother(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
         var answers: [Result<Item?, any Error>] = []
         for write in writes {
+            if Task.isCancelled {
+                answers.append(.failure(CancellationError()))
+                break
+            }
             do {
-                answers.append(.success(try await send(write, queued: {})))
+                answers.append(.success(try await perform(write)))
             } catch {
                 answers.append(.failure(error))
                 if (error as? RemoteError)?.abortsPush ?? true { break }
@@ -92,7 +70,7 @@ extension RemoteService {
     }
 
     /// Calls ``insert(_:into:)``, ``update(_:in:ifMatch:)`` or ``delete(id:from:ifMatch:)`` for
-    /// the write.
+    /// the write and returns the server's copy (`nil` after a delete).
     public func perform(_ write: RemoteWrite) async throws -> Item? {
         switch write.kind {
         case .insert:

@@ -13,35 +13,24 @@ public struct PushOperation: Sendable {
     public let sequence: Int64
     /// The remote the push talks to.
     public let remote: any RemoteService
-    /// Told when the write is queued on the remote (see ``RemoteService/send(_:queued:)``), so
-    /// push can hand over the next operation without waiting for this one's answer.
-    let queued: @Sendable () -> Void
 
-    init(
-        kind: OperationKind, table: String, itemId: String, item: Item?, sequence: Int64, remote: any RemoteService,
-        queued: @escaping @Sendable () -> Void = {}
-    ) {
+    init(kind: OperationKind, table: String, itemId: String, item: Item?, sequence: Int64, remote: any RemoteService) {
         self.kind = kind
         self.table = table
         self.itemId = itemId
         self.item = item
         self.sequence = sequence
         self.remote = remote
-        self.queued = queued
     }
 
     /// Sends the operation (or, for a retry, a changed item) and returns the server's copy
     /// (`nil` after a delete). Inserts and updates send the item without `createdAt`,
     /// `updatedAt` and `deleted` (the server owns them) and with its `version` as `If-Match`.
-    ///
-    /// The first call goes through ``RemoteService/send(_:queued:)``, so on a remote with a
-    /// ``RemoteService/pushPipelineDepth`` above 1 the next operations of the push may be sent
-    /// before this answer arrives; a retry is sent after them.
     /// - Parameters:
     ///   - kind: send as another kind (e.g. an insert that met a 409 retried as an update).
     ///   - item: the item to send instead of ``item``.
     public func execute(as kind: OperationKind? = nil, item: Item? = nil) async throws -> Item? {
-        try await remote.send(write(as: kind, item: item), queued: queued)
+        try await remote.perform(write(as: kind, item: item))
     }
 
     /// The write that sends the operation (or, for a retry, a changed item).
@@ -84,16 +73,12 @@ public protocol PushHandler: Sendable {
     func push(_ operation: PushOperation) async throws -> PushOutcome
 }
 
-/// A handler that sends every operation as it is queued and keeps the answer: push may then
-/// send a chunk's operations together (``RemoteService/send(_:)``) instead of calling it.
-protocol SendsOperationsAsQueued: PushHandler {}
-
 /// Executes every operation as it is; failures become operation errors.
 ///
-/// On a remote with a ``RemoteService/pushPipelineDepth`` above 1, push sends a chunk's
-/// operations together (``RemoteService/send(_:)``), which is what this handler would do one
-/// by one.
-public struct DefaultPushHandler: PushHandler, SendsOperationsAsQueued {
+/// With this handler, push hands a chunk's operations to the remote together
+/// (``RemoteService/send(_:)``), which is what the handler would do one by one; with any other
+/// handler, each operation goes through the handler after the previous one was answered.
+public struct DefaultPushHandler: PushHandler {
     /// Creates the handler.
     public init() {}
 

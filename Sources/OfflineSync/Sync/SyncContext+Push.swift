@@ -63,7 +63,6 @@ extension SyncContext {
         }
         var after = Int64.min
         var handled = 0
-        let depth = max(1, remote.pushPipelineDepth)
         while true {
             let batch: [QueuedOperation]
             let generation: UInt64
@@ -90,7 +89,7 @@ extension SyncContext {
                     chunk = try begin(
                         batch[start..<min(batch.count, start + SyncContext.pushChunk)], readAt: generation)
                 } catch { throw abort(.abortedByStore, error) }
-                let sent = await send(chunk, through: handler, depth: depth) { operation in
+                let sent = await send(chunk, through: handler) { operation in
                     handled += 1
                     progress?(
                         SyncProgress(
@@ -140,25 +139,19 @@ extension SyncContext {
     /// Sends a chunk's operations through the handler in queue order and returns what became of
     /// each, in chunk order; `answered` is called as each one is answered.
     ///
-    /// With `depth` 1, each operation is sent after the answer to the previous one. With more,
-    /// and a handler that sends operations as queued (``DefaultPushHandler``), the chunk goes to
-    /// the remote at once (``RemoteService/send(_:)``), which keeps up to `depth` in flight.
-    /// With another handler, up to `depth` handler calls run at once: each operation is handed
-    /// over once the previous one is queued on the remote (``RemoteService/send(_:queued:)``),
-    /// so the remote receives them in queue order.
-    /// After an operation stops the push, no further one is sent, but those already in flight
-    /// are awaited: the server may have applied them, so their outcomes are committed too.
+    /// With ``DefaultPushHandler``, the chunk goes to the remote at once
+    /// (``RemoteService/send(_:)``), which may send it in one request. With another handler, each
+    /// operation goes through the handler after the answer to the previous one. After an
+    /// operation stops the push, no further one is sent.
     private func send(
-        _ chunk: [(operation: QueuedOperation, item: Item?)], through handler: any PushHandler, depth: Int,
+        _ chunk: [(operation: QueuedOperation, item: Item?)], through handler: any PushHandler,
         answered: (QueuedOperation) -> Void
     ) async -> [Sent] {
         var sent = [Sent](repeating: .unsent, count: chunk.count)
-        var stopped = false
         let schema = queue.schema
         func record(_ position: Int, _ outcome: Result<PushOutcome, any Error>) {
             let (operation, item) = chunk[position]
             sent[position] = Self.classify(outcome, of: operation, item: item, schema: schema)
-            if case .stopped = sent[position] { stopped = true }
             answered(operation)
         }
         /// `nil` when the operation can be sent; otherwise what became of it without sending.
@@ -173,25 +166,13 @@ extension SyncContext {
             )
             return .settled(.failed(operation, missing, reason: "localItemMissing", item: nil))
         }
-        func pushOperation(_ position: Int, queued: @escaping @Sendable () -> Void = {}) -> PushOperation {
+        func pushOperation(_ position: Int) -> PushOperation {
             let (operation, item) = chunk[position]
             return PushOperation(
                 kind: operation.kind, table: operation.table, itemId: operation.itemId, item: item,
-                sequence: operation.sequence, remote: remote, queued: queued)
+                sequence: operation.sequence, remote: remote)
         }
-        if depth == 1 {
-            for position in chunk.indices where !stopped {
-                if let settled = unsendable(position) {
-                    sent[position] = settled
-                    if case .stopped = settled { break }
-                    answered(chunk[position].operation)
-                    continue
-                }
-                record(position, await Self.outcome { try await handler.push(pushOperation(position)) })
-            }
-            return sent
-        }
-        if handler is any SendsOperationsAsQueued {
+        if handler is DefaultPushHandler {
             if Task.isCancelled { return chunk.map { _ in .stopped(.cancelled, CancellationError()) } }
             var positions: [Int] = []
             for position in chunk.indices {
@@ -208,42 +189,15 @@ extension SyncContext {
             }
             return sent
         }
-        // Set by a write whose failure stops the push, so no further one is handed over even
-        // before its answer is recorded here (answers are recorded when the window is full).
-        let stopping = StopFlag()
-        await withTaskGroup(of: (Int, Result<PushOutcome, any Error>).self) { group in
-            var inFlight = 0
-            for position in chunk.indices {
-                if stopping.isSet { stopped = true }
-                while inFlight >= depth || (stopped && inFlight > 0),
-                    let (answeredPosition, outcome) = await group.next()
-                {
-                    inFlight -= 1
-                    record(answeredPosition, outcome)
-                }
-                if stopped { break }
-                if let settled = unsendable(position) {
-                    sent[position] = settled
-                    if case .stopped = settled { stopped = true } else { answered(chunk[position].operation) }
-                    continue
-                }
-                let queued = QueuedSignal()
-                let operation = pushOperation(position, queued: queued.fire)
-                let (operationQueued, item) = chunk[position]
-                group.addTask {
-                    let outcome = await Self.outcome { try await handler.push(operation) }
-                    if case .stopped = Self.classify(outcome, of: operationQueued, item: item, schema: schema) {
-                        stopping.set()
-                    }
-                    queued.fire()
-                    return (position, outcome)
-                }
-                inFlight += 1
-                await queued.wait()
+        for position in chunk.indices {
+            if let settled = unsendable(position) {
+                sent[position] = settled
+                if case .stopped = settled { break }
+                answered(chunk[position].operation)
+                continue
             }
-            while let (answeredPosition, outcome) = await group.next() {
-                record(answeredPosition, outcome)
-            }
+            record(position, await Self.outcome { try await handler.push(pushOperation(position)) })
+            if case .stopped = sent[position] { break }
         }
         return sent
     }

@@ -7,14 +7,14 @@ import OfflineSync
 /// Hummingbird.
 extension BenchmarkScenario {
     /// Every scenario of the kit, with the HTTP ones next to their in-process counterparts
-    /// (`http-push` and `http-push-pipelined` after `push`, `http-pull` after the full pull with
+    /// (`http-push` and `http-push-batched` after `push`, `http-pull` after the full pull with
     /// pages of 1,000). Server
     /// stores are created under `workDirectory` and removed after each trial.
-    static func catalog(workDirectory: String) -> [BenchmarkScenario] {
+    package static func catalog(workDirectory: String) -> [BenchmarkScenario] {
         var scenarios = all
         for (scenario, predecessor) in [
             (httpPush(workDirectory: workDirectory), push.id),
-            (httpPush(workDirectory: workDirectory, pipelineDepth: 32), "http-push"),
+            (httpPush(workDirectory: workDirectory, batched: true), "http-push"),
             (httpPull(workDirectory: workDirectory), pullFull(pageSize: 1_000).id),
         ] {
             let position = scenarios.firstIndex { $0.id == predecessor }.map { $0 + 1 } ?? scenarios.endIndex
@@ -36,20 +36,19 @@ extension BenchmarkScenario {
             prepareBaseline: nil)
     }
 
-    /// A push of the queued inserts of the in-process push scenario, one request each; with a
-    /// `pipelineDepth` above 1, that many in flight on one connection (HTTP/1.1 pipelining).
-    static func httpPush(workDirectory: String, pipelineDepth: Int = 1) -> BenchmarkScenario {
-        let pipelined = pipelineDepth > 1
-        return BenchmarkScenario(
-            id: pipelined ? "http-push-pipelined" : "http-push",
-            title: pipelined
-                ? "push queued inserts over HTTP loopback, \(pipelineDepth) pipelined (server: sqlite)"
+    /// A push of the queued inserts of the in-process push scenario, one request each; `batched`,
+    /// one `POST /$batch` per chunk of 64.
+    static func httpPush(workDirectory: String, batched: Bool = false) -> BenchmarkScenario {
+        BenchmarkScenario(
+            id: batched ? "http-push-batched" : "http-push",
+            title: batched
+                ? "push queued inserts over HTTP loopback, a batch per 64 (server: sqlite)"
                 : "push queued inserts over HTTP loopback, one at a time (server: sqlite)",
             unit: "ops",
             prepareStore: { store, size in
                 try await loopbackTrial(workDirectory: workDirectory) { serverStore in
                     try await LoopbackBenchmark.preparePush(
-                        operations: size.pushOperations, pipelineDepth: pipelineDepth,
+                        operations: size.pushOperations, batched: batched,
                         serverStore: serverStore, clientStore: store)
                 }
             },

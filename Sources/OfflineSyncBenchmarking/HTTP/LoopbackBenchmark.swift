@@ -115,14 +115,15 @@ enum LoopbackBenchmark {
     }
 
     /// Prepares a push: `operations` inserts queued on the client (not timed), an empty server,
-    /// a remote with up to `pipelineDepth` writes of the push in flight.
+    /// a remote that sends each chunk of the push as one batch when `batched`, one request per
+    /// write otherwise.
     static func preparePush(
-        operations: Int, pipelineDepth: Int = 1, serverStore: any LocalStore,
+        operations: Int, batched: Bool = false, serverStore: any LocalStore,
         clientStore: any LocalStore
     ) async throws -> Run {
         try await prepare(
             count: operations, serverStore: serverStore, clientStore: clientStore, pageSize: 50,
-            pipelineDepth: pipelineDepth, seed: { _ in },
+            batched: batched, seed: { _ in },
             setUp: { context in
                 let items = (0..<operations).map { index in
                     Item(
@@ -173,7 +174,7 @@ enum LoopbackBenchmark {
     /// everything started is stopped again.
     private static func prepare(
         count: Int, serverStore: any LocalStore, clientStore: any LocalStore, pageSize: Int,
-        pipelineDepth: Int = 1, seed: (any LocalStore) throws -> Void, setUp: (SyncContext) throws -> Void,
+        batched: Bool = false, seed: (any LocalStore) throws -> Void, setUp: (SyncContext) throws -> Void,
         work: @escaping @Sendable (SyncContext) async throws -> Int
     ) async throws -> Run {
         var logger = Logger(label: "offline-sync.bench")
@@ -193,7 +194,7 @@ enum LoopbackBenchmark {
             server = running
             var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(running.port)")
             configuration.logger = logger
-            configuration.pushPipelineDepth = pipelineDepth
+            configuration.batchWrites = batched ? .always : .never
             let client = try HTTPRemote(configuration: configuration)
             remote = client
             let counter = RequestCounter(client)
@@ -253,13 +254,6 @@ final class RequestCounter: RemoteService {
     func lookup(id: String, in table: String) async throws -> Item? {
         counted()
         return try await remote.lookup(id: id, in: table)
-    }
-
-    var pushPipelineDepth: Int { remote.pushPipelineDepth }
-
-    func send(_ write: RemoteWrite, queued: @escaping @Sendable () -> Void) async throws -> Item? {
-        counted()
-        return try await remote.send(write, queued: queued)
     }
 
     func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {

@@ -12,14 +12,15 @@ struct Device {
 
     static let todoSchema = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
-    /// A device on `store` talking to `http://127.0.0.1:port`, with up to `pipelineDepth` writes
-    /// of a push in flight.
+    /// A device on `store` talking to `http://127.0.0.1:port`, sending a push's chunks as batches
+    /// or one write at a time as `batchWrites` says.
     static func make(
         _ name: String, store: any LocalStore, port: Int, handler: any PushHandler = DefaultPushHandler(),
-        pipelineDepth: Int = 1, configure: (inout HTTPRemote.Configuration) -> Void = { _ in }
+        batchWrites: HTTPRemote.BatchWrites = .whenSupported,
+        configure: (inout HTTPRemote.Configuration) -> Void = { _ in }
     ) throws -> Device {
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
-        configuration.pushPipelineDepth = pipelineDepth
+        configuration.batchWrites = batchWrites
         configuration.connectTimeout = .milliseconds(500)
         configuration.readRetries = 1
         configuration.retryDelay = .milliseconds(10)

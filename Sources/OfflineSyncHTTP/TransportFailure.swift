@@ -5,27 +5,6 @@ import NIOPosix
 import NIOSSL
 import OfflineSync
 
-/// How a request of the table protocol reaches the server: one attempt, with the headers given
-/// (the credential included), no retries and no renewal — those are ``HTTPRemote``'s.
-///
-/// Two transports implement it: ``ClientTransport`` (AsyncHTTPClient, one request per round trip,
-/// for reads and for writes sent one at a time) and ``PipelinedTransport`` (one HTTP/1.1
-/// connection of the remote's own, keeping several writes of a push in flight in queue order).
-protocol HTTPTransport: Sendable {
-    /// Sends one request and returns the whole answer. `queued`, when given, is called once the
-    /// request has its place in the order in which the server receives requests.
-    ///
-    /// Throws ``Unconnected`` when no connection could be established (the request was never
-    /// sent), ``OfflineSync/RemoteError`` for every other failure (`.cancelled` when the task
-    /// was cancelled, `.network` for a broken connection or a timeout, `.server` for an answer
-    /// over the size limit).
-    func send(_ request: TableRequest, headers: HTTPHeaders, queued: (@Sendable () -> Void)?) async throws
-        -> WireResponse
-
-    /// Closes the transport's connections; requests after this fail.
-    func shutdown() async throws
-}
-
 /// A failed attempt whose connection could not be established: the request was never sent, so
 /// repeating it is safe for any method.
 struct Unconnected: Error {
@@ -33,7 +12,7 @@ struct Unconnected: Error {
     var error: RemoteError
 }
 
-/// The words for transport failures, shared by both transports.
+/// The words for transport failures.
 enum TransportFailure {
     /// Why no connection could be made, or `nil` when `error` is not a failure to connect. A
     /// connection to an address is refused (nothing listens) or the network or host is
