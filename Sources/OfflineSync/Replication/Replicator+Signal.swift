@@ -14,6 +14,7 @@ extension Replicator {
             if Task.isCancelled { return }
             broadcast.update { $0.connection = .connecting }
             let outcome = await listenUntilPaused(signal)
+            work.withLock { $0.streamUp = false }
             switch outcome {
             case .paused, .cancelled:
                 continue
@@ -84,6 +85,7 @@ extension Replicator {
     private func receive(_ event: ChangeSignalEvent) {
         switch event {
         case .connected:
+            work.withLock { $0.streamUp = true }
             broadcast.update { status in
                 status.connection = .connected
                 status.changeSource = .stream

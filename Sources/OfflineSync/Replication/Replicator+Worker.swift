@@ -78,11 +78,13 @@ extension Replicator {
                 work.failures = 0
                 work.retryAt = nil
             }
+            // Connected means the change stream is up, or (polling) a request just succeeded.
+            let connected = work.withLock { !$0.paused && (signal == nil || $0.streamUp) }
             broadcast.update { status in
                 if let pending { status.pendingOperationCount = pending }
                 if let refused { status.operationErrorCount = refused }
                 if status.lastError?.kind != .refusedOperations || refused == 0 { status.lastError = nil }
-                if status.changeSource != .stream, !isPaused { status.connection = .connected }
+                if connected || status.changeSource == .polling { status.connection = .connected }
             }
             for waiter in job.waiters { waiter.resume() }
             return

@@ -52,6 +52,9 @@ public final class Replicator: Sendable {
         /// No job starts before this (after a failure), unless ``syncNow()`` asks.
         var retryAt: ContinuousClock.Instant?
         var failures = 0
+        /// Whether the change signal is connected (its `connected` event came, and it has not
+        /// ended since).
+        var streamUp = false
     }
 
     /// What the worker takes at once.
