@@ -44,6 +44,7 @@ extension TableProtocol {
         func applyPending() {
             guard !pending.isEmpty else { return }
             let outcomes = service.apply(pending.map(\.write))
+            announce(pending.map(\.write), outcomes)
             for (entry, outcome) in zip(pending, outcomes) {
                 answers[entry.index] = answer(to: entry.write, status: entry.status, outcome)
             }

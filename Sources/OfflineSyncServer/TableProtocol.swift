@@ -53,13 +53,16 @@ final class TableProtocol: Sendable {
     let access: AccessPolicy
     /// The most requests one `POST /$batch` may hold (see ``batch(_:)``).
     let maximumBatchRequests: Int
+    /// Where committed writes are announced to the change stream's subscribers, if it is served.
+    let changes: ChangeBroadcaster?
 
     init(
         service: TableService, createsTables: Bool, checksAPIVersion: Bool = true, cors: CORSPolicy = CORSPolicy(),
         limits: QueryLimits = QueryLimits(), access: AccessPolicy = AccessPolicy(rules: [:], checksTokens: false),
-        maximumBatchRequests: Int = 1_000
+        maximumBatchRequests: Int = 1_000, changes: ChangeBroadcaster? = nil
     ) {
         self.maximumBatchRequests = maximumBatchRequests
+        self.changes = changes
         self.service = service
         self.createsTables = createsTables
         self.checksAPIVersion = checksAPIVersion
@@ -158,7 +161,10 @@ final class TableProtocol: Sendable {
         switch prepare(request) {
         case .answered(let answer): return answer
         case .read(let read): return answering(read)
-        case .write(let write, let status): return answer(to: write, status: status, service.apply([write])[0])
+        case .write(let write, let status):
+            let outcomes = service.apply([write])
+            announce([write], outcomes)
+            return answer(to: write, status: status, outcomes[0])
         }
     }
 

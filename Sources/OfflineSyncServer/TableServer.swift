@@ -97,6 +97,9 @@ public struct TableServer: Sendable {
         /// The largest `POST /$batch` body accepted (each request in it is still held to
         /// ``maximumBodyBytes``); a larger one gets 413. Default 16 MiB.
         public var maximumBatchBodyBytes: Int
+        /// The change stream (`GET /changes`): on by default, with its heartbeat, subscriber cap
+        /// and the relay to the other processes serving the same database.
+        public var changeStream: ChangeStreamConfiguration
         /// Serve HTTPS with this configuration (certificate and key); `nil` (the default) serves
         /// plain HTTP, for loopback or behind a TLS-terminating proxy.
         public var tls: TLSConfiguration?
@@ -125,23 +128,33 @@ public struct TableServer: Sendable {
             self.tls = nil
             self.maximumBatchRequests = 1_000
             self.maximumBatchBodyBytes = 16 << 20
+            self.changeStream = ChangeStreamConfiguration()
         }
     }
 
     /// The configuration.
     public let configuration: Configuration
     private let tableProtocol: TableProtocol
+    /// Where committed writes are announced to the change stream's subscribers; `nil` when
+    /// ``Configuration/changeStream`` is off.
+    public let changes: ChangeBroadcaster?
 
     /// Creates a server for a service; nothing listens until ``run(untilSignal:onRunning:)``.
     public init(service: TableService, configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        let changes =
+            configuration.changeStream.isEnabled
+            ? ChangeBroadcaster(
+                maximumSubscribers: configuration.changeStream.maximumSubscribers,
+                relay: configuration.changeStream.relay, logger: configuration.logger) : nil
+        self.changes = changes
         self.tableProtocol = TableProtocol(
             service: service, createsTables: configuration.createsTables,
             checksAPIVersion: configuration.checksAPIVersion, cors: configuration.cors,
             limits: configuration.queryLimits,
             access: AccessPolicy(
                 rules: configuration.tableAccess, checksTokens: configuration.authentication != nil),
-            maximumBatchRequests: configuration.maximumBatchRequests)
+            maximumBatchRequests: configuration.maximumBatchRequests, changes: changes)
     }
 
     /// Listens and answers until the task is cancelled, until the service group it runs in
@@ -187,8 +200,19 @@ public struct TableServer: Sendable {
         let logger = configuration.logger
         let serverName = "offline-sync"
         let group = configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton
-        let responder = Self.router(tableProtocol: tableProtocol, threadPool: threadPool, configuration: configuration)
-            .buildResponder()
+        let router = Self.router(tableProtocol: tableProtocol, threadPool: threadPool, configuration: configuration)
+        let changes = self.changes
+        if let changes {
+            Self.addChangeStream(
+                to: router,
+                endpoint: ChangeStreamEndpoint(
+                    broadcaster: changes, heartbeat: configuration.changeStream.heartbeat,
+                    access: tableProtocol.access, checksAPIVersion: configuration.checksAPIVersion))
+        }
+        let responder = router.buildResponder()
+        // Other processes' writes reach this process's subscribers while the server runs.
+        let relay = Task { await changes?.runRelay() }
+        defer { relay.cancel() }
         let dates = ResponseDate()
         // Every connection is a file descriptor: running out of them would leave new clients
         // unanswered (accept fails), so the cap stays below what the process may open.
@@ -230,7 +254,7 @@ public struct TableServer: Sendable {
                 Server(
                     childChannelSetup: child, configuration: serverConfiguration, onServerRunning: running,
                     eventLoopGroup: group, logger: logger),
-                untilSignal: untilSignal, logger: logger)
+                untilSignal: untilSignal, logger: logger, beforeStopping: { changes?.closeAll() })
         }
         if let tls = configuration.tls {
             try await serve(TLSChannel(channel, tlsConfiguration: tls))
@@ -253,13 +277,18 @@ public struct TableServer: Sendable {
     /// been told the server had stopped, shut that loop down, and SwiftNIO printed "Cannot
     /// schedule tasks on an EventLoop that has already shut down" (seen in the loopback
     /// benchmark on a loaded machine).
+    /// `beforeStopping` runs first: it ends the change streams, which a graceful shutdown would
+    /// otherwise wait for forever.
     private static func runUntilStopped<Child: ServerChildChannel>(
-        _ server: Server<Child>, untilSignal: Bool, logger: Logger
+        _ server: Server<Child>, untilSignal: Bool, logger: Logger, beforeStopping: @escaping @Sendable () -> Void
     ) async throws {
         do {
             try await runUntilStopped(
                 untilSignal: untilSignal, logger: logger, run: { try await server.run() },
-                stop: { try? await server.shutdownGracefully() })
+                stop: {
+                    beforeStopping()
+                    try? await server.shutdownGracefully()
+                })
         } catch Server<Child>.Error.serverShutdown {
             // Stopped before it started listening.
             logger.info("server stopped")
