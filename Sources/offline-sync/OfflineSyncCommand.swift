@@ -7,9 +7,14 @@ struct OfflineSyncCommand: AsyncParsableCommand {
     /// Runs the command as `AsyncParsableCommand.main()` does, except that an error a subcommand
     /// throws is printed with its control characters escaped: messages quote ids, names and text
     /// from stores and servers, which must not break the line or drive the terminal. Errors of
-    /// the command line itself (help, usage) are ArgumentParser's, printed as it prints them.
+    /// the command line itself (help, usage) are ArgumentParser's, printed as it prints them,
+    /// except a misspelt subcommand, which ``SubcommandCheck`` names before ArgumentParser reads
+    /// the line.
     static func main() async {
         var command: any ParsableCommand
+        if let error = SubcommandCheck.error(in: Array(CommandLine.arguments.dropFirst()), of: Self.self) {
+            exit(withError: error)
+        }
         do {
             command = try parseAsRoot()
         } catch {
@@ -66,7 +71,7 @@ struct OfflineSyncCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Demo.self, Conformance.self, Inspect.self, QueryCommand.self, Import.self, Export.self,
-            Migrate.self, Rekey.self, Bench.self, Serve.self, Sync.self, BenchServe.self, Token.self, CrashClient.self,
+            Migrate.self, Rekey.self, Bench.self, Serve.self, Sync.self, BenchServe.self, BenchChanges.self, Token.self,
         ]
     )
 }

@@ -4,6 +4,7 @@ import Logging
 import NIOSSL
 import OfflineSync
 import OfflineSyncService
+import OfflineSyncPostgres
 import OfflineSyncServer
 
 /// `offline-sync serve`: the reference back end of the Azure Mobile Apps table protocol over a store.
@@ -138,6 +139,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "path"))
     var tlsKey: String?
 
+    @Flag(help: "Do not serve the change stream (GET /changes answers 404, as on the Azure servers; clients poll).")
+    var noChangeStream = false
+
+    @Option(help: "Seconds between the heartbeat comments of an idle change stream.")
+    var changesHeartbeat: Double = 15
+
+    @Option(help: "The most open change streams; beyond it, 503 with Retry-After.")
+    var changesMaxSubscribers = 10_000
+
 
     /// `configuration` with `sync=full` added when `powerLoss` is set, its scheme declares a
     /// durability option with a `full` level and the configuration names none: a server
@@ -173,6 +183,10 @@ struct Serve: AsyncParsableCommand {
         guard requestTimeout >= 1 else { throw ValidationError("--request-timeout must be 1 second or more") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be 1 or more") }
         guard maxTables >= 1 else { throw ValidationError("--max-tables must be 1 or more") }
+        guard changesHeartbeat >= 0.1, changesHeartbeat <= 3600 else {
+            throw ValidationError("--changes-heartbeat must be between 0.1 and 3600 seconds")
+        }
+        guard changesMaxSubscribers >= 1 else { throw ValidationError("--changes-max-subscribers must be 1 or more") }
         for origin in corsOrigin where origin != "*" && !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) {
             throw ValidationError("--cors-origin '\(origin)' is not an origin; write it as https://host[:port], or '*'")
         }
@@ -340,6 +354,11 @@ struct Serve: AsyncParsableCommand {
         serverConfiguration.maximumConnectionsPerAddress = maxConnectionsPerAddress
         serverConfiguration.maximumBatchRequests = maxBatchRequests
         serverConfiguration.maximumBatchBodyBytes = maxBatchBodyBytes
+        serverConfiguration.changeStream = ChangeStreamConfiguration(
+            isEnabled: !noChangeStream, heartbeat: .milliseconds(Int64(changesHeartbeat * 1000)),
+            maximumSubscribers: changesMaxSubscribers,
+            // Several serve processes may share a PostgreSQL schema: each relays its writes to the others.
+            relay: configuration.scheme == "postgres" ? PostgresChangeRelay(settings: try PostgresConnectionSettings(configuration)) : nil)
         let server = TableServer(service: service, configuration: serverConfiguration)
         let host = TableServer.urlHost(self.host)
         let scheme = tls == nil ? "http" : "https"

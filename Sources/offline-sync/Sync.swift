@@ -30,11 +30,30 @@ struct Sync: AsyncParsableCommand {
             with the server's. An edit the server already holds as sent (its first push was cut short before the \
             answer arrived) is never a conflict.
 
+            With --watch the command keeps the store in sync until interrupted (Ctrl-C or SIGTERM stop it \
+            cleanly): it pushes edits queued meanwhile, pulls the table as soon as the server announces a \
+            change (GET /changes, the change stream of 'offline-sync serve'), on every reconnection, and every \
+            --poll-interval seconds against a server without the stream (an Azure server), retries failures \
+            with back-off, and prints one status line per change of state. Without --query-id, --watch pulls \
+            incrementally under the query id 'watch'.
+
+            A server started with --auth-* needs a token: --token-env VAR sends the token in that environment \
+            variable, --token-file PATH reads it from the file before each request and again after a 401 (so \
+            another program can renew it), as 'Authorization: Bearer' or, with --token-header zumo, as \
+            'X-ZUMO-AUTH'.
+
             Examples:
-              offline-sync sync --store sqlite:./app.sqlite --remote http://127.0.0.1:8080 --table todoitem
-              offline-sync sync --store lmdb:./app.lmdb --remote http://127.0.0.1:8080 --table todoitem \\
-                --query-id all --push
-              offline-sync sync --store lmdb:./app.lmdb --remote http://127.0.0.1:8080 --table todoitem --resolve local
+              offline-sync sync --store sqlite:./app.sqlite \\
+                --remote http://127.0.0.1:8080 --table todoitem
+              offline-sync sync --store sqlite:./app.sqlite \\
+                --remote http://127.0.0.1:8080 --table todoitem --watch
+              TOKEN=$(offline-sync token --secret-env AUTH_SECRET --subject alice) \\
+                offline-sync sync --store sqlite:./app.sqlite \\
+                --remote http://127.0.0.1:8080 --table todoitem --token-env TOKEN
+              offline-sync sync --store lmdb:./app.lmdb \\
+                --remote http://127.0.0.1:8080 --table todoitem --query-id all --push
+              offline-sync sync --store lmdb:./app.lmdb \\
+                --remote http://127.0.0.1:8080 --table todoitem --resolve local
             """)
 
     /// Who wins a conflict between a queued edit and the server's copy.
@@ -43,6 +62,14 @@ struct Sync: AsyncParsableCommand {
         case local
         /// The server's copy replaces the local one (``ServerWinsPushHandler``).
         case server
+    }
+
+    /// The header a token goes in.
+    enum TokenHeader: String, ExpressibleByArgument, CaseIterable {
+        /// `Authorization: Bearer <token>`.
+        case bearer
+        /// `X-ZUMO-AUTH: <token>` (App Service authentication).
+        case zumo
     }
 
     @OptionGroup var global: GlobalOptions
@@ -74,15 +101,50 @@ struct Sync: AsyncParsableCommand {
             valueName: "local|server"))
     var resolve: ConflictWinner?
 
+    @Flag(
+        help:
+            "Keep syncing until interrupted: push edits, pull on the server's change announcements (or every --poll-interval seconds), one status line per change of state."
+    )
+    var watch = false
+
+    @Option(help: "With --watch, the seconds between pulls when the server has no change stream.")
+    var pollInterval: Double = 30
+
+    @Option(
+        help: ArgumentHelp(
+            "Send the token held in this environment variable (for a server started with --auth-*).", valueName: "VAR"))
+    var tokenEnv: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Read the token from this file before each request and again after a 401 (surrounding whitespace ignored).",
+            valueName: "path"))
+    var tokenFile: String?
+
+    @Option(help: ArgumentHelp("The header carrying the token: 'bearer' (Authorization: Bearer) or 'zumo' (X-ZUMO-AUTH).", valueName: "bearer|zumo"))
+    var tokenHeader: TokenHeader = .bearer
+
     func validate() throws {
         try RemoteURLOption.validate(remote, option: "--remote")
         guard pageSize >= 1 else { throw ValidationError("--page-size must be 1 or more") }
+        guard tokenEnv == nil || tokenFile == nil else {
+            throw ValidationError("give the token with one of --token-env VAR and --token-file PATH, not both")
+        }
+        guard pollInterval >= 0.1, pollInterval <= 86_400 else {
+            throw ValidationError("--poll-interval must be between 0.1 and 86400 seconds")
+        }
+        if let tokenEnv {
+            guard let token = ProcessInfo.processInfo.environment[tokenEnv], !token.isEmpty else {
+                throw ValidationError("--token-env \(tokenEnv): the environment variable is not set or empty")
+            }
+        }
     }
 
     func run() async throws {
         let logger = global.start("sync")
         let configuration = try selection.configuration()
-        let httpRemote = try HTTPRemote(configuration: .init(baseURL: remote))
+        let remoteConfiguration = try self.remoteConfiguration()
+        let httpRemote = try HTTPRemote(configuration: remoteConfiguration)
         do {
             try await sync(configuration, httpRemote, logger: logger)
             try await httpRemote.shutdown()
@@ -90,6 +152,36 @@ struct Sync: AsyncParsableCommand {
             try? await httpRemote.shutdown()
             throw error
         }
+    }
+
+    /// The remote's configuration: the base URL and the token options.
+    func remoteConfiguration() throws -> HTTPRemote.Configuration {
+        var configuration = HTTPRemote.Configuration(baseURL: remote)
+        let header = tokenHeader
+        func authentication(_ token: @escaping @Sendable () async throws -> String) -> HTTPAuthentication {
+            switch header {
+            case .bearer: return .bearer(token: token, refresh: { try await token() })
+            case .zumo: return .zumo(token: token, refresh: { try await token() })
+            }
+        }
+        if let tokenEnv {
+            let token = ProcessInfo.processInfo.environment[tokenEnv] ?? ""
+            configuration.authentication = authentication { token }
+        } else if let tokenFile {
+            _ = try Self.readToken(tokenFile)
+            configuration.authentication = authentication { try Self.readToken(tokenFile) }
+        }
+        return configuration
+    }
+
+    /// The token in `path`, without surrounding whitespace.
+    static func readToken(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("--token-file \(path) cannot be read")
+        }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("--token-file \(path) is empty") }
+        return token
     }
 
     private func sync(_ configuration: StoreConfiguration, _ remote: HTTPRemote, logger: Logger) async throws {
@@ -156,7 +248,7 @@ struct Sync: AsyncParsableCommand {
             // The token is reset before the table is widened: a sync killed in between then
             // pulls everything again next time and learns the columns anew, where a widened table
             // with its token at the end would never be refilled.
-            if let queryId { try await context.resetDeltaToken(table: table, queryId: queryId) }
+            if let queryId = pulledQueryId { try await context.resetDeltaToken(table: table, queryId: queryId) }
             try context.close()
             let wider = TableSchema(widened.name, columns: widened.columns + added, indexes: widened.indexes)
             do {
@@ -168,7 +260,7 @@ struct Sync: AsyncParsableCommand {
                 output.write("could not declare \(columns), so their values are not stored: \(error)\n")
                 // The token was reset: pull again to bring it back (every sync of such a table
                 // pulls all of it twice; a schema file declaring the columns wanted avoids that).
-                if queryId != nil { result = try await pull(context, total: total, output: &output) }
+                if pulledQueryId != nil { result = try await pull(context, total: total, output: &output) }
                 break
             }
             widened = wider
@@ -176,10 +268,14 @@ struct Sync: AsyncParsableCommand {
             result = try await pull(context, total: total, output: &output)
         }
         output.write(
-            "pulled \(result.received) records of \(table) in \(result.requests) requests: \(result.stored) stored, \(result.deleted) removed, \(result.skippedPending) kept for pending edits\n"
+            "pulled \(counted(result.received, "record")) of \(table) in \(counted(result.requests, "request")): \(result.stored) stored, \(result.deleted) removed, \(result.skippedPending) kept for pending edits\n"
         )
         output.flush()
+        if watch { try await SyncWatch(command: self).run(context) }
     }
+
+    /// The query id of the pulls: `--query-id`, or `watch` with `--watch` (which pulls incrementally).
+    var pulledQueryId: String? { queryId ?? (watch ? "watch" : nil) }
 
     /// Pulls the table through `context`, with a progress bar sized to `total` records.
     private func pull(_ context: SyncContext, total: Int, output: inout StandardOutput) async throws -> PullResult {
@@ -188,7 +284,7 @@ struct Sync: AsyncParsableCommand {
             bar.withLock { $0.update(progress.completed) }
         }
         do {
-            let result = try await context.pull(PullRequest(table: table, queryId: queryId), options: options)
+            let result = try await context.pull(PullRequest(table: table, queryId: pulledQueryId), options: options)
             bar.withLock { $0.finish() }
             return result
         } catch let failure as PushFailure where failure.status == .complete && !failure.result.errors.isEmpty {
