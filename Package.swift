@@ -27,6 +27,8 @@ let package = Package(
         .library(name: "OfflineSyncLMDB", targets: ["OfflineSyncLMDB"]),
         .library(name: "OfflineSyncPostgres", targets: ["OfflineSyncPostgres"]),
         .library(name: "OfflineSyncStores", targets: ["OfflineSyncStores"]),
+        // Measurement code for the Benchmarks/ package; not for apps.
+        .library(name: "OfflineSyncBenchmarking", targets: ["OfflineSyncBenchmarking"]),
         .executable(name: "offline-sync", targets: ["offline-sync"]),
     ],
     dependencies: [
@@ -110,13 +112,33 @@ let package = Package(
             name: "OfflineSyncStores",
             // The device backends only: an app that names its store in configuration links no libpq.
             dependencies: ["OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB"]),
-        // Sources/offline-sync/Benchmarking holds the benchmark scenarios and raw C baselines, internal to
-        // the tool; the Benchmarks/ package compiles the same files through a symbolic link (see
-        // docs/ARCHITECTURE.md, "Measurement code").
+        // The measurement code: benchmark scenarios, the raw C baselines each is measured against
+        // (through the backends' `package` API), the runner, the report and the HTTP load tools.
+        // `offline-sync bench` / `bench-serve` and the Benchmarks/ package run it; no app needs it
+        // (see docs/ARCHITECTURE.md, "Measurement code").
+        .target(
+            name: "OfflineSyncBenchmarking",
+            dependencies: [
+                "OfflineSync", "OfflineSyncService", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+                "OfflineSyncPostgres", "OfflineSyncServer", "OfflineSyncHTTP", "CSQLite", "CLMDB",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The device of the client crash suite (scripts/crash-test, CrashSuiteTests): a test
+        // executable, not part of the shipped tool.
+        .executableTarget(
+            name: "offline-sync-crash-client",
+            dependencies: [
+                "OfflineSync", "OfflineSyncHTTP", "OfflineSyncStores",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .executableTarget(
             name: "offline-sync",
             dependencies: [
-                "OfflineSyncService",
+                "OfflineSyncService", "OfflineSyncBenchmarking",
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncConformance", "OfflineSyncSQLCipher",
                 "OfflineSyncServer", "OfflineSyncHTTP", "OfflineSyncSQLite", "OfflineSyncLMDB", "CLMDB",
                 "OfflineSyncPostgres",
@@ -159,7 +181,25 @@ let package = Package(
             dependencies: [
                 "OfflineSync", "OfflineSyncStores", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
             ]),
-        .testTarget(name: "OfflineSyncCLITests", dependencies: ["OfflineSyncService", "offline-sync", "OfflineSync", "OfflineSyncStores"]),
+        .testTarget(
+            name: "OfflineSyncCLITests",
+            dependencies: [
+                "OfflineSyncService", "offline-sync", "offline-sync-crash-client", "OfflineSync", "OfflineSyncStores",
+            ]),
+        .testTarget(
+            name: "OfflineSyncBenchmarkingTests",
+            dependencies: [
+                "OfflineSyncBenchmarking", "OfflineSyncService", "OfflineSync", "OfflineSyncStores", "OfflineSyncSQLite",
+                "OfflineSyncLMDB", "OfflineSyncPostgres",
+            ]),
+        // Every Swift snippet of README.md and of the DocC articles, compiled as printed
+        // (scripts/extract-snippets writes Snippets/ from the documents).
+        .testTarget(
+            name: "OfflineSyncSnippetTests",
+            dependencies: [
+                "OfflineSync", "OfflineSyncService", "OfflineSyncConformance", "OfflineSyncHTTP", "OfflineSyncServer",
+                "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "OfflineSyncPostgres", "OfflineSyncStores",
+            ]),
     ]
 )
 

@@ -8,7 +8,8 @@ import OfflineSyncStores
     import Glibc
 #endif
 
-/// `offline-sync crash-client` (hidden): the device of the client crash suite (`scripts/crash-test`).
+/// `offline-sync-crash-client`: the device of the client crash suite (`scripts/crash-test` and
+/// `CrashSuiteTests`), a test device that is not part of the shipped tool.
 /// It edits, pushes and pulls against an `offline-sync serve` and is killed with SIGKILL at random
 /// points; after each kill the same command, in `verify` mode, reopens the store and checks what
 /// survived.
@@ -28,9 +29,10 @@ import OfflineSyncStores
 ///
 /// `converge` pushes (the local copy wins the conflicts of re-sent operations) and pulls, then
 /// checks that the queue and errors are empty and that store, server and journal agree.
+@main
 struct CrashClient: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "crash-client",
+        commandName: "offline-sync-crash-client",
         abstract: "The device of the client crash suite (scripts/crash-test): work, verify or converge.",
         discussion: """
             'work' edits, pushes and pulls until it is killed, journaling every edit before and after it is \
@@ -39,10 +41,10 @@ struct CrashClient: AsyncParsableCommand {
             and journal agree.
 
             Example:
-              offline-sync crash-client verify --store sqlite:/tmp/device.sqlite --remote http://127.0.0.1:8080 \\
+              offline-sync-crash-client verify --store sqlite:/tmp/device.sqlite --remote http://127.0.0.1:8080 \\
                 --journal /tmp/journal
             """,
-        shouldDisplay: false)
+    )
 
     /// What the device does.
     enum Mode: String, ExpressibleByArgument, CaseIterable {
@@ -78,7 +80,7 @@ struct CrashClient: AsyncParsableCommand {
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            FileHandle.standardError.write(Data("offline-sync crash-client: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("offline-sync-crash-client: \(error)\n".utf8))
             throw ExitCode(2)
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OfflineSyncBenchmarking
 import OfflineSync
 
 /// `offline-sync bench`: every benchmark scenario over the chosen backends, side by side, each
@@ -16,36 +17,58 @@ struct Bench: AsyncParsableCommand {
             repetitions; in each repetition the backend's and the raw side's runs alternate until each \
             side has been measured 0.1 s). The HTTP scenarios (http-push, http-push-batched, \
             http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
-            its store an SQLite file; they have no raw C equivalent. The default size (20,000 rows, 9 repetitions, \
-            with which pairs of runs agreed within ±15 % on 47 to 49 of their 49 ratios in sessions 9 to 16: \
-            BENCHMARKS.md) takes seven to nine \
-            minutes on two cores; \
-            the Benchmarks/ package runs the full-size suite. A progress bar is drawn on standard \
-            error when it is a terminal.
+            its store an SQLite file; they have no raw C equivalent. The default run (20,000 rows, \
+            3 repetitions) takes about three minutes on two cores and shows the ratios to within about \
+            ±25 %; --long runs 100,000 rows with 9 repetitions (the run behind BENCHMARKS.md, with which \
+            two runs agree within ±15 % on almost every ratio; 25 to 35 minutes), and the Benchmarks/ \
+            package runs the full-size suite under package-benchmark. Progress goes to standard error: a \
+            bar on a terminal, otherwise a line at every tenth of the trials.
+
+            Scenarios, for --scenarios: \(Bench.scenarioList).
 
             Examples:
               offline-sync bench
-              offline-sync bench --stores sqlite,lmdb --records 100000 --repetitions 3 --format markdown
-              offline-sync bench --scenarios pull-full-1000 --records 1000000 --format json
-              offline-sync bench --scenarios push,http-push,pull-full-1000,http-pull --stores sqlite
+              offline-sync bench --long
+              offline-sync bench --stores sqlite,lmdb --records 100000 \\
+                --repetitions 3 --format markdown
+              offline-sync bench --scenarios pull-full-1000 --records 1000000 \\
+                --format json
+              offline-sync bench --scenarios push,http-push,pull-full-1000,http-pull \\
+                --stores sqlite
             """)
+
+    /// The identifiers of every scenario, in report order, for the help text.
+    static var scenarioList: String {
+        BenchmarkScenario.catalog(workDirectory: NSTemporaryDirectory()).map(\.id).joined(separator: ", ")
+    }
 
     @OptionGroup var global: GlobalOptions
 
     @Option(help: "Comma-separated backends to compare (default: every backend in this build).")
     var stores: String?
 
-    @Option(help: "Rows in the table for pulls, queries, lookups and purge; the other scenarios scale with it.")
-    var records = 20_000
+    @Flag(help: "The long, reproducible run: 100,000 rows and 9 repetitions (--records and --repetitions override it).")
+    var long = false
 
-    @Option(help: "Comma-separated scenario identifiers to run (default: all).")
+    @Option(
+        help: "Rows in the table for pulls, queries, lookups and purge; the other scenarios scale with it (default: 20000, 100000 with --long)."
+    )
+    var records: Int?
+
+    @Option(help: "Comma-separated scenario identifiers to run (default: all; listed above).")
     var scenarios: String?
 
     @Option(
         help:
-            "Repetitions of each cell, a backend's runs alternating with its raw baseline's; the median wall clock and the median ratio are reported (fewer repetitions give ratios that move more between runs)."
+            "Repetitions of each cell, a backend's runs alternating with its raw baseline's; the median wall clock and the median ratio are reported (default: 3, 9 with --long; fewer repetitions give ratios that move more between runs)."
     )
-    var repetitions = 9
+    var repetitions: Int?
+
+    /// The rows of the run: `--records`, else the default of the run's length.
+    var recordCount: Int { records ?? (long ? 100_000 : 20_000) }
+
+    /// The repetitions of the run: `--repetitions`, else the default of the run's length.
+    var repetitionCount: Int { repetitions ?? (long ? 9 : 3) }
 
     @Option(help: "Output format: table, markdown or json.")
     var format: BenchmarkReport.Format = .table
@@ -54,8 +77,8 @@ struct Bench: AsyncParsableCommand {
     var workDirectory: String?
 
     func validate() throws {
-        guard records >= 1_000 else { throw ValidationError("--records must be at least 1000") }
-        guard repetitions >= 1 else { throw ValidationError("--repetitions must be at least 1") }
+        guard recordCount >= 1_000 else { throw ValidationError("--records must be at least 1000") }
+        guard repetitionCount >= 1 else { throw ValidationError("--repetitions must be at least 1") }
     }
 
     func run() async throws {
@@ -65,11 +88,11 @@ struct Bench: AsyncParsableCommand {
         let catalog = BenchmarkScenario.catalog(workDirectory: directory)
         let selected = try scenarios.map { try BenchmarkScenario.named(Self.list($0), among: catalog) } ?? catalog
         let runner = ScenarioRunner(
-            backends: backends, scenarios: selected, size: .scaled(records: records),
-            workDirectory: directory, repetitions: repetitions)
-        var bar = ProgressBar("bench", total: runner.trialCount)
-        let report = await runner.run { done, _, _ in bar.update(done) }
-        bar.finish()
+            backends: backends, scenarios: selected, size: .scaled(records: recordCount),
+            workDirectory: directory, repetitions: repetitionCount)
+        var progress = BenchProgress(total: runner.trialCount)
+        let report = await runner.run { done, _, _ in progress.update(done) }
+        progress.finish()
         print(report.rendered(as: format))
         let failures = report.cells.flatMap { cell in
             [
@@ -89,3 +112,37 @@ struct Bench: AsyncParsableCommand {
 }
 
 extension BenchmarkReport.Format: ExpressibleByArgument {}
+
+/// The benchmark's progress on standard error: the bar on a terminal; otherwise (a log, CI, the
+/// main job piped) one line at every tenth of the trials, with the time so far, so a long run
+/// is never silent.
+struct BenchProgress {
+    private var bar: ProgressBar
+    private let total: Int
+    private let printsLines: Bool
+    private let start = ContinuousClock.now
+    private var printedTenths = 0
+
+    init(total: Int) {
+        bar = ProgressBar("bench", total: total)
+        self.total = total
+        printsLines = isatty(STDERR_FILENO) != 1 && total > 0
+    }
+
+    /// Records that `done` trials have finished.
+    mutating func update(_ done: Int) {
+        bar.update(done)
+        guard printsLines else { return }
+        let tenths = min(10, done * 10 / total)
+        guard tenths > printedTenths else { return }
+        printedTenths = tenths
+        let seconds = Int((ContinuousClock.now - start) / .seconds(1))
+        FileHandle.standardError.write(
+            Data("bench: \(tenths * 10)% (\(done) of \(total) trials, \(seconds) s)\n".utf8))
+    }
+
+    /// Ends the bar's line.
+    func finish() {
+        bar.finish()
+    }
+}

@@ -1,7 +1,7 @@
 import Foundation
 import OfflineSync
 import OfflineSyncService
-@testable import offline_sync
+@testable import OfflineSyncBenchmarking
 import Testing
 
 @Suite("Raw baselines do the same storage work as the stores")

@@ -2,7 +2,7 @@ import Foundation
 import OfflineSync
 import Testing
 
-@testable import offline_sync
+@testable import OfflineSyncBenchmarking
 
 @Suite("The benchmark runner")
 struct ScenarioRunnerTests {

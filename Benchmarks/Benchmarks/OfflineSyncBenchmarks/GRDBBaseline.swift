@@ -1,5 +1,5 @@
 import GRDB
-import OfflineSync
+import OfflineSyncBenchmarking
 
 /// GRDB 7.10.0, the library a Swift developer would otherwise use for SQLite, doing the same work
 /// as the raw SQLite baseline through its idiomatic record API.

@@ -1,6 +1,7 @@
 import Benchmark
 import Foundation
 import OfflineSync
+import OfflineSyncBenchmarking
 
 /// GRDB doing the storage work of the bulk-upsert, query and lookup scenarios.
 enum GRDBScenarios {
@@ -29,8 +30,7 @@ enum GRDBScenarios {
         Benchmark("lookup/grdb") { benchmark in
             try withDatabase(workDirectory, indexed: false) { grdb in
                 try grdb.insert(records, rowsPerTransaction: 10_000)
-                var generator = SeededRandom(seed: 7)
-                let ids = (0..<size.lookups).map { _ in records[Int(generator.next() % UInt64(records.count))].id }
+                let ids = BenchmarkScenario.randomIds(size)
                 benchmark.startMeasurement()
                 for id in ids {
                     blackHole(try grdb.lookup(id: id))

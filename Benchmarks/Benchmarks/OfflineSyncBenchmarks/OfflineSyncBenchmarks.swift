@@ -1,8 +1,9 @@
 import Benchmark
 import Foundation
 import OfflineSync
+import OfflineSyncBenchmarking
 
-/// Every scenario of OfflineSyncBenchmarkKit over every available backend, each next to its raw
+/// Every scenario of OfflineSyncBenchmarking over every available backend, each next to its raw
 /// C baseline, plus GRDB doing the storage work of the store scenarios. Benchmark names are
 /// `scenario/backend`, `scenario/raw backend` and `scenario/grdb`.
 ///
@@ -16,7 +17,7 @@ let benchmarks: @Sendable () -> Void = {
 
     let size =
         ProcessInfo.processInfo.environment["OFFLINE_SYNC_BENCH_RECORDS"].flatMap(Int.init)
-        .map(BenchmarkSize.scaled(records:)) ?? .issue
+        .map(BenchmarkSize.scaled(records:)) ?? .full
     let workDirectory = NSTemporaryDirectory()
 
     for scenario in BenchmarkScenario.all {
@@ -25,7 +26,7 @@ let benchmarks: @Sendable () -> Void = {
                 try await measure(
                     try await scenario.storeTrial(on: backend, size: size, under: workDirectory), benchmark)
             }
-            if backend.makeBaseline != nil, scenario.prepareBaseline != nil {
+            if scenario.measuresBaseline(on: backend) {
                 Benchmark("\(scenario.id)/raw \(backend.name)") { benchmark in
                     if let trial = try await scenario.baselineTrial(on: backend, size: size, under: workDirectory) {
                         try await measure(trial, benchmark)

@@ -34,7 +34,7 @@ protocol RawBaseline: AnyObject {
 }
 
 /// How hard a store flushes a commit to disk, matched between a backend and its baseline.
-enum RawDurability: String, Sendable, Hashable {
+public enum RawDurability: String, Sendable, Hashable {
     /// A commit survives a crash of the process but does not wait for the disk: SQLite WAL with
     /// `synchronous=NORMAL` (the SQL stores' default), LMDB with `MDB_NOSYNC` (`LMDBStore`'s
     /// `noSync`; a process crash loses nothing in any LMDB mode).

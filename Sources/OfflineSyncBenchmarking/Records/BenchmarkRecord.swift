@@ -5,27 +5,27 @@ import OfflineSyncService
 ///
 /// The raw baselines store these fields directly; the OfflineSync backends receive the same
 /// values as an ``Item`` (see ``item``), so both sides do the same storage work.
-struct BenchmarkRecord: Sendable, Hashable {
+public struct BenchmarkRecord: Sendable, Hashable {
     /// The primary key.
-    var id: String
+    public var id: String
     /// A short text (`title`, string column).
-    var title: String
+    public var title: String
     /// An integer in `0..<1000` (`quantity`, the indexed column of the query scenarios).
-    var quantity: Int64
+    public var quantity: Int64
     /// A price (`price`, double column).
-    var price: Double
+    public var price: Double
     /// A flag (`done`, bool column).
-    var done: Bool
+    public var done: Bool
     /// A due date in milliseconds since 1970 (`due`, date column).
-    var due: Int64
+    public var due: Int64
     /// The server's `createdAt`, in milliseconds since 1970.
-    var createdAt: Int64
+    public var createdAt: Int64
     /// The server's `updatedAt`, in milliseconds since 1970.
-    var updatedAt: Int64
+    public var updatedAt: Int64
     /// The server's opaque `version`.
-    var version: String
+    public var version: String
     /// The server's soft-delete flag.
-    var deleted: Bool
+    public var deleted: Bool
 
     /// Creates a record.
     init(
@@ -95,15 +95,15 @@ struct BenchmarkRecord: Sendable, Hashable {
 }
 
 /// The benchmark table and the deterministic records that fill it.
-enum BenchmarkData {
+public enum BenchmarkData {
     /// The table every scenario uses.
     static let tableName = "benchmark_item"
     /// The secondary index of the indexed query scenarios.
     static let quantityIndex = TableIndex("benchmark_item_quantity", on: ["quantity"])
     /// The filter of the query scenarios: `quantity >= queryThreshold and done == false`.
-    static let queryThreshold: Int64 = 500
+    public static let queryThreshold: Int64 = 500
     /// The `top` of the query scenarios.
-    static let queryLimit = 50
+    public static let queryLimit = 50
 
     /// The table declaration, with or without the index on `quantity`.
     static func table(indexed: Bool) -> TableSchema {
@@ -131,7 +131,7 @@ enum BenchmarkData {
 
     /// `count` records with ids `item-000000…`, reproducible from `seed`. `updatedAt` increases
     /// with the index (one millisecond apart from `firstUpdate`), so records sort by index in pulls.
-    static func records(
+    public static func records(
         count: Int, seed: UInt64 = 42, firstUpdate: Int64 = 1_767_225_600_000,
         idPrefix: String = "item-"
     ) -> [BenchmarkRecord] {

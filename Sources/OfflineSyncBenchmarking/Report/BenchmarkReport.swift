@@ -2,7 +2,7 @@ import Foundation
 
 /// The results of a run: one cell per (scenario, backend) with the backend's and the raw
 /// baseline's measurements, rendered as a side-by-side table, Markdown or JSON.
-struct BenchmarkReport: Sendable, Codable {
+package struct BenchmarkReport: Sendable, Codable {
     /// A row of the report.
     struct ScenarioInfo: Sendable, Codable, Hashable {
         /// The scenario's identifier.
@@ -14,19 +14,19 @@ struct BenchmarkReport: Sendable, Codable {
     }
 
     /// One (scenario, backend) result.
-    struct Cell: Sendable, Codable, Hashable {
+    package struct Cell: Sendable, Codable, Hashable {
         /// The scenario's identifier.
-        var scenario: String
+        package var scenario: String
         /// The backend's name.
-        var backend: String
+        package var backend: String
         /// The backend's measurement, `nil` when it failed.
         var store: Measurement?
         /// The raw baseline's measurement, `nil` when there is none or it failed.
         var raw: Measurement?
         /// Why the backend's trial failed.
-        var error: String?
+        package var error: String?
         /// Why the baseline's trial failed.
-        var rawError: String?
+        package var rawError: String?
         /// The cell's ratio, backend ÷ raw C API (1.0 = as fast as the raw C API): operations per
         /// CPU second of the whole process, the median of ``ratios``; `nil` without a baseline or
         /// when a trial failed. CPU time, not wall clock, because it does not count the time other
@@ -57,10 +57,10 @@ struct BenchmarkReport: Sendable, Codable {
     /// The scenario rows, in order.
     var scenarios: [ScenarioInfo]
     /// The results.
-    var cells: [Cell] = []
+    package var cells: [Cell] = []
 
     /// The output formats.
-    enum Format: String, Sendable, CaseIterable {
+    package enum Format: String, Sendable, CaseIterable {
         /// Aligned plain text for a terminal.
         case table
         /// GitHub-flavoured Markdown tables.
@@ -75,7 +75,7 @@ struct BenchmarkReport: Sendable, Codable {
     }
 
     /// The report rendered in `format`.
-    func rendered(as format: Format) -> String {
+    package func rendered(as format: Format) -> String {
         switch format {
         case .json:
             let encoder = JSONEncoder()

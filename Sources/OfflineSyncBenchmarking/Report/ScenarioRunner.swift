@@ -11,7 +11,7 @@ import OfflineSync
 /// runs until each has been measured ``minimumSeconds`` (see ``measure(_:)``): a trial that only
 /// reads (``Trial/repeatable``) ``sliceSeconds`` at a time on one set-up, a trial that writes once
 /// per fresh set-up, or again on its set-up re-armed (``Trial/prepareAgain()``).
-struct ScenarioRunner: Sendable {
+package struct ScenarioRunner: Sendable {
     /// The backends to measure, in column order.
     var backends: [BenchmarkBackend]
     /// The scenarios to run, in row order.
@@ -25,7 +25,7 @@ struct ScenarioRunner: Sendable {
     var repetitions: Int
 
     /// Creates a runner.
-    init(
+    package init(
         backends: [BenchmarkBackend], scenarios: [BenchmarkScenario], size: BenchmarkSize,
         workDirectory: String = NSTemporaryDirectory(), repetitions: Int = 1
     ) {
@@ -37,7 +37,7 @@ struct ScenarioRunner: Sendable {
     }
 
     /// How many trials ``run(progress:)`` performs (for a progress bar).
-    var trialCount: Int {
+    package var trialCount: Int {
         scenarios.reduce(0) { total, scenario in
             total
                 + backends.filter { scenario.applies(to: $0.name) }.reduce(0) { count, backend in
@@ -53,7 +53,7 @@ struct ScenarioRunner: Sendable {
     /// Runs every applicable (scenario, backend) pair and its baseline. A failing trial is
     /// recorded in the report with its error; the run goes on.
     /// - Parameter progress: called before each trial with the number done, the total and a label.
-    func run(progress: (Int, Int, String) -> Void = { _, _, _ in }) async -> BenchmarkReport {
+    package func run(progress: (Int, Int, String) -> Void = { _, _, _ in }) async -> BenchmarkReport {
         var report = BenchmarkReport(
             size: size, backends: backends.map(\.name),
             scenarios: scenarios.map {

@@ -6,9 +6,9 @@ import OfflineSyncSQLCipher
 import OfflineSyncSQLite
 
 /// A store backend under test, with the raw C baseline its figures are divided by.
-struct BenchmarkBackend: Sendable {
+public struct BenchmarkBackend: Sendable {
     /// The backend's scheme name (`memory`, `sqlite`, `sqlcipher`, `lmdb`), a column of the report.
-    var name: String
+    public var name: String
     /// Creates a closed store in the location's (empty, existing) directory.
     var makeStore: @Sendable (StoreLocation) throws -> any LocalStore
     /// Creates the raw baseline in the location's directory, or `nil` when there is none (memory).
@@ -29,9 +29,9 @@ struct BenchmarkBackend: Sendable {
 }
 
 /// Where a trial keeps its files, and the settings a backend opens with.
-struct StoreLocation: Sendable, Hashable {
+public struct StoreLocation: Sendable, Hashable {
     /// An empty directory owned by this trial, removed after it.
-    var directory: String
+    public var directory: String
     /// How hard commits are flushed; a backend and its baseline use the same level.
     var durability: RawDurability
     /// For SQLCipher: open with the passphrase (`true`) or the raw key (`false`).
@@ -45,7 +45,7 @@ struct StoreLocation: Sendable, Hashable {
     }
 
     /// A location in a new, empty directory under `parent`.
-    static func makeTemporary(under parent: String, durability: RawDurability, usesPassphrase: Bool) throws
+    public static func makeTemporary(under parent: String, durability: RawDurability, usesPassphrase: Bool) throws
         -> StoreLocation
     {
         let directory = (parent as NSString).appendingPathComponent("offline-sync-bench-\(UUID().uuidString)")
@@ -55,7 +55,7 @@ struct StoreLocation: Sendable, Hashable {
 
     /// Removes the directory and everything in it, and the PostgreSQL schemas of this location
     /// when a PostgreSQL server is configured (see ``BenchmarkBackend/postgresEnvironmentVariable``).
-    func removeDirectory() {
+    public func removeDirectory() {
         try? FileManager.default.removeItem(atPath: directory)
         for schema in [postgresSchema, postgresSchema + "_raw"] {
             if let settings = BenchmarkBackend.postgresSettings(schema: schema) {
@@ -98,7 +98,7 @@ extension BenchmarkBackend {
 extension BenchmarkBackend {
     /// Every backend built into OfflineSync, in report column order; the PostgreSQL columns only
     /// when ``postgresEnvironmentVariable`` names a server.
-    static var available: [BenchmarkBackend] {
+    public static var available: [BenchmarkBackend] {
         [.memory, .sqlite, .sqlcipher, .lmdb] + (postgresSettings(schema: "public") == nil ? [] : [.postgres, .postgresCopy])
     }
 
@@ -145,7 +145,7 @@ extension BenchmarkBackend {
         })
 
     /// ``named(_:)`` of every backend name in `names` (all available backends when empty).
-    static func named(_ names: [String]) throws -> [BenchmarkBackend] {
+    package static func named(_ names: [String]) throws -> [BenchmarkBackend] {
         guard !names.isEmpty else { return available }
         return try names.map { name in
             if name.hasPrefix("postgres") { _ = try requirePostgresSettings(schema: "public") }

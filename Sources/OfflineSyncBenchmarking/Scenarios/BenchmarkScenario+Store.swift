@@ -163,7 +163,7 @@ extension BenchmarkScenario {
     }
 
     /// `size.lookups` ids of existing records, chosen with a fixed seed.
-    static func randomIds(_ size: BenchmarkSize) -> [String] {
+    public static func randomIds(_ size: BenchmarkSize) -> [String] {
         var generator = SeededRandom(seed: 7)
         return (0..<size.lookups).map { _ in
             "item-" + BenchmarkData.zeroPadded(Int(generator.next() % UInt64(size.records)), width: 6)

@@ -1,10 +1,10 @@
 import OfflineSync
 
-/// How big each scenario is. ``issue`` is the full size of the benchmark suite; ``scaled(records:)``
+/// How big each scenario is. ``full`` is the full size of the benchmark suite; ``scaled(records:)``
 /// shrinks every scenario in proportion for a quick run.
-struct BenchmarkSize: Sendable, Hashable, Codable {
+public struct BenchmarkSize: Sendable, Hashable, Codable {
     /// Rows in the table for pulls, queries, lookups and purge.
-    var records: Int
+    public var records: Int
     /// Inserts in the one-batch enqueue scenario.
     var batchInserts: Int
     /// Inserts in the one-durable-transaction-each enqueue scenario.
@@ -14,9 +14,9 @@ struct BenchmarkSize: Sendable, Hashable, Codable {
     /// Records changed on the server before the incremental pull.
     var changedRecords: Int
     /// Random-id lookups.
-    var lookups: Int
+    public var lookups: Int
     /// Repetitions of the top-50 query.
-    var queries: Int
+    public var queries: Int
     /// Repetitions of the cold open.
     var opens: Int
 
@@ -35,9 +35,9 @@ struct BenchmarkSize: Sendable, Hashable, Codable {
         self.opens = opens
     }
 
-    /// The sizes the issue asks for: 100,000 records, 10,000 batched inserts, 1,000 durable
-    /// inserts, 10,000 pushed operations, 1,000 changed records.
-    static let issue = BenchmarkSize(
+    /// The full size: 100,000 records, 10,000 batched inserts, 1,000 durable inserts, 10,000
+    /// pushed operations, 1,000 changed records.
+    public static let full = BenchmarkSize(
         records: 100_000, batchInserts: 10_000, durableInserts: 1_000,
         pushOperations: 10_000, changedRecords: 1_000, lookups: 10_000,
         queries: 20, opens: 10)
@@ -47,7 +47,7 @@ struct BenchmarkSize: Sendable, Hashable, Codable {
     /// disk, whose time varies too much for a few hundred to give a ratio that reproduces; and
     /// changed records: 1,000 from 20,000 records up, since an incremental pull of 200 took
     /// about 0.3 ms, too short for two runs to agree within 15 %).
-    static func scaled(records: Int) -> BenchmarkSize {
+    public static func scaled(records: Int) -> BenchmarkSize {
         let records = max(records, 1_000)
         func part(_ fraction: Int) -> Int { max(records / fraction, 10) }
         return BenchmarkSize(
@@ -58,7 +58,7 @@ struct BenchmarkSize: Sendable, Hashable, Codable {
 }
 
 /// One measured run being prepared: set-up is done, ``run()`` is what gets timed.
-final class Trial {
+public final class Trial {
     /// How many operations ``run()`` performs.
     let operations: Int
     /// `true` when ``run()`` only reads, so it can run again on the same set-up and do the same
@@ -86,7 +86,7 @@ final class Trial {
     }
 
     /// The measured part.
-    func run() async throws {
+    public func run() async throws {
         try await body()
     }
 
@@ -100,7 +100,7 @@ final class Trial {
     }
 
     /// Closes stores and baselines and removes the trial's directory.
-    func finish() async throws {
+    public func finish() async throws {
         try await teardown()
     }
 
@@ -116,9 +116,9 @@ final class Trial {
 }
 
 /// A benchmark scenario: the same work prepared over a store and over a raw baseline.
-struct BenchmarkScenario: Sendable {
+public struct BenchmarkScenario: Sendable {
     /// A short stable identifier, e.g. `pull-full-1000`.
-    var id: String
+    public var id: String
     /// The row title in reports.
     var title: String
     /// The unit of ``Measurement/operations`` (`rows`, `ops`, `queries` …).
@@ -153,7 +153,7 @@ struct BenchmarkScenario: Sendable {
 
     /// Prepares this scenario over a new store of `backend` in a new directory under `workDirectory`;
     /// the trial's ``Trial/finish()`` removes the directory.
-    func storeTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws
+    public func storeTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String) async throws
         -> Trial
     {
         let location = try makeLocation(under: workDirectory)
@@ -168,7 +168,7 @@ struct BenchmarkScenario: Sendable {
 
     /// Prepares this scenario over `backend`'s raw baseline in a new directory, or `nil` when the
     /// backend or the scenario has none.
-    func baselineTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String)
+    public func baselineTrial(on backend: BenchmarkBackend, size: BenchmarkSize, under workDirectory: String)
         async throws -> Trial?
     {
         guard let makeBaseline = backend.makeBaseline, let prepareBaseline else { return nil }
@@ -182,12 +182,17 @@ struct BenchmarkScenario: Sendable {
         }
     }
 
+    /// Whether ``baselineTrial(on:size:under:)`` has a raw baseline to prepare on `backend`.
+    public func measuresBaseline(on backend: BenchmarkBackend) -> Bool {
+        backend.makeBaseline != nil && prepareBaseline != nil
+    }
+
     private func makeLocation(under workDirectory: String) throws -> StoreLocation {
         try StoreLocation.makeTemporary(under: workDirectory, durability: durability, usesPassphrase: usesPassphrase)
     }
 
     /// Whether the scenario runs on `backend`.
-    func applies(to backend: String) -> Bool {
+    public func applies(to backend: String) -> Bool {
         backends?.contains(backend) ?? true
     }
 }
