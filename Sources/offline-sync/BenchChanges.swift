@@ -51,9 +51,11 @@ struct BenchChanges: AsyncParsableCommand {
     func run() async throws {
         _ = global.start("bench-changes")
         let largest = max(deviceCounts.max() ?? 1, 1)
+        // Every device holds a stream and up to a few request connections, all from 127.0.0.1.
+        let connections = 4 * largest + idle + 64
         let server = try ChildServe(arguments: [
-            "--store", "memory:", "--max-connections", "\(2 * largest + idle + 64)",
-            "--changes-max-subscribers", "\(largest + idle + 16)",
+            "--store", "memory:", "--max-connections", "\(connections)",
+            "--max-connections-per-address", "\(connections)", "--changes-max-subscribers", "\(largest + idle + 16)",
         ])
         defer { server.stop() }
         var output = StandardOutput()
