@@ -47,14 +47,35 @@ enum TransportFailure {
         }
         if error is NIOSSLError || error is BoringSSLError {
             // A plain HTTP server answering a TLS client hello is BoringSSL's WRONG_VERSION_NUMBER.
-            let plain = "\(error)".contains("WRONG_VERSION_NUMBER") ? "the server does not speak TLS: " : ""
+            if "\(error)".contains("WRONG_VERSION_NUMBER") {
+                return
+                    "the TLS handshake or session failed: the server did not answer TLS (a plain HTTP server answers so); give it an http:// base URL, or the port of an https server"
+            }
             return
-                "the TLS handshake or session failed (\(error)); \(plain)check that the base URL's scheme and port are those of an https server, that its certificate is trusted (tlsConfiguration) and that it names the host"
+                "the TLS handshake or session failed (\(tlsReasons(error))); check that the base URL's scheme and port are those of an https server, that its certificate is trusted (tlsConfiguration) and that it names the host"
         }
         if error is HTTPParserError {
             return
                 "the answer is not HTTP/1.1 (\(error)); check that the base URL's scheme and port are those of the table service (an https server answers an http:// request with TLS bytes)"
         }
         return String(describing: error)
+    }
+
+    /// The reasons a TLS error gives, in words ("OPENSSL_internal:CERTIFICATE_VERIFY_FAILED" is
+    /// "certificate verify failed"), without BoringSSL's error numbers and the source paths of the
+    /// build that its error stack carries.
+    static func tlsReasons(_ error: any Error) -> String {
+        let text = "\(error)"
+        let marker = "OPENSSL_internal:"
+        var reasons: [String] = []
+        var rest = text[...]
+        while let found = rest.firstRange(of: marker) {
+            rest = rest[found.upperBound...]
+            let reason = rest.prefix { $0.isUppercase || $0.isNumber || $0 == "_" }
+            if !reason.isEmpty { reasons.append(String(reason.map { $0 == "_" ? " " : $0 }).lowercased()) }
+        }
+        if !reasons.isEmpty { return reasons.joined(separator: "; ") }
+        // No BoringSSL stack: NIOSSL's own description, cut before any source path.
+        return text.firstRange(of: " at /").map { String(text[..<$0.lowerBound]) } ?? text
     }
 }

@@ -76,7 +76,7 @@ struct DemoServer {
             try await server.seed()
         } catch let error as RemoteError where error.kind == .network {
             try? await server.shutdown()
-            throw OfflineSyncError(
+            throw RemoteURLOption.tlsMismatch(error, url: url) ?? OfflineSyncError(
                 .configuration,
                 "no server answers at \(url): \(error.message). Start one in another terminal with '\(serveCommand(for: url))' (it serves a todoitem table), then run the demo again"
             )

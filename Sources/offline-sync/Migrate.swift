@@ -13,7 +13,8 @@ struct Migrate: AsyncParsableCommand {
             tokens, then checks that every table has the same number of rows on both sides. The new \
             store is built in a temporary location next to the destination and moved into place only \
             when everything was copied and verified, so a failure leaves the destination untouched. \
-            The destination must not exist yet.
+            The destination must not exist yet, and must keep its data (memory: is refused). A \
+            progress bar is drawn on standard error when it is a terminal.
 
             Examples:
               offline-sync migrate --from sqlite:./app.sqlite \\
@@ -33,8 +34,16 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let logger = global.start("migrate")
-        let source = try StoreRegistry.shared.configuration(parsing: from)
-        let destination = try StoreRegistry.shared.configuration(parsing: to)
+        let source = try StoreSelection.parse(from, option: "--from")
+        let destination = try StoreSelection.parse(to, option: "--to")
+        // A store without a location (memory:) is gone when the command ends: the copy would be
+        // reported as made and thrown away.
+        guard destination.path != nil else {
+            throw OfflineSyncError(
+                .configuration,
+                "--to \(destination) keeps nothing after the command ends, so the copy would be thrown away; migrate into a store that keeps its data: sqlite:PATH, sqlcipher:PATH?key-env=VAR, lmdb:PATH or postgres://USER@HOST/DB"
+            )
+        }
         if destination.scheme == StoreScheme.postgres.name {
             let settings = try PostgresConnectionSettings(destination)
             if source.scheme == destination.scheme, try PostgresConnectionSettings(source) == settings {
@@ -67,7 +76,12 @@ struct Migrate: AsyncParsableCommand {
         let scratch = try ScratchDirectory(near: StoreAccess.filePath(of: destination), purpose: "migrate")
         defer { scratch.remove() }
         let temporary = try scratch.freshLocation(for: destination)
-        let counts = try Migrate.copy(store, from: source, schema: schema, to: temporary, logger: logger)
+        let total = try schema.tables.reduce(0) { $0 + (try store.count($1.name)) }
+        var progress = ProgressBar("migrating", total: total)
+        let counts = try Migrate.copy(store, from: source, schema: schema, to: temporary, logger: logger) {
+            progress.update($0)
+        }
+        progress.finish()
         if destination.scheme == StoreScheme.postgres.name {
             try PostgresStore.renameSchema(
                 PostgresConnectionSettings(temporary), to: PostgresConnectionSettings(destination).schema)
@@ -82,20 +96,24 @@ struct Migrate: AsyncParsableCommand {
     }
 
     /// Copies every table into a new store at `destination` in one transaction, verifies the row
-    /// counts and closes it. Returns the row count per table.
+    /// counts and closes it. Returns the row count per table. `progress` is told the number of
+    /// rows copied so far (of every table) after each page.
     static func copy(
         _ source: any LocalStore, from sourceConfiguration: StoreConfiguration, schema: StoreSchema,
         to destination: StoreConfiguration,
-        logger: Logger
+        logger: Logger, progress: (Int) -> Void = { _ in }
     ) throws -> [String: Int] {
         let target = try StoreAccess.open(destination, schema: schema, logger: logger)
         do {
+            var copied = 0
             try target.write { transaction in
                 for table in schema.tables {
                     try StoreAccess.forEachPage(of: table.name, in: source, configuration: sourceConfiguration) { page in
                         try StoreAccess.rethrowingStoredValueErrors(sourceConfiguration, table: table.name) {
                             try transaction.upsert(page, into: table.name, origin: .local)
                         }
+                        copied += page.count
+                        progress(copied)
                     }
                 }
             }

@@ -16,13 +16,15 @@ struct QueryCommand: AsyncParsableCommand {
             With --count, the table format adds the total to its footer, json writes the table \
             protocol's {"results": [...], "count": N}, and jsonl prints the total on standard error.
 
-            Examples:
-              offline-sync query --store sqlite:./app.sqlite --table todoitem \\
+            Examples (the first makes a store with a todoitem table to try the others on):
+              offline-sync demo --store sqlite:./demo.sqlite
+              offline-sync query --store sqlite:./demo.sqlite --table todoitem \\
                 --filter "complete eq false and startswith(text, 'Buy')" \\
                 --orderby "text desc" --top 10
-              offline-sync query --store lmdb:./data/store.lmdb --table todoitem \\
+              offline-sync query --store sqlite:./demo.sqlite --table todoitem \\
                 --count --top 0
-              offline-sync query --store memory: --table todoitem --format jsonl
+              offline-sync query --store sqlite:./demo.sqlite --table todoitem \\
+                --format jsonl
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -34,11 +36,18 @@ struct QueryCommand: AsyncParsableCommand {
     @Option(help: "The table to read.") var table: String
     @Option(help: "An OData $filter expression, e.g. \"complete eq false\".") var filter: String?
     @Option(help: "An OData $orderby list, e.g. \"text desc,id\".") var orderby: String?
-    @Option(help: "The most items to show.") var top: Int?
-    @Option(help: "Items to skip first.") var skip: Int = 0
+    // `.unconditional`: a negative value is read as a value (and refused by `validate()` with
+    // the rule) instead of as an option, which ArgumentParser would report as a missing value.
+    @Option(parsing: .unconditional, help: "The most items to show (0 or more).") var top: Int?
+    @Option(parsing: .unconditional, help: "Items to skip first (0 or more).") var skip: Int = 0
     @Flag(help: "Also count every matching item (regardless of --top and --skip).") var count = false
     @Option(help: "table (aligned columns), json (one document) or jsonl (one object per line).") var format: Format =
         .table
+
+    func validate() throws {
+        if let top, top < 0 { throw ValidationError("--top must be 0 or more, got \(top)") }
+        guard skip >= 0 else { throw ValidationError("--skip must be 0 or more, got \(skip)") }
+    }
 
     func run() async throws {
         let logger = global.start("query")

@@ -21,13 +21,19 @@ struct Rekey: AsyncParsableCommand {
             """)
 
     @OptionGroup var global: GlobalOptions
-    @OptionGroup var selection: StoreSelection
+    /// Required: re-encrypting is never done to a store chosen by `$OFFLINE_SYNC_STORE` or the
+    /// default, which the person may not have meant.
+    @Option(
+        help: ArgumentHelp(
+            "The sqlcipher: store to re-key, with its current key source (required: rekey never falls back to $OFFLINE_SYNC_STORE or the default store).",
+            valueName: "url"))
+    var store: String
     @Option(help: ArgumentHelp("The environment variable holding the new key.", valueName: "variable"))
     var newKeyEnv: String
 
     func run() async throws {
         let logger = global.start("rekey")
-        let configuration = try selection.configuration()
+        let configuration = try StoreSelection.parse(store, option: "--store")
         guard configuration.scheme == StoreScheme.sqlcipher.name else {
             throw OfflineSyncError(
                 .configuration,

@@ -23,6 +23,10 @@ final class ScratchDirectory: Sendable {
     private let schemas = Locked<[PostgresConnectionSettings]>([])
     /// The descriptor of the locked lock file, or -1 when it could not be made.
     private let lock: Int32
+    /// The directories above ``url`` that did not exist and were created for it, deepest first:
+    /// ``remove()`` removes those left empty, so that a command leaves no empty directory behind
+    /// (`conformance` without `--store` would leave `./.offline-sync/`).
+    private let createdParents: [URL]
 
     /// The name of the lock file inside a scratch directory.
     static let lockName = "in-use.lock"
@@ -35,6 +39,13 @@ final class ScratchDirectory: Sendable {
             ?? FileManager.default.temporaryDirectory
         ScratchDirectory.removeAbandoned(in: parent, purpose: purpose)
         url = parent.appendingPathComponent(".offline-sync-\(purpose)-\(UUID().uuidString)")
+        var missing: [URL] = []
+        var ancestor = parent.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: ancestor.path), ancestor.path != "/" {
+            missing.append(ancestor)
+            ancestor.deleteLastPathComponent()
+        }
+        createdParents = missing
         try StoreAccess.createDirectory(url, forStoreAt: path ?? url.path)
         lock = open(url.appendingPathComponent(ScratchDirectory.lockName).path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         // Marked only once locked: a process that locks an unmarked file knows nothing yet.
@@ -106,12 +117,14 @@ final class ScratchDirectory: Sendable {
         }
     }
 
-    /// Deletes the directory and everything in it, and drops the scratch schemas.
+    /// Deletes the directory and everything in it, drops the scratch schemas, and removes the
+    /// directories created for it that are left empty (`rmdir` removes only empty ones).
     func remove() {
         for settings in schemas.withLock({ $0 }) {
             try? PostgresStore.dropSchema(settings)
         }
         try? FileManager.default.removeItem(at: url)
         if lock >= 0 { close(lock) }
+        for directory in createdParents where rmdir(directory.path) != 0 { break }
     }
 }

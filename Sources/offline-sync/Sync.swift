@@ -150,7 +150,7 @@ struct Sync: AsyncParsableCommand {
             try await httpRemote.shutdown()
         } catch {
             try? await httpRemote.shutdown()
-            throw error
+            throw RemoteURLOption.tlsMismatch(error, url: remote) ?? error
         }
     }
 

@@ -16,7 +16,8 @@ struct Token: AsyncParsableCommand {
 
             Examples:
               export AUTH_SECRET=$(openssl rand -base64 48)
-              TOKEN=$(offline-sync token --secret-env AUTH_SECRET --subject alice --expires-in 1h)
+              TOKEN=$(offline-sync token --secret-env AUTH_SECRET --subject alice \\
+                --expires-in 1h)
               curl -H "Authorization: Bearer $TOKEN" -H 'ZUMO-API-VERSION: 2.0.0' \\
                 http://127.0.0.1:8080/tables/todoitem
             """
