@@ -121,7 +121,8 @@ extension HTTPRemote {
             let retry = response.headers.first(name: "Retry-After").map { "; it asks to be retried after '\($0)'" }
             return RemoteError(
                 .server, status: response.status,
-                message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")\(retry ?? "")")
+                message: "\(what) failed\(response.summary.map { ": \($0)" } ?? "")\(retry ?? "")",
+                retryAfter: Self.retryAfter(response))
         }
     }
 

@@ -132,13 +132,19 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
     public var serverItem: Item?
     /// A sentence naming what failed.
     public var message: String
+    /// How long the server asked the client to wait before trying again (`Retry-After` of a 429
+    /// or 503), when it said; a ``Replicator`` waits at least this long.
+    public var retryAfter: Duration?
 
     /// Creates a remote error.
-    public init(_ kind: Kind, status: Int? = nil, serverItem: Item? = nil, message: String) {
+    public init(
+        _ kind: Kind, status: Int? = nil, serverItem: Item? = nil, message: String, retryAfter: Duration? = nil
+    ) {
         self.kind = kind
         self.status = status
         self.serverItem = serverItem
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     /// `true` for failures that abort a push and keep the queue untouched (network,

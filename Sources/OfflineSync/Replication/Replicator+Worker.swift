@@ -178,9 +178,9 @@ extension Replicator {
             }
         case let remote as RemoteError:
             switch remote.kind {
-            case .network, .cancelled: return (.network, nil)
-            case .authentication: return (.authentication, nil)
-            default: return (.server, nil)
+            case .network, .cancelled: return (.network, remote.retryAfter)
+            case .authentication: return (.authentication, remote.retryAfter)
+            default: return (.server, remote.retryAfter)
             }
         case let signal as ChangeSignalError:
             switch signal.kind {
