@@ -33,8 +33,16 @@ public struct ConformanceSuite: Sendable {
     /// it, and setting it back reproduces the failing run exactly.
     public var seed: UInt64 = ConformanceSuite.defaultSeed
 
+    /// How many steps the random tier runs (see ``ConformanceTier/random``): sequences of at most
+    /// 500 steps, each on a new store with a seed of its own. The default keeps the tier within
+    /// seconds; raise it for long runs (`offline-sync conformance --tier random --steps 100000`).
+    public var randomSteps = ConformanceSuite.defaultRandomSteps
+
     /// The seed used unless ``seed`` is set.
     public static let defaultSeed: UInt64 = 0x0FF1_5EED
+
+    /// The steps of the random tier unless ``randomSteps`` is set.
+    public static let defaultRandomSteps = 1_000
 
     /// Creates a suite for one backend.
     public init(
@@ -46,12 +54,14 @@ public struct ConformanceSuite: Sendable {
         self.makeStore = makeStore
     }
 
-    /// Every group of cases, store tier first.
-    public var groups: [ConformanceGroup] { StoreTierGroups.all + SyncTierGroups.all }
+    /// Every group of cases: store tier, sync tier, random tier.
+    public var groups: [ConformanceGroup] { Self.allGroups }
+
+    private static let allGroups = StoreTierGroups.all + SyncTierGroups.all + RandomTierGroups.all
 
     /// The names of the groups of a tier (for one-test-per-group wrappers).
     public static func groupNames(tier: ConformanceTier) -> [String] {
-        (StoreTierGroups.all + SyncTierGroups.all).filter { tier == .all || $0.tier == tier }.map(\.name)
+        allGroups.filter { tier == .all || $0.tier == tier }.map(\.name)
     }
 
     /// Runs one group by name and returns its result.
@@ -120,7 +130,11 @@ public enum ConformanceTier: String, Sendable, Hashable, CaseIterable {
     case store
     /// The shared sync logic over the store with an in-memory remote.
     case sync
-    /// Both.
+    /// Seeded random sequences of opens, reopens, transactions and reads, compared step by step
+    /// with the reference store; ``ConformanceSuite/seed`` and ``ConformanceSuite/randomSteps``
+    /// choose them.
+    case random
+    /// Every tier.
     case all
 }
 

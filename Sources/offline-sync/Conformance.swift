@@ -16,8 +16,14 @@ struct Conformance: AsyncParsableCommand {
             once). Prints one line per group of cases, failures below it, and \
             ends with 'N passed, N failed, N skipped'.
 
+            The random tier runs seeded random sequences of opens, reopens, transactions and \
+            reads on the store and on the reference store side by side; a difference is shrunk to \
+            a short sequence and printed with the seed and step count that reproduce it.
+
             Examples:
               offline-sync conformance --store sqlite:/tmp/conformance.sqlite
+              offline-sync conformance --store sqlite:/tmp/c.sqlite --tier random \\
+                --seed 0xff15eed --steps 100000
               offline-sync conformance --store "lmdb:/tmp/c.lmdb?map-size=64MiB" \\
                 --tier store --filter query
               OFFLINE_SYNC_KEY=$(openssl rand -hex 32) offline-sync conformance \\
@@ -26,10 +32,28 @@ struct Conformance: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var selection: StoreSelection
-    @Option(help: "Which tier: store (the store contract), sync (the sync logic over the store) or all.")
+    @Option(
+        help:
+            "Which tier: store (the store contract), sync (the sync logic over the store), random (seeded random operation sequences compared with the reference store) or all."
+    )
     var tier: ConformanceTier = .all
     @Option(help: "Run only the groups whose name contains this text.") var filter: String?
-    @Option(help: "The seed of the generated query corpus (default: the suite's fixed seed).") var seed: UInt64?
+    @Option(
+        help:
+            "The seed of the generated query corpus and of the random tier's sequences, decimal or 0x-hexadecimal as a failure prints it (default: the suite's fixed seed)."
+    )
+    var seed: Seed?
+    // `.unconditional`: a negative value reaches `validate()`, which states the rule.
+    @Option(
+        parsing: .unconditional,
+        help:
+            "How many steps the random tier runs, in sequences of at most 500 steps each on a new store (default \(ConformanceSuite.defaultRandomSteps); e.g. 100000 for a long run)."
+    )
+    var steps: Int?
+
+    func validate() throws {
+        if let steps, steps < 0 { throw ValidationError("--steps must be 0 or more, got \(steps)") }
+    }
 
     func run() async throws {
         let logger = global.start("conformance")
@@ -65,7 +89,8 @@ struct Conformance: AsyncParsableCommand {
                 return other
             }
         }
-        if let seed { suite.seed = seed }
+        if let seed { suite.seed = seed.value }
+        if let steps { suite.randomSteps = steps }
         let summary = await suite.run(tier: tier, filter: filter) { print($0) }
         print(summary)
         if summary.failed > 0 { throw ExitCode.failure }
@@ -73,3 +98,18 @@ struct Conformance: AsyncParsableCommand {
 }
 
 extension ConformanceTier: ExpressibleByArgument {}
+
+extension Conformance {
+    /// A seed as a failure message prints it (`0x…`) or in decimal.
+    struct Seed: ExpressibleByArgument {
+        let value: UInt64
+
+        init?(argument: String) {
+            let text = argument.lowercased()
+            guard let value = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text) else {
+                return nil
+            }
+            self.value = value
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import OfflineSync
+import OfflineSyncConformance
+import Testing
+
+/// The random tier of the conformance suite on every backend, at the suite's default size.
+@Suite struct RandomTierTests {
+    @Test(.tags(.slow), arguments: Backends.all)
+    func randomSequencesAgreeWithTheReference(_ backend: Backend) async {
+        let result = await backend.suite.run(group: "random")
+        for message in result.failureMessages {
+            Issue.record("\(backend.name) random: \(message)")
+        }
+        #expect(result.failed == 0 && result.passed == 1, "\(result)")
+    }
+
+    @Test func theRandomTierHasOneGroup() {
+        #expect(ConformanceSuite.groupNames(tier: .random) == ["random"])
+        #expect(ConformanceSuite.groupNames(tier: .all).last == "random")
+    }
+
+    /// A difference is reported with the seed of its sequence, the step it appeared at, and a
+    /// shrunk sequence short enough to read.
+    @Test func aDifferenceIsPrintedWithItsSeedAndAShrunkSequence() async {
+        var suite = ConformanceSuite(storeName: "unforeseen") {
+            try UnforeseenBrokenStore.make(.trimKeepsByteOrderMarks, path: Backends.freshDatabasePath)
+        }
+        suite.randomSteps = 2_000
+        let result = await suite.run(group: "random")
+        let message = result.failureMessages.first ?? ""
+        #expect(message.contains("seed 0x"), "\(message)")
+        #expect(message.contains("--seed 0x"), "\(message)")
+        let shrunk = message.split(separator: "\n").filter { $0.hasPrefix("  ") && $0.dropFirst(2).first?.isNumber == true }
+        #expect(!shrunk.isEmpty && shrunk.count <= 6, "\(message)")
+    }
+
+    /// The same seed gives the same failure, step for step.
+    @Test func aSeedReproducesItsRun() async {
+        var suite = ConformanceSuite(storeName: "unforeseen") {
+            try UnforeseenBrokenStore.make(.mostNegativeIntegerModMinusOneIsNull, path: Backends.freshDatabasePath)
+        }
+        suite.seed = 42
+        suite.randomSteps = 1_000
+        let first = await suite.run(group: "random").failureMessages
+        let second = await suite.run(group: "random").failureMessages
+        #expect(!first.isEmpty)
+        #expect(first == second)
+    }
+}
+
+extension Tag {
+    /// Tests of this target that take tens of seconds (the random tier on every backend); a quick
+    /// run leaves them out by name, `swift test --skip randomSequencesAgreeWithTheReference`.
+    @Tag static var slow: Self
+}
