@@ -6,7 +6,7 @@ import OfflineSyncServer
 import OfflineSyncService
 
 /// The demo's real-time step: two devices on one server, each keeping its store in sync with a
-/// ``Replicator`` and the server's change stream; an edit on one appears in the other's observed
+/// `Replicator` and the server's change stream; an edit on one appears in the other's observed
 /// list with no push or pull call, and the delay is measured.
 struct DemoRealtime {
     /// The server of `demo --remote`, or `nil` for a loopback server started for this step.

@@ -4,7 +4,7 @@ import OfflineSyncService
 import OfflineSyncHTTP
 import Synchronization
 
-/// The server side of `offline-sync demo`: an in-process ``InMemoryRemote`` or a real server over
+/// The server side of `offline-sync demo`: an in-process `InMemoryRemote` or a real server over
 /// HTTP, seen through the same three handles so that one narration serves both.
 struct DemoServer {
     /// What the narration calls the server.
@@ -133,8 +133,8 @@ struct DemoServer {
     }
 }
 
-/// A ``RemoteService`` that forwards to another one, or, while offline, fails every call with a
-/// `.network` ``RemoteError`` as a device without a connection would see it.
+/// A `RemoteService` that forwards to another one, or, while offline, fails every call with a
+/// `.network` `RemoteError` as a device without a connection would see it.
 final class OfflineSwitch: RemoteService {
     private let base: any RemoteService
     private let offline = Locked(false)

@@ -1,7 +1,7 @@
 import OfflineSync
 
 /// One item as one line of JSON, the format of `import` and `export`, written and read by the
-/// core's ``OfflineSync/JSONCodec`` (the table protocol's body format).
+/// core's `JSONCodec` (the table protocol's body format).
 ///
 /// A line is `{"id":…}` followed by the other columns in name order, null values left out, dates
 /// as ISO 8601 strings in UTC with milliseconds, `json` columns as compact nested JSON. The same

@@ -1,6 +1,6 @@
 import OfflineSync
 
-/// OData `$filter` / `$orderby` text from the command line, parsed by ``OfflineSync/ODataParser``.
+/// OData `$filter` / `$orderby` text from the command line, parsed by `ODataParser`.
 /// A syntax error keeps the parser's message and adds the text with a caret under the position.
 enum ODataInput {
     static func filter(_ text: String) throws -> FilterExpression {

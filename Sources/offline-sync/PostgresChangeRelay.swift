@@ -3,7 +3,7 @@ import OfflineSyncServer
 
 /// The change relay of `serve` processes over one PostgreSQL schema: each committed write is
 /// sent with `NOTIFY` on the schema's channel, and what the other processes send is received with
-/// `LISTEN` (``PostgresNotificationChannel``).
+/// `LISTEN` (`PostgresNotificationChannel`).
 struct PostgresChangeRelay: ChangeRelay {
     let channel: PostgresNotificationChannel
 

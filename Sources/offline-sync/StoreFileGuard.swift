@@ -8,9 +8,9 @@ import OfflineSyncService
 /// file that nothing will open again, and a server would acknowledge them and lose them at its
 /// next start. So after each read, lookup and committed write this guard checks that the path
 /// still names the file opened (device and inode). When it does not, the call throws
-/// ``Replaced``, which ``TableService`` answers with 503 and `Retry-After`: a client keeps its
+/// ``Replaced``, which `TableService` answers with 503 and `Retry-After`: a client keeps its
 /// write queued and sends it again to the server restarted on the file now at the path.
-/// ``onReplaced`` runs once then (`serve` stops itself, so that a supervisor starts it again).
+/// `onReplaced` runs once then (`serve` stops itself, so that a supervisor starts it again).
 ///
 /// The check is one `stat` per call, about a microsecond against the tens of a request.
 final class StoreFileGuard: LocalStore, Sendable {

@@ -58,9 +58,9 @@ struct Sync: AsyncParsableCommand {
 
     /// Who wins a conflict between a queued edit and the server's copy.
     enum ConflictWinner: String, ExpressibleByArgument, CaseIterable {
-        /// The local copy is sent again with the server's version (``ClientWinsPushHandler``).
+        /// The local copy is sent again with the server's version (`ClientWinsPushHandler`).
         case local
-        /// The server's copy replaces the local one (``ServerWinsPushHandler``).
+        /// The server's copy replaces the local one (`ServerWinsPushHandler`).
         case server
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import OfflineSync
 import OfflineSyncHTTP
 
-/// `sync --watch`: a ``Replicator`` on the command's context and remote, with the server's change
+/// `sync --watch`: a `Replicator` on the command's context and remote, with the server's change
 /// stream, printing one status line per change of state until SIGINT or SIGTERM.
 struct SyncWatch {
     let command: Sync

@@ -4,7 +4,7 @@ import OfflineSyncService
 /// One benchmark row: five app columns plus the four system properties, as plain fields.
 ///
 /// The raw baselines store these fields directly; the OfflineSync backends receive the same
-/// values as an ``Item`` (see ``item``), so both sides do the same storage work.
+/// values as an `Item` (see `item`), so both sides do the same storage work.
 public struct BenchmarkRecord: Sendable, Hashable {
     /// The primary key.
     public var id: String

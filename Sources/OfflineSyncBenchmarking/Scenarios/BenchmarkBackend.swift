@@ -54,7 +54,7 @@ public struct StoreLocation: Sendable, Hashable {
     }
 
     /// Removes the directory and everything in it, and the PostgreSQL schemas of this location
-    /// when a PostgreSQL server is configured (see ``BenchmarkBackend/postgresEnvironmentVariable``).
+    /// when a PostgreSQL server is configured (see `BenchmarkBackend.postgresEnvironmentVariable`).
     public func removeDirectory() {
         try? FileManager.default.removeItem(atPath: directory)
         for schema in [postgresSchema, postgresSchema + "_raw"] {
@@ -97,7 +97,7 @@ extension BenchmarkBackend {
 
 extension BenchmarkBackend {
     /// Every backend built into OfflineSync, in report column order; the PostgreSQL columns only
-    /// when ``postgresEnvironmentVariable`` names a server.
+    /// when `postgresEnvironmentVariable` names a server.
     public static var available: [BenchmarkBackend] {
         [.memory, .sqlite, .sqlcipher, .lmdb] + (postgresSettings(schema: "public") == nil ? [] : [.postgres, .postgresCopy])
     }
@@ -107,7 +107,7 @@ extension BenchmarkBackend {
     /// dropped after it).
     static let postgresEnvironmentVariable = "OFFLINE_SYNC_BENCH_POSTGRES"
 
-    /// The settings of ``postgresEnvironmentVariable`` with `schema`, or `nil` when it is unset.
+    /// The settings of `postgresEnvironmentVariable` with `schema`, or `nil` when it is unset.
     static func postgresSettings(schema: String) -> PostgresConnectionSettings? {
         guard let text = ProcessInfo.processInfo.environment[postgresEnvironmentVariable], !text.isEmpty,
             var settings = try? PostgresConnectionSettings(StoreConfiguration(parsing: text))
