@@ -9,16 +9,17 @@ struct OfflineSyncCommand: AsyncParsableCommand {
     /// from stores and servers, which must not break the line or drive the terminal. Errors of
     /// the command line itself (help, usage) are ArgumentParser's, printed as it prints them,
     /// except a misspelt subcommand, which ``SubcommandCheck`` names before ArgumentParser reads
-    /// the line.
+    /// the line, and a negative number given to an option (``NegativeValueCheck``).
     static func main() async {
         var command: any ParsableCommand
-        if let error = SubcommandCheck.error(in: Array(CommandLine.arguments.dropFirst()), of: Self.self) {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let error = SubcommandCheck.error(in: arguments, of: Self.self) {
             exit(withError: error)
         }
         do {
             command = try parseAsRoot()
         } catch {
-            exit(withError: error)
+            exit(withError: NegativeValueCheck.error(in: arguments, message: message(for: error)) ?? error)
         }
         MappedFileFault.install()
         do {

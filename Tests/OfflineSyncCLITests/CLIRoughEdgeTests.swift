@@ -36,6 +36,19 @@ struct CLIRoughEdgeTests {
         #expect(skip.stderr.contains("--skip must be 0 or more, got -3"), "\(skip)")
     }
 
+    @Test func negativeNumberForAnyOtherOptionIsNamedAsSuch() throws {
+        for (arguments, option) in [
+            (["bench", "--records", "-5"], "--records"),
+            (["serve", "--store", "memory:", "--port", "-1"], "--port"),
+            (["sync", "--store", "memory:", "--remote", "http://127.0.0.1:1", "--table", "t", "--page-size", "-2"], "--page-size"),
+        ] {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 64, "\(result)")
+            #expect(result.stderr.contains("\(option) takes no negative number, got \(arguments.last!)"), "\(result)")
+            #expect(!result.stderr.contains("Missing value"), "\(result)")
+        }
+    }
+
     @Test func negativeConformanceStepsAreRefusedWithTheRule() throws {
         let result = try CLI.run(["conformance", "--store", "memory:", "--tier", "random", "--steps", "-5"])
         #expect(result.status == 64, "\(result)")
