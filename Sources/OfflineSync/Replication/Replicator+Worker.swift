@@ -42,14 +42,15 @@ extension Replicator {
         }
     }
 
-    /// Pushes (when asked, or when operations are queued), then pulls the job's tables; after a
+    /// Pushes what is queued, then pulls the job's tables; after a
     /// failure puts back what is left and schedules the back-off.
     private func perform(_ job: Job) async {
         var failure: (any Error)?
         var pushLeft = job.push
         var tablesLeft = job.tables
         do {
-            if try job.push || context.pendingOperationCount() > 0 {
+            // Whatever is queued goes, whether an edit asked or not; an empty queue costs no push.
+            if try context.pendingOperationCount() > 0 {
                 try await push()
             }
             pushLeft = false
