@@ -65,7 +65,8 @@ struct CLIRoughEdgeTests {
         #expect(result.stderr.contains("Missing expected argument '--store <url>'"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: directory.path("app.db")))
         let help = try CLI.run(["rekey", "--help"])
-        #expect(help.stdout.contains("never falls back to $OFFLINE_SYNC_STORE"), "\(help)")
+        let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("required: rekey never falls back to $OFFLINE_SYNC_STORE"), "\(help)")
     }
 
     // MARK: Stores
@@ -194,8 +195,11 @@ struct CLIRoughEdgeTests {
     /// Every subcommand the top-level help lists.
     static func subcommands() throws -> [String] {
         let help = try CLI.run(["--help"]).stdout
-        guard let start = help.range(of: "SUBCOMMANDS:") else { return [] }
-        return help[start.upperBound...].split(separator: "\n").compactMap { line in
+        guard let start = help.range(of: "SUBCOMMANDS:\n") else { return [] }
+        // The section ends at its first blank line.
+        let section = help[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
+            .prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        return section.compactMap { line in
             guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
             return line.split(separator: " ").first.map(String.init)
         }
