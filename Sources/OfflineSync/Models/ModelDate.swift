@@ -9,8 +9,8 @@
 /// The conversion rounds to the nearest millisecond, the precision of every stored date, so a
 /// `Date` read back from a store equals the written one only when it had whole milliseconds. This
 /// file is the only one in the core that imports Foundation (its `FoundationEssentials` part where
-/// there is one), and it does so only for this type, ``URLBridge`` and ``FoundationProbe``; no
-/// Foundation type appears in the public API.
+/// there is one), and it does so only for this type, ``URLBridge``, ``FoundationProbe`` and
+/// ``RowReader``'s dates; no Foundation type appears in the public API.
 enum DateBridge {
     /// The timestamp of `value` when it is a `Date`; `nil` for anything else or a date beyond `Int64`
     /// milliseconds.
@@ -42,6 +42,20 @@ enum DateBridge {
         // Told by comparing types (a dynamic cast per decoded date otherwise).
         if T.self == Date.self { return unsafeBitCast(date, to: T.self) }
         return date as? T
+    }
+}
+
+extension RowReader {
+    /// Foundation's `Date` type (the core's public API names no Foundation type).
+    @usableFromInline static let dateType: Any.Type = Date.self
+
+    /// Initializes the memory at `pointer`, storage for one `Date`, with the `Date` of
+    /// `timestamp` (as ``DateBridge/date(_:as:)`` converts it).
+    @usableFromInline
+    static func initializeDate(_ timestamp: Timestamp, at pointer: UnsafeMutableRawPointer) {
+        pointer.initializeMemory(
+            as: Date.self, repeating: Date(timeIntervalSince1970: Double(timestamp.millisecondsSince1970) / 1000),
+            count: 1)
     }
 }
 

@@ -15,11 +15,17 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     let declaredTypes: [String: ColumnType]
     /// The declared indexes, with column names.
     let indexes: [TableIndex]
+    /// The values that columns without a value read as (see ``ModelSchemaOption/default(_:_:)``),
+    /// as stored values of the column's type.
+    let defaults: [String: Value]
     private let probes: [Model]
     private let probeRows: [Item]
     private let keyPathColumns = Locked<[ModelKeyPath: String]>([:])
     /// `true` when the model is ``RowWritable`` (its conformance checked against its `Codable` rows).
     let writesRows: Bool
+    /// `true` when the model is ``RowReadable`` (its conformance checked against its `Decodable`
+    /// reading of the same rows).
+    let readsRows: Bool
     /// The plans of a ``RowWritable`` model, by row layout (see ``writingPlan(for:)``).
     private let writingPlans = Locked<[ObjectIdentifier: RowWritingPlan]>([:])
 
@@ -79,6 +85,7 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         var types = state.types
         var declared: [String: ColumnType] = [:]
         var indexes: [TableIndex] = []
+        var defaultOperands: [(String, ModelPredicate<Model>.Operand)] = []
         func column(for keyPath: ModelKeyPath) throws -> String {
             try ModelLayout.identify(keyPath, probes: probes, rows: rows, columns: Set(names), code: .invalidSchema)
         }
@@ -90,7 +97,31 @@ final class ModelLayout<Model: SyncModel>: Sendable {
                 declared[column] = type
             case .index(let name, let keyPaths):
                 indexes.append(TableIndex(name, on: try keyPaths.map(column(for:))))
+            case .defaultValue(let keyPath, let operand):
+                defaultOperands.append((try column(for: keyPath), operand))
             }
+        }
+        var defaults: [String: Value] = [:]
+        for (column, operand) in defaultOperands {
+            guard SystemProperty(rawValue: column) == nil, column != "id" else {
+                throw ModelLayout.schemaError(
+                    "\(Model.self) declares a default for '\(column)', which the server sets; declare defaults for the model's own properties only"
+                )
+            }
+            guard case .value(let stored) = operand else {
+                if case .invalid(let problem) = operand {
+                    throw ModelLayout.schemaError(
+                        "the default declared for '\(column)' of \(Model.self) cannot be stored: \(problem)")
+                }
+                continue
+            }
+            let value = ModelLayout.converted(stored, to: declared[column])
+            guard value.isNull || value.type == types[column] else {
+                throw ModelLayout.schemaError(
+                    "the default declared for '\(column)' of \(Model.self) is stored as \(value.type?.rawValue ?? "null"), but the column holds \(types[column]?.rawValue ?? "no type"); declare a value of the property's type"
+                )
+            }
+            defaults[column] = value
         }
         var columns: [Column] = []
         var systemColumns: [String] = []
@@ -113,11 +144,13 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         self.probes = probes
         self.probeRows = rows
         writesRows = try ModelLayout.checkRowWriting(probes: probes, rows: rows, layout: probeLayout)
+        readsRows = try ModelLayout.checkRowReading(rows: rows, layout: probeLayout)
         self.columnNames = Set(names)
         self.columns = columns
         self.systemColumns = systemColumns
         self.declaredTypes = declared
         self.indexes = indexes
+        self.defaults = defaults
     }
 
     static func schemaError(_ message: String) -> OfflineSyncError {
@@ -194,7 +227,13 @@ final class ModelLayout<Model: SyncModel>: Sendable {
 
     /// A value converted to the declared type of its column (see ``ModelSchemaOption/column(_:as:)``).
     func converted(_ value: Value, column: String) -> Value {
-        guard let type = declaredTypes[column] else { return value }
+        ModelLayout.converted(value, to: declaredTypes[column])
+    }
+
+    /// A value converted to a column type declared with ``ModelSchemaOption/column(_:as:)`` (as is
+    /// when `type` is `nil`).
+    static func converted(_ value: Value, to type: ColumnType?) -> Value {
+        guard let type else { return value }
         switch (type, value) {
         case (.date, .string(let text)): return Timestamp(iso8601: text).map(Value.date) ?? value
         case (.date, .int(let milliseconds)): return .date(Timestamp(millisecondsSince1970: milliseconds))
@@ -406,15 +445,96 @@ final class ModelLayout<Model: SyncModel>: Sendable {
         convertDeclared(&item)
     }
 
-    /// The model of a row.
+    /// The model of a row (read with ``RowReadable/init(row:)`` when the model conforms, else
+    /// decoded); a row that cannot be read throws ``OfflineSyncError/Code-swift.struct/invalidValue``
+    /// naming the item and the column.
     func model(from item: Item, table: String) throws -> Model {
-        do {
-            return try Model(from: RowDecoder(item: item))
-        } catch {
-            throw OfflineSyncError(
-                .invalidValue,
-                "item '\(item.id)' of table '\(table)' cannot be read as \(Model.self): \(RowDecoder.describe(error))")
+        try models(from: [item], table: table, policy: .fail)[0]
+    }
+
+    /// The models of rows, in order. A row that cannot be read throws
+    /// ``OfflineSyncError/Code-swift.struct/invalidValue`` naming the item and the column
+    /// (``UndecodableRowPolicy/fail``), or is left out and reported (``UndecodableRowPolicy/skip(reporting:)``).
+    func models(from items: [Item], table: String, policy: UndecodableRowPolicy) throws -> [Model] {
+        var models: [Model] = []
+        models.reserveCapacity(items.count)
+        if readsRows, let readable = Model.self as? any RowReadable.Type {
+            func read<Readable: RowReadable>(_ type: Readable.Type) throws {
+                var plan: RowReadingPlan?
+                // By index: iterating would copy each item out (a retain per part).
+                for index in items.indices {
+                    if plan == nil || !items[index].layoutIs(plan!.layout) {
+                        plan = RowReadingPlan(keys: Readable.rowKeys, layout: items[index].layout, defaults: defaults)
+                    }
+                    do {
+                        // `Readable` is `Model` (opened from `Model.self`).
+                        models.append(unsafeBitCast(try plan!.model(Readable.self, of: items[index]), to: Model.self))
+                    } catch {
+                        try undecodable(items[index].id, error, table: table, policy: policy)
+                    }
+                }
+            }
+            try read(readable)
+            return models
         }
+        for index in items.indices {
+            do {
+                models.append(try Model(from: RowDecoder(item: items[index], defaults: defaults)))
+            } catch {
+                try undecodable(items[index].id, error, table: table, policy: policy)
+            }
+        }
+        return models
+    }
+
+    /// Throws or reports a row that could not be read, by `policy`.
+    private func undecodable(_ id: String, _ error: any Error, table: String, policy: UndecodableRowPolicy) throws {
+        let reason = RowDecoder.describe(error)
+        switch policy.kind {
+        case .fail:
+            throw OfflineSyncError(
+                .invalidValue, "item '\(id)' of table '\(table)' cannot be read as \(Model.self): \(reason)")
+        case .skip(let report):
+            report(UndecodableRow(table: table, id: id, reason: reason))
+        }
+    }
+
+    /// Whether the model reads its own rows (``RowReadable``): checked by reading the rows of
+    /// every probe both ways and comparing the `Codable` rows of the two models. Throws when
+    /// they differ.
+    private static func checkRowReading(rows: [Item], layout: RowLayout) throws -> Bool {
+        guard let readable = Model.self as? any RowReadable.Type else { return false }
+        let keys = readable.rowKeys
+        let encoded = Set(layout.names + ["id"])
+        let extra = keys.filter { !encoded.contains($0) }
+        guard extra.isEmpty, Set(keys).count == keys.count else {
+            throw schemaError(
+                "\(Model.self).rowKeys (\(keys.joined(separator: ", "))) \(extra.isEmpty ? "repeats a key" : "has \(extra.map { "'\($0)'" }.joined(separator: ", ")), which its Codable form does not hold"); the RowReadable conformance must read exactly the keys init(from:) reads (a model with a custom init(from:) is better left to Codable)"
+            )
+        }
+        func readBothWays<Readable: RowReadable>(_ type: Readable.Type) throws {
+            for row in rows {
+                let plan = RowReadingPlan(keys: keys, layout: row.layout, defaults: [:])
+                let read: Readable
+                do {
+                    read = try plan.model(Readable.self, of: row)
+                } catch {
+                    throw schemaError(
+                        "\(Model.self).init(row:) failed on a probe row: \(RowDecoder.describe(error))")
+                }
+                let decoded = try Readable(from: RowDecoder(item: row))
+                let readRow = try RowEncoder.item(of: read, layout: layout)
+                let decodedRow = try RowEncoder.item(of: decoded, layout: layout)
+                guard readRow != decodedRow || readRow.id != decodedRow.id else { continue }
+                let differing =
+                    readRow.id != decodedRow.id ? "id" : (layout.names.first { readRow[$0] != decodedRow[$0] } ?? "?")
+                throw schemaError(
+                    "\(Model.self).init(row:) reads a model whose '\(differing)' is \(differing == "id" ? "'\(readRow.id)'" : "\(readRow[differing])") where init(from:) reads \(differing == "id" ? "'\(decodedRow.id)'" : "\(decodedRow[differing])") from the same row; the RowReadable conformance must read what init(from:) reads (each key of rowKeys into the property its CodingKeys name belongs to, in the order of rowKeys)"
+                )
+            }
+        }
+        try readBothWays(readable)
+        return true
     }
 }
 

@@ -22,6 +22,9 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     let layout: ModelLayout<Model>
     /// The table's declared row layout, which models are encoded onto.
     let rowLayout: RowLayout
+    /// What typed reads and observations of this table do with a row that cannot be read as
+    /// `Model` (``UndecodableRowPolicy/fail`` by default).
+    public var undecodableRows: UndecodableRowPolicy = .fail
 
     /// The table name.
     public var name: String { untyped.name }
@@ -74,6 +77,46 @@ public struct ModelTable<Model: SyncModel>: Sendable {
             try rows(of: models), keepingColumnsOutside: layout.columnNames)
     }
 
+    /// Writes a model whether or not its row exists: updates it (as ``update(_:)-(Model)`` does,
+    /// keeping stored system properties and the columns the model does not hold) when the table
+    /// holds its id, inserts it otherwise (an empty `id` is replaced by a new UUID), and queues the
+    /// matching operation. Returns the model with its id. An id whose delete is still queued throws
+    /// ``OfflineSyncError/Code-swift.struct/invalidOperation``, as an insert would.
+    @discardableResult
+    public func upsert(_ model: Model) throws -> Model {
+        try upsert([model])[0]
+    }
+
+    /// Upserts models in one transaction (all or none), each as ``upsert(_:)-(Model)`` does.
+    @discardableResult
+    public func upsert(_ models: [Model]) throws -> [Model] {
+        guard !models.isEmpty else { return [] }
+        return try untyped.context.write(.localEdit) { transaction in
+            try write(.upsert, models, in: transaction)
+        }
+    }
+
+    /// Writes models by `edit` inside the caller's write transaction (see
+    /// ``SyncTable/edit(_:_:keepingColumnsOutside:in:)``); returns them with their ids, a model
+    /// whose id was made up read back from its stored row.
+    func write(_ edit: LocalEdit, _ models: [Model], in transaction: any StoreTransaction) throws -> [Model] {
+        guard !models.isEmpty else { return [] }
+        var rows = try rows(of: models)
+        var madeUp: [Int] = []
+        if edit == .insert || edit == .upsert {
+            for index in rows.indices where rows[index].id.isEmpty {
+                rows[index].id = UUIDText.random()
+                madeUp.append(index)
+            }
+        }
+        let written = try untyped.edit(
+            edit, rows, keepingColumnsOutside: edit == .insert ? nil : layout.columnNames, in: transaction)
+        guard !madeUp.isEmpty else { return models }
+        var stored = models
+        for index in madeUp { stored[index] = try layout.model(from: written[index], table: name) }
+        return stored
+    }
+
     /// Deletes an existing model and queues its delete. A missing id throws
     /// ``OfflineSyncError/Code-swift.struct/conflict``.
     public func delete(_ model: Model) throws {
@@ -85,16 +128,38 @@ public struct ModelTable<Model: SyncModel>: Sendable {
         try untyped.delete(ids: ids)
     }
 
-    /// The local model with this id, or `nil`.
+    /// The local model with this id, or `nil` (also when the row cannot be read as `Model` and
+    /// ``undecodableRows`` skips such rows).
     public func lookup(id: String) throws -> Model? {
-        try untyped.lookup(id: id).map { try layout.model(from: $0, table: name) }
+        guard let item = try untyped.lookup(id: id) else { return nil }
+        return try models(from: [item]).first
     }
 
     /// Reads local models (every model by default). A row that cannot be read as `Model` (a
-    /// non-optional property with no value, a value of another type) throws
-    /// ``OfflineSyncError/Code-swift.struct/invalidValue`` naming the item and the column.
+    /// non-optional property with no value and no declared default, a value of another type)
+    /// throws ``OfflineSyncError/Code-swift.struct/invalidValue`` naming the item and the column,
+    /// or is left out and reported, as ``undecodableRows`` says.
     public func read(_ query: ModelQuery<Model> = .all) throws -> [Model] {
         try models(from: untyped.read(self.query(query)).items)
+    }
+
+    /// The first local model the query reads (its ordering, then `id`), or `nil` when none
+    /// matches. A row that cannot be read is treated as by ``read(_:)``.
+    public func first(_ query: ModelQuery<Model> = .all) throws -> Model? {
+        try read(query.top(1)).first
+    }
+
+    /// The number of local models matching the query's condition (its ordering and paging
+    /// apply: `skip` and `top` bound the count as they bound a read). No row is read as a model.
+    public func count(_ query: ModelQuery<Model> = .all) throws -> Int {
+        var counted = try self.query(query)
+        counted.orderBy = []
+        counted.selection = []
+        counted.includeTotalCount = false
+        guard counted.skip > 0 || counted.top != nil else {
+            return try untyped.context.store.count(name, filter: counted.filter)
+        }
+        return try untyped.read(counted).items.count
     }
 
     /// Pulls the server's records matching `query` (every record by default) into the local
@@ -133,12 +198,10 @@ public struct ModelTable<Model: SyncModel>: Sendable {
         try layout.item(from: model, table: name, layout: rowLayout)
     }
 
-    /// The models of rows of this table, e.g. of a ``QueryResult``.
+    /// The models of rows of this table, e.g. of a ``QueryResult``; a row that cannot be read as
+    /// `Model` is treated as ``undecodableRows`` says.
     public func models(from items: [Item]) throws -> [Model] {
-        var models: [Model] = []
-        models.reserveCapacity(items.count)
-        for item in items { models.append(try layout.model(from: item, table: name)) }
-        return models
+        try layout.models(from: items, table: name, policy: undecodableRows)
     }
 }
 
@@ -146,11 +209,21 @@ extension SyncContext {
     /// The table of a model type: ``SyncModel/tableName`` unless `name` is given. The store must
     /// declare it with every column the model holds, at the model's types (declare it with
     /// ``TableSchema/init(_:name:)``); otherwise this throws naming the column.
-    public func table<Model: SyncModel>(_ model: Model.Type, name: String? = nil) throws -> ModelTable<Model> {
+    ///
+    /// - Parameters:
+    ///   - model: the model type.
+    ///   - name: the table's name, when it is not ``SyncModel/tableName``.
+    ///   - undecodableRows: what reads and observations do with a row that cannot be read as
+    ///     `Model` (see ``ModelTable/undecodableRows``): throw (the default), or skip it and report it.
+    public func table<Model: SyncModel>(
+        _ model: Model.Type, name: String? = nil, undecodableRows: UndecodableRowPolicy = .fail
+    ) throws -> ModelTable<Model> {
         let untyped = try table(name ?? Model.tableName)
         let layout = try ModelLayout<Model>.shared()
         let schema = try queue.schema.requireTable(untyped.name)
         try layout.check(against: schema)
-        return ModelTable(untyped: untyped, layout: layout, rowLayout: schema.rowLayout)
+        var table = ModelTable(untyped: untyped, layout: layout, rowLayout: schema.rowLayout)
+        table.undecodableRows = undecodableRows
+        return table
     }
 }

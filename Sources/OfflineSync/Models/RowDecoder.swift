@@ -1,16 +1,19 @@
 /// Decodes a model straight from a row (``Item``): the key `id` reads ``Item/id``, every other key
-/// its column; an absent column reads as `nil`.
+/// its column; an absent column reads as its declared default (see
+/// ``ModelSchemaOption/default(_:_:)``), or as `nil` when it has none.
 ///
 /// Besides each column type's own Swift types, a `date` column reads as `String` (ISO 8601) or as
 /// an integer (milliseconds since 1970), a `json` column as `String` (its text), an `integer`
 /// column as `Double`, and an integral `double` as an integer.
 struct RowDecoder: Decoder {
     let item: Item
+    /// The values of columns without a value, by column.
+    var defaults: [String: Value] = [:]
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowKeyedDecoder<Key>(item: item))
+        KeyedDecodingContainer(RowKeyedDecoder<Key>(item: item, defaults: defaults))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -25,6 +28,59 @@ struct RowDecoder: Decoder {
             Int.self,
             DecodingError.Context(
                 codingPath: [], debugDescription: "a row is keyed by column; the model decodes a single value"))
+    }
+
+    /// The error of a column value that cannot be read as `type` (`expected` describes it).
+    static func mismatch(
+        _ type: Any.Type, _ key: any CodingKey, _ value: Value, expected: String, itemId: String
+    ) -> DecodingError {
+        if value.isNull {
+            return .valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: [key],
+                    debugDescription: "item '\(itemId)' has no value but the property is not optional (\(type))"))
+        }
+        return .typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: [key],
+                debugDescription:
+                    "item '\(itemId)' holds \(value.type?.rawValue ?? "null") \(value), which cannot be read as \(expected)"
+            ))
+    }
+
+    /// A property of any `Decodable` type from its column's `value`: dates from dates or ISO 8601
+    /// text, URLs from text, everything else (enums, nested values, other number types) through
+    /// the value's JSON form.
+    static func decode<T: Decodable>(_ type: T.Type, _ value: Value, key: any CodingKey, itemId: String) throws -> T {
+        if type == Timestamp.self || DateBridge.isDateType(type) {
+            let timestamp: Timestamp?
+            switch value {
+            case .date(let date): timestamp = date
+            case .string(let text): timestamp = Timestamp(iso8601: text)
+            default: throw mismatch(type, key, value, expected: "a date", itemId: itemId)
+            }
+            guard let timestamp else { throw mismatch(type, key, value, expected: "an ISO 8601 date", itemId: itemId) }
+            if type == Timestamp.self { return unsafeBitCast(timestamp, to: T.self) }
+            if let result = DateBridge.date(timestamp, as: type) { return result }
+        }
+        if URLBridge.isURLType(type) {
+            guard case .string(let text) = value, let url: T = URLBridge.url(text, as: type) else {
+                throw mismatch(type, key, value, expected: "a URL as text", itemId: itemId)
+            }
+            return url
+        }
+        let node: JSONNode
+        do {
+            node = try JSONNode(value)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: [key], debugDescription: "item '\(itemId)' holds invalid JSON text",
+                    underlyingError: error))
+        }
+        return try T(from: NodeDecoder(node: node, codingPath: [key]))
     }
 
     /// A message naming the column and what went wrong, for a decoding or encoding error.
@@ -54,6 +110,7 @@ struct RowDecoder: Decoder {
 
 private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let item: Item
+    let defaults: [String: Value]
     var codingPath: [any CodingKey] { [] }
 
     var allKeys: [Key] {
@@ -61,7 +118,7 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func contains(_ key: Key) -> Bool {
-        key.stringValue == "id" || !item[key.stringValue].isNull
+        !value(key).isNull
     }
 
     /// The column's value by position on the item's layout (``Item/values`` would build a
@@ -69,24 +126,13 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func value(_ key: Key) -> Value {
         let name = key.stringValue
         if name == "id" { return .string(item.id) }
-        return item[name]
+        let value = item[name]
+        if value.isNull, !defaults.isEmpty, let fallback = defaults[name] { return fallback }
+        return value
     }
 
     private func mismatch(_ type: Any.Type, _ key: Key, _ value: Value, expected: String) -> DecodingError {
-        if value.isNull {
-            return .valueNotFound(
-                type,
-                DecodingError.Context(
-                    codingPath: [key],
-                    debugDescription: "item '\(item.id)' has no value but the property is not optional (\(type))"))
-        }
-        return .typeMismatch(
-            type,
-            DecodingError.Context(
-                codingPath: [key],
-                debugDescription:
-                    "item '\(item.id)' holds \(value.type?.rawValue ?? "null") \(value), which cannot be read as \(expected)"
-            ))
+        RowDecoder.mismatch(type, key, value, expected: expected, itemId: item.id)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { value(key).isNull }
@@ -165,33 +211,7 @@ private struct RowKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// A generic property's value from its column's `value`.
     private func decode<T: Decodable>(_ type: T.Type, _ value: Value, forKey key: Key) throws -> T {
-        if type == Timestamp.self || DateBridge.isDateType(type) {
-            let timestamp: Timestamp?
-            switch value {
-            case .date(let date): timestamp = date
-            case .string(let text): timestamp = Timestamp(iso8601: text)
-            default: throw mismatch(type, key, value, expected: "a date")
-            }
-            guard let timestamp else { throw mismatch(type, key, value, expected: "an ISO 8601 date") }
-            if type == Timestamp.self { return unsafeBitCast(timestamp, to: T.self) }
-            if let result = DateBridge.date(timestamp, as: type) { return result }
-        }
-        if URLBridge.isURLType(type) {
-            guard case .string(let text) = value, let url: T = URLBridge.url(text, as: type) else {
-                throw mismatch(type, key, value, expected: "a URL as text")
-            }
-            return url
-        }
-        let node: JSONNode
-        do {
-            node = try JSONNode(value)
-        } catch {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(
-                    codingPath: [key], debugDescription: "item '\(item.id)' holds invalid JSON text",
-                    underlyingError: error))
-        }
-        return try T(from: NodeDecoder(node: node, codingPath: [key]))
+        try RowDecoder.decode(type, value, key: key, itemId: item.id)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws

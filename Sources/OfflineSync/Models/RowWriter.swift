@@ -3,7 +3,7 @@
 /// ``Item``s does (`Codable` encoding was about half of a typed batched insert on LMDB).
 ///
 /// ``ModelTable`` builds the rows of an insert or update from ``writeRow(to:)`` when the model
-/// conforms, and from `encode(to:)` otherwise; reads always decode through `Decodable`. The two
+/// conforms, and from `encode(to:)` otherwise (reads: see ``RowReadable``). The two
 /// must give the same row: the first time a model type is used, its probe values (see
 /// <doc:TypedModels>) are written both ways and compared, and any difference (a value under the
 /// wrong key, a key `encode(to:)` does not write, a missing value) throws

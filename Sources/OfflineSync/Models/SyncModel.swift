@@ -23,7 +23,8 @@
 public protocol SyncModel: Codable, Sendable, Identifiable where ID == String {
     /// The table name; by default the type's name.
     static var tableName: String { get }
-    /// Column types that differ from the derived ones, and secondary indexes (none by default).
+    /// Column types that differ from the derived ones, secondary indexes, and the values that rows
+    /// stored without a property read as (none by default).
     static var schemaOptions: [ModelSchemaOption<Self>] { get }
 }
 
@@ -34,11 +35,13 @@ extension SyncModel {
     public static var schemaOptions: [ModelSchemaOption<Self>] { [] }
 }
 
-/// A change to the schema derived from a ``SyncModel``: a column type or a secondary index.
+/// A change to the schema derived from a ``SyncModel``: a column type, a secondary index, or the
+/// value a property reads as in rows stored without it.
 public struct ModelSchemaOption<Model: SyncModel>: Sendable {
     enum Kind: Sendable {
         case columnType(ModelKeyPath, ColumnType)
         case index(String, [ModelKeyPath])
+        case defaultValue(ModelKeyPath, ModelPredicate<Model>.Operand)
     }
 
     let kind: Kind
@@ -53,6 +56,32 @@ public struct ModelSchemaOption<Model: SyncModel>: Sendable {
     /// Declares a secondary index on the columns of `keyPaths`, most significant first.
     public static func index(_ name: String, on keyPaths: PartialKeyPath<Model>...) -> Self {
         Self(kind: .index(name, keyPaths.map(ModelKeyPath.init)))
+    }
+
+    /// Declares the value the property at `keyPath` reads as in a row that holds none: a row
+    /// stored before the property was added to the model (by an older app version, or by another
+    /// client of the server), or one a server sent without it.
+    ///
+    /// ```swift
+    /// struct TodoItem: SyncModel {
+    ///     static let schemaOptions: [ModelSchemaOption<TodoItem>] = [
+    ///         .default(\.priority, 0),   // rows stored before `priority` existed read as 0
+    ///     ]
+    ///     var id: String
+    ///     var text: String
+    ///     var priority: Int              // added in version 2 of the app
+    /// }
+    /// ```
+    ///
+    /// Without it, such a row cannot be read as the model (a non-optional property with no
+    /// value). The default is applied when a row is read, typed reads, observations and pulls
+    /// alike; it is never written back by itself (the next update of the model writes the value
+    /// the model then holds). The value is stored as the property stores its values (an enum as
+    /// its raw value, a date as a date); one that cannot be stored is refused with
+    /// ``OfflineSyncError/Code-swift.struct/invalidSchema`` naming the property when the model
+    /// is first used.
+    public static func `default`<Value: Encodable>(_ keyPath: KeyPath<Model, Value>, _ value: Value) -> Self {
+        Self(kind: .defaultValue(ModelKeyPath(keyPath), ModelPredicate<Model>.Operand(value)))
     }
 }
 

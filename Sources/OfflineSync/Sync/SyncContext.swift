@@ -138,7 +138,15 @@ public final class SyncContext: Sendable {
     func write<Result>(
         _ origin: ChangeOrigin, deferringObservers: Bool = false, _ body: (any StoreTransaction) throws -> Result
     ) throws -> Result {
-        try writeOrder.exclusive {
+        // A write inside the body of another (a table's edit inside `write(_:)`'s body) would
+        // wait for the lock its own caller holds.
+        if SyncContext.writing === self {
+            throw OfflineSyncError(
+                .invalidOperation,
+                "a write of this context was started inside the body of its write(_:); make the edits through the WriteTransaction the body is given"
+            )
+        }
+        return try writeOrder.exclusive {
             let record = RecordingTransaction.Record(keepsIds: changeHub.hasFeeds)
             let result = try store.write { transaction in
                 record.reset()  // a store may run the body again (a memory-mapped one after growing its map)
@@ -149,6 +157,9 @@ public final class SyncContext: Sendable {
             return result
         }
     }
+
+    /// The context whose ``write(_:)`` body the current task is running, if any.
+    @TaskLocal static var writing: SyncContext?
 
     /// Runs a push, pull or purge behind the gate; observers its writes deferred are woken when
     /// it ends, however it ends.

@@ -41,6 +41,28 @@ public struct SyncTable: Sendable {
         return try edit(.insert, items.map { $0.id.isEmpty ? $0.identified(as: UUIDText.random()) : $0 })
     }
 
+    /// Writes an item whether or not it exists: updates it (as ``update(_:)-(Item)`` does) when
+    /// the table holds it, inserts it (as ``insert(_:)-(Item)`` does) otherwise, and queues the
+    /// matching operation; an empty id is replaced by a new UUID. Returns the item as stored. An id
+    /// whose delete is still queued throws ``OfflineSyncError/Code-swift.struct/invalidOperation``,
+    /// as an insert would.
+    @discardableResult
+    public func upsert(_ item: Item) throws -> Item {
+        try upsert([item])[0]
+    }
+
+    /// Upserts items in one transaction (all or none), each as ``upsert(_:)-(Item)`` does.
+    @discardableResult
+    public func upsert(_ items: [Item]) throws -> [Item] {
+        try edit(.upsert, items.map { $0.id.isEmpty ? $0.identified(as: UUIDText.random()) : $0 })
+    }
+
+    /// Upserts items as ``upsert(_:)-([Item])`` does, keeping, for the ones that exist, every
+    /// stored column outside `known` (see ``update(_:keepingColumnsOutside:)``).
+    func upsert(_ items: [Item], keepingColumnsOutside known: Set<String>) throws -> [Item] {
+        try edit(.upsert, items.map { $0.id.isEmpty ? $0.identified(as: UUIDText.random()) : $0 }, keepingColumnsOutside: known)
+    }
+
     /// Replaces an existing item and queues its update. System properties the item lacks
     /// (`version` above all, the `If-Match` of the push) are kept from the stored copy.
     /// A missing id throws ``OfflineSyncError/Code-swift.struct/conflict``.
@@ -90,78 +112,110 @@ public struct SyncTable: Sendable {
         try context.pendingOperationCount(table: name)
     }
 
-    private func edit(_ kind: OperationKind, _ items: [Item], keepingColumnsOutside known: Set<String>? = nil)
+    /// Applies a local edit of `items` in one transaction of its own (see
+    /// ``edit(_:_:keepingColumnsOutside:in:)``); an insert takes the path that reads nothing first.
+    func edit(_ edit: LocalEdit, _ items: [Item], keepingColumnsOutside known: Set<String>? = nil)
         throws -> [Item]
     {
         guard !items.isEmpty else { return [] }
-        if kind == .insert { return try insertNew(items) }
-        let queue = context.queue
-        let table = name
+        if edit == .insert { return try insertNew(items) }
         return try context.write(.localEdit) { transaction in
-            var sequence = try queue.reserveSequences(items.count, in: transaction)
-            let now = Timestamp.now()
-            let ids = items.map(\.id)
-            let storedItems = try transaction.rows(withIds: ids, in: table)
-            let primaries = try queue.operations(table: table, itemIds: ids, in: transaction)
-            var seen = Set<String>()
-            var written: [Item] = []
-            written.reserveCapacity(items.count)
-            var operations: [Item] = []
-            operations.reserveCapacity(items.count)
-            for item in items {
-                guard seen.insert(item.id).inserted else {
-                    throw OfflineSyncError(
-                        .invalidOperation,
-                        "item '\(item.id)' appears twice in one \(kind.rawValue) of table '\(table)'; write it once")
-                }
-                let stored = storedItems[IdKey(item.id)]
-                switch kind {
-                case .insert:
-                    if stored != nil {
-                        throw OfflineSyncError(
-                            .conflict,
-                            "table '\(table)' already has an item with id '\(item.id)'; use update to change it")
-                    }
-                    written.append(item)
-                case .update:
-                    guard let stored else {
-                        throw OfflineSyncError(
-                            .conflict, "table '\(table)' has no item with id '\(item.id)' to update; insert it first")
-                    }
-                    var merged = item
-                    for property in [SystemProperty.version, .createdAt, .updatedAt]
-                    where !merged.hasValue(forColumn: property.rawValue)
-                        && stored.hasValue(forColumn: property.rawValue)
-                    {
-                        merged[property.rawValue] = stored[property.rawValue]
-                    }
-                    if let known {
-                        for (column, value) in stored.values
-                        where !known.contains(column) && merged.values[column] == nil {
-                            merged.values[column] = value
-                        }
-                    }
-                    written.append(merged)
-                case .delete:
-                    guard let stored else {
-                        throw OfflineSyncError(.conflict, "table '\(table)' has no item with id '\(item.id)' to delete")
-                    }
-                    written.append(stored)
-                }
-                try queue.enqueue(
-                    kind, table: table, itemId: item.id, deletedItem: kind == .delete ? stored : nil,
-                    primary: primaries[IdKey(item.id)], sequence: &sequence, now: now, rows: &operations,
-                    in: transaction)
-            }
-            if !operations.isEmpty { try transaction.upsert(operations, into: SystemTables.operations, origin: .local) }
-            if kind == .delete {
-                try transaction.delete(ids: written.map(\.id), from: table)
-            } else {
-                try transaction.upsert(written, into: table, origin: .local)
-            }
-            return written
+            try self.edit(edit, items, keepingColumnsOutside: known, in: transaction)
         }
     }
+
+    /// Applies a local edit of `items` inside the caller's write transaction (of
+    /// ``SyncContext/write(_:_:)``): writes each item and queues its operation, collapsed into the
+    /// item's pending one by the rules in the type's table. An upsert is an update of an item that
+    /// exists and an insert of one that does not. Returns the items as written (a delete: as they
+    /// were stored).
+    ///
+    /// - Parameter known: for updates, keep every stored column outside this set (the columns a
+    ///   typed model does not hold, so an update through the model cannot erase them).
+    func edit(
+        _ edit: LocalEdit, _ items: [Item], keepingColumnsOutside known: Set<String>?,
+        in transaction: any StoreTransaction
+    ) throws -> [Item] {
+        guard !items.isEmpty else { return [] }
+        let queue = context.queue
+        let table = name
+        var sequence = try queue.reserveSequences(items.count, in: transaction)
+        let now = Timestamp.now()
+        let ids = items.map(\.id)
+        let storedItems = try transaction.rows(withIds: ids, in: table)
+        let primaries = try queue.operations(table: table, itemIds: ids, in: transaction)
+        var seen = Set<String>()
+        var written: [Item] = []
+        written.reserveCapacity(items.count)
+        var operations: [Item] = []
+        operations.reserveCapacity(items.count)
+        for item in items {
+            guard seen.insert(item.id).inserted else {
+                throw OfflineSyncError(
+                    .invalidOperation,
+                    "item '\(item.id)' appears twice in one \(edit.rawValue) of table '\(table)'; write it once")
+            }
+            let stored = storedItems[IdKey(item.id)]
+            let kind: OperationKind
+            switch edit {
+            case .insert: kind = .insert
+            case .update: kind = .update
+            case .delete: kind = .delete
+            case .upsert: kind = stored == nil ? .insert : .update
+            }
+            switch kind {
+            case .insert:
+                if stored != nil {
+                    throw OfflineSyncError(
+                        .conflict,
+                        "table '\(table)' already has an item with id '\(item.id)'; use update or upsert to change it")
+                }
+                written.append(item)
+            case .update:
+                guard let stored else {
+                    throw OfflineSyncError(
+                        .conflict,
+                        "table '\(table)' has no item with id '\(item.id)' to update; insert or upsert it first")
+                }
+                var merged = item
+                for property in [SystemProperty.version, .createdAt, .updatedAt]
+                where !merged.hasValue(forColumn: property.rawValue)
+                    && stored.hasValue(forColumn: property.rawValue)
+                {
+                    merged[property.rawValue] = stored[property.rawValue]
+                }
+                if let known {
+                    for (column, value) in stored.values
+                    where !known.contains(column) && merged.values[column] == nil {
+                        merged.values[column] = value
+                    }
+                }
+                written.append(merged)
+            case .delete:
+                guard let stored else {
+                    throw OfflineSyncError(.conflict, "table '\(table)' has no item with id '\(item.id)' to delete")
+                }
+                written.append(stored)
+            }
+            try queue.enqueue(
+                kind, table: table, itemId: item.id, deletedItem: kind == .delete ? stored : nil,
+                primary: primaries[IdKey(item.id)], sequence: &sequence, now: now, rows: &operations,
+                in: transaction)
+        }
+        if !operations.isEmpty { try transaction.upsert(operations, into: SystemTables.operations, origin: .local) }
+        if edit == .delete {
+            try transaction.delete(ids: written.map(\.id), from: table)
+        } else {
+            try transaction.upsert(written, into: table, origin: .local)
+        }
+        return written
+    }
+}
+
+/// A local edit of a table's items: what ``SyncTable``'s and ``ModelTable``'s write methods and
+/// ``WriteTransaction`` do, each queuing the matching operation.
+enum LocalEdit: String {
+    case insert, update, upsert, delete
 }
 
 extension SyncTable {
