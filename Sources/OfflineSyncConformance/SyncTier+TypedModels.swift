@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
 
 /// A model holding every kind of value a typed table stores: each column type, optionals, an enum
 /// with a `String` raw value and one with an `Int` raw value, a nested struct and an array (both
@@ -327,6 +328,25 @@ enum SyncTierTypedModels {
                 c.expect(
                     local.allSatisfy { $0.version != nil && $0.updatedAt != nil },
                     "pulled models carry system properties")
+            },
+            typedCase("a typed purge of the whole table resets its delta tokens, so the next pull restores it") { f, c in
+                let table = try f.context.table(Gadget.self)
+                for gadget in gadgets {
+                    _ = try f.remote.service.insert(try table.item(from: gadget), into: "gadget")
+                }
+                _ = try await table.pull(queryId: "allGadgets")
+                _ = try await table.pull(.filter(\.active == true), queryId: "activeGadgets")
+                c.expectEqual(try table.read().count, gadgets.count, "gadgets after the pulls")
+                let removed = try await table.purge()
+                c.expectEqual(removed, gadgets.count, "gadgets purged")
+                c.expect(
+                    try table.untyped.deltaToken(queryId: "allGadgets") == nil
+                        && table.untyped.deltaToken(queryId: "activeGadgets") == nil,
+                    "every token of the table reset by the typed purge, as by the untyped one")
+                let restored = try await table.pull(queryId: "allGadgets")
+                c.expectEqual(restored.received, gadgets.count, "records pulled again after the purge")
+                c.expectEqual(
+                    try table.read(.all.order(by: \.id)).map(\.unsynced), gadgets, "gadgets restored by the pull")
             },
             typedCase("a typed observation yields models at once and after a local edit, a push and a pull") { f, c in
                 let table = try f.context.table(Gadget.self)
