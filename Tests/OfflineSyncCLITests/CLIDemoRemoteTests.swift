@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncStores
 import Testing
 
 /// `offline-sync demo --remote` against a real `offline-sync serve` process.
@@ -46,6 +47,28 @@ struct CLIDemoRemoteTests {
         ] {
             #expect(result.stdout.contains(step), "missing '\(step)': \(result)")
         }
+    }
+
+    @Test func rowsAnotherClientStoredWithoutCompleteReadAsNotComplete() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("server.sqlite")
+        BuiltInStores.register()
+        let store = try StoreRegistry.shared.makeStore("sqlite:" + path)
+        try store.open(
+            schema: StoreSchema([TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])]))
+        try store.upsert([Item(id: "legacy", values: ["text": "Stored without complete"])], into: "todoitem")
+        try store.close()
+        let server = try ServeProcess(store: "sqlite:" + path)
+        defer { server.stop() }
+        let result = try CLI.run(["demo", "--remote", "http://127.0.0.1:\(server.port)"])
+        #expect(result.status == 0, "\(result)")
+        for step in [
+            "holding 4 todo items", "[ ] Stored without complete",
+            "local and server agree: 6 items, 0 pending operations",
+        ] {
+            #expect(result.stdout.contains(step), "missing '\(step)': \(result)")
+        }
+        #expect(!result.stdout.contains("skipped"), "\(result)")
     }
 
     @Test func anUnreachableServerIsNamedWithTheCommandThatStartsOne() throws {
