@@ -47,6 +47,27 @@ struct WritableBenchmarkModel: RowWritable, Hashable {
     }
 }
 
+/// ``BenchmarkModel`` reading its own rows (``RowReadable``, one `read` per coding key) instead
+/// of decoding them through `Codable`, which it still uses for writing.
+struct ReadableBenchmarkModel: RowReadable, Hashable {
+    static let tableName = BenchmarkData.tableName
+
+    var model: BenchmarkModel
+    var id: String { model.id }
+
+    init(from decoder: any Decoder) throws { model = try BenchmarkModel(from: decoder) }
+    func encode(to encoder: any Encoder) throws { try model.encode(to: encoder) }
+
+    static let rowKeys = ["id", "title", "quantity", "price", "done", "due", "createdAt", "updatedAt", "version", "deleted"]
+
+    init(row: inout RowReader) throws {
+        model = BenchmarkModel(
+            id: try row.read(), title: try row.read(), quantity: try row.read(), price: try row.read(),
+            done: try row.read(), due: try row.read(), createdAt: try row.read(), updatedAt: try row.read(),
+            version: try row.read(), deleted: try row.read())
+    }
+}
+
 extension BenchmarkRecord {
     /// The record as a local app write through a typed model (the same values as ``localItem``).
     var model: BenchmarkModel {
@@ -122,13 +143,16 @@ extension BenchmarkScenario {
             prepareBaseline: baseline)
     }
 
-    /// Reading every row of the table, as `Item`s (`SyncTable.read`) or as models (`ModelTable.read`).
+    /// Reading every row of the table, as `Item`s (`SyncTable.read`) or as models that read their
+    /// own rows (``RowReadable``, `ModelTable.read`).
     static func readAll(typed: Bool) -> BenchmarkScenario {
         BenchmarkScenario(
             id: typed ? "typed-read-all" : "read-all",
-            title: typed ? "typed models: read every row" : "read every row as items", unit: "rows",
+            title: typed ? "typed models reading their rows: read every row" : "read every row as items", unit: "rows",
             prepareStore: { store, size in
-                let (context, table) = try typedContext(store, remote: try emptyRemote())
+                let context = try SyncContext(
+                    store: store, remote: try emptyRemote(), tables: [BenchmarkData.table(indexed: false)])
+                let table = try context.table(ReadableBenchmarkModel.self)
                 try upsertPages(
                     BenchmarkData.records(count: size.records).map(\.item), into: store, pageSize: 10_000)
                 return Trial(
