@@ -85,11 +85,28 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // What the HTTP and server tests share: servers started in process or as `offline-sync serve`
+        // processes, raw connections, devices syncing over HTTP, recorded traffic, tokens.
+        .target(
+            name: "OfflineSyncTestSupport",
+            dependencies: [
+                "OfflineSync", "OfflineSyncService", "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSyncSQLite",
+                "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/OfflineSyncTestSupport"),
         .testTarget(
             name: "OfflineSyncHTTPTests",
             dependencies: [
-                "OfflineSyncService", "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync", "OfflineSyncSQLite", "OfflineSyncSQLCipher",
-                "OfflineSyncLMDB", "offline-sync",
+                "OfflineSyncTestSupport", "OfflineSyncService", "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSync",
+                "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "offline-sync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -101,6 +118,13 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "OfflineSyncServerTests",
+            dependencies: [
+                "OfflineSyncTestSupport", "OfflineSyncServer", "OfflineSyncService", "OfflineSync", "OfflineSyncHTTP",
+                "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB", "offline-sync",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         // The system SQLite (3.40 on Debian bookworm). SQLCipher is never linked: it is loaded at
         // run time by OfflineSyncSQLCipher (see docs/ARCHITECTURE.md, "Facts that constrain the backends").
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),

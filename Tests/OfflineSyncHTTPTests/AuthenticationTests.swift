@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncService
 import OfflineSyncHTTP
 import OfflineSyncServer

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncHTTP
 import OfflineSyncServer
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import Testing
 
 /// A device syncing with a server that answers garbage gets clear errors and loses nothing: the

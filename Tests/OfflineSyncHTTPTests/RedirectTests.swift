@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncHTTP
 import Synchronization
 import Testing

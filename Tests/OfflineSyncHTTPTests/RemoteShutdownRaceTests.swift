@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncHTTP
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncHTTP
 import OfflineSyncSQLite
 import Testing
@@ -9,12 +10,12 @@ import Testing
 /// token`, as real processes.
 @Suite("offline-sync serve with authentication")
 struct ServeAuthenticationTests {
-    static let executable = ServeProcessTests.executable
+    static let executable = ServeCommand.executable
     static let secret = String(decoding: Tokens.secret, as: UTF8.self)
 
     /// Runs `offline-sync` with `arguments` and `AUTH_SECRET` set (see ``ServeProcessTests/run(_:environment:)``).
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        try ServeProcessTests.run(arguments, environment: ["AUTH_SECRET": secret])
+        try ServeCommand.run(arguments, environment: ["AUTH_SECRET": secret])
     }
 
     /// A running `offline-sync serve` with `arguments` (after `--store STORE --port 0`).

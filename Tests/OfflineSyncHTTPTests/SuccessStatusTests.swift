@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncHTTP
 import Testing
 

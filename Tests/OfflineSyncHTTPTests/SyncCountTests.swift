@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import Testing
 
 /// `offline-sync sync` asks the server for a total count only to size its progress bar: a server
@@ -9,7 +10,7 @@ import Testing
 struct SyncCountTests {
     @Test(
         "a server refusing the count request or answering it unreadably is pulled all the same",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)),
         arguments: [
             ScriptedResponse(
                 status: 400, headers: [("Content-Type", "application/json")],
@@ -31,7 +32,7 @@ struct SyncCountTests {
         }) { port in
             // On a thread of its own: waiting for the process must not hold a thread the server needs.
             let sync = try await onOwnThread {
-                try ServeProcessTests.run([
+                try ServeCommand.run([
                     "sync", "--store", store, "--remote", "http://127.0.0.1:\(port)", "--table", "todo",
                 ])
             }

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import Synchronization
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 struct SyncEmptyTableTests {
     @Test(
         "a first sync of an empty table declares nothing, so the next sync learns the columns and stores the values",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)))
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)))
     func emptyTableThenRecords() async throws {
         let directory = try TemporaryDirectory()
         let store = "sqlite:" + directory.path("device.sqlite")
@@ -32,14 +33,14 @@ struct SyncEmptyTableTests {
         }) { port in
             let sync = ["sync", "--store", store, "--remote", "http://127.0.0.1:\(port)", "--table", "todo"]
             // On a thread of its own: waiting for the process must not hold a thread the server needs.
-            let empty = try await onOwnThread { try ServeProcessTests.run(sync) }
+            let empty = try await onOwnThread { try ServeCommand.run(sync) }
             #expect(empty.status == 0, "\(empty)")
             #expect(empty.output.contains("the server's table is empty"), "\(empty)")
             filled.withLock { $0 = true }
-            let full = try await onOwnThread { try ServeProcessTests.run(sync) }
+            let full = try await onOwnThread { try ServeCommand.run(sync) }
             #expect(full.status == 0, "\(full)")
         }
-        let export = try ServeProcessTests.run(["export", "--store", store, "--table", "todo"])
+        let export = try ServeCommand.run(["export", "--store", store, "--table", "todo"])
         #expect(export.output.contains(#""text":"hello""#), "the record's column was stored: \(export)")
     }
 }

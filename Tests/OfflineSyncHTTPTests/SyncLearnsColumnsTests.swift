@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -12,7 +13,7 @@ import Testing
 /// The sync now declares them after the pull and pulls again to fill them.
 @Suite("sync learns columns beyond its sample")
 struct SyncLearnsColumnsTests {
-    static let enabled = FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)
+    static let enabled = FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)
 
     /// Posts `body` to the served table `things`; `#expect`s 201.
     static func post(_ body: String, port: Int) async throws {
@@ -27,7 +28,7 @@ struct SyncLearnsColumnsTests {
 
     /// The exported records of `things` in `store`, by id.
     static func exported(_ store: String) throws -> [String: [String: Any]] {
-        let export = try ServeProcessTests.run(["export", "--store", store, "--table", "things"])
+        let export = try ServeCommand.run(["export", "--store", store, "--table", "things"])
         #expect(export.status == 0, "\(export)")
         var records: [String: [String: Any]] = [:]
         for line in export.output.split(separator: "\n") {
@@ -43,7 +44,7 @@ struct SyncLearnsColumnsTests {
     func laterColumnsAreDeclared(backend: String, incremental: Bool) async throws {
         let directory = try TemporaryDirectory()
         // A new store without --schema: a dynamic schema, pages of 50 records.
-        let server = try ServeProcessTests.ServeProcess(
+        let server = try ServeProcess(
             store: "sqlite:" + directory.path("server.sqlite"), port: 0, options: ["--dynamic-schema"])
         defer { server.kill() }
         // Ids sort in insertion order; the first 60 records (the whole sample page) have no
@@ -57,7 +58,7 @@ struct SyncLearnsColumnsTests {
         let sync =
             ["sync", "--store", store, "--remote", "http://127.0.0.1:\(server.port)", "--table", "things"]
             + (incremental ? ["--query-id", "all"] : [])
-        let first = try ServeProcessTests.run(sync)
+        let first = try ServeCommand.run(sync)
         #expect(first.status == 0, "\(first)")
         #expect(first.output.contains("declared 2 more columns of things"), "\(first)")
         #expect(first.output.contains("extra string") && first.output.contains("score double"), "\(first)")
@@ -71,7 +72,7 @@ struct SyncLearnsColumnsTests {
 
         // The server's table gains a column; the next sync declares it too.
         try await Self.post(#"{"id": "t200", "text": "late", "label": "new column"}"#, port: server.port)
-        let second = try ServeProcessTests.run(sync)
+        let second = try ServeCommand.run(sync)
         #expect(second.status == 0, "\(second)")
         #expect(second.output.contains("declared 1 more column of things found in the pulled records (label string)"))
         records = try Self.exported(store)
@@ -79,7 +80,7 @@ struct SyncLearnsColumnsTests {
         #expect(records["t119"]?["extra"] as? String == "e119", "an earlier column keeps its values")
 
         // Nothing new: one pull, no second round.
-        let third = try ServeProcessTests.run(sync)
+        let third = try ServeCommand.run(sync)
         #expect(third.status == 0, "\(third)")
         #expect(!third.output.contains("declared"), "\(third)")
     }
@@ -107,7 +108,7 @@ struct SyncLearnsColumnsTests {
             let remote = "http://127.0.0.1:\(port)"
             let store = "sqlite:" + directory.path("device.sqlite")
             let learned = try await onOwnThread {
-                try ServeProcessTests.run(["sync", "--store", store, "--remote", remote, "--table", "things"])
+                try ServeCommand.run(["sync", "--store", store, "--remote", remote, "--table", "things"])
             }
             #expect(learned.status == 0, "\(learned)")
             #expect(
@@ -124,7 +125,7 @@ struct SyncLearnsColumnsTests {
                 .write(to: URL(fileURLWithPath: schema))
             let other = "sqlite:" + directory.path("given.sqlite")
             let given = try await onOwnThread {
-                try ServeProcessTests.run([
+                try ServeCommand.run([
                     "sync", "--store", other, "--remote", remote, "--table", "things", "--schema", schema,
                 ])
             }
@@ -156,7 +157,7 @@ struct SyncLearnsColumnsTests {
                 ["sync", "--store", store, "--remote", "http://127.0.0.1:\(port)", "--table", "things"]
                 + (incremental ? ["--query-id", "all"] : [])
             for round in 0..<2 {
-                let synced = try await onOwnThread { try ServeProcessTests.run(sync) }
+                let synced = try await onOwnThread { try ServeCommand.run(sync) }
                 #expect(synced.status == 0, "\(synced)")
                 if incremental && round == 1 {
                     // The token came back to the last record: nothing new, nothing pulled again.
@@ -173,7 +174,7 @@ struct SyncLearnsColumnsTests {
                 }
                 if incremental {
                     // The token, reset before the widening was tried, is back at the last record.
-                    let token = try ServeProcessTests.run(["inspect", "--store", store])
+                    let token = try ServeCommand.run(["inspect", "--store", store])
                     let row = token.output.split(separator: "\n").first { $0.hasPrefix("things ") && $0.contains(" all ") }
                     #expect(row?.hasSuffix(" b") == true, "\(token.output)")
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncService
 import OfflineSyncSQLite
 import Testing
@@ -23,7 +24,7 @@ struct SyncResolveAdviceTests {
 
     @Test(
         "the error names the missing server copy and does not advise --resolve again; the edit stays queued",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)),
         arguments: ["local", "server"])
     func resolveWithoutServerCopy(_ winner: String) async throws {
         let directory = try TemporaryDirectory()
@@ -35,7 +36,7 @@ struct SyncResolveAdviceTests {
         }) { port in
             // On a thread of its own: waiting for the process must not hold a thread the server needs.
             let sync = try await onOwnThread {
-                try ServeProcessTests.run([
+                try ServeCommand.run([
                     "sync", "--store", "sqlite:" + path, "--remote", "http://127.0.0.1:\(port)", "--table", "todo",
                     "--resolve", winner,
                 ])
@@ -45,14 +46,14 @@ struct SyncResolveAdviceTests {
             #expect(sync.error.contains("carried no copy of the item"), "\(sync)")
             #expect(!sync.error.contains("Run again with --resolve"), "\(sync)")
         }
-        let inspect = try ServeProcessTests.run(["inspect", "--store", "sqlite:" + path])
+        let inspect = try ServeCommand.run(["inspect", "--store", "sqlite:" + path])
         #expect(
             inspect.output.contains("todo   1     1        1"), "the insert stays queued with its error: \(inspect)")
     }
 
     @Test(
         "edits refused for another reason than a conflict are not sent to --resolve, which settles only conflicts",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)))
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)))
     func refusalsThatAreNotConflicts() async throws {
         let directory = try TemporaryDirectory()
         let path = try Self.deviceWithAQueuedInsert(in: directory)
@@ -65,7 +66,7 @@ struct SyncResolveAdviceTests {
         }) { port in
             // On a thread of its own: waiting for the process must not hold a thread the server needs.
             let sync = try await onOwnThread {
-                try ServeProcessTests.run([
+                try ServeCommand.run([
                     "sync", "--store", "sqlite:" + path, "--remote", "http://127.0.0.1:\(port)", "--table", "todo",
                 ])
             }

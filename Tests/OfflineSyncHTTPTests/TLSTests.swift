@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTLS
 import NIOSSL
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncHTTP
 import OfflineSyncServer
 import Testing

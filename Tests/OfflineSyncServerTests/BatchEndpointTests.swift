@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncServer
 import OfflineSyncService
 import Synchronization
@@ -259,5 +260,10 @@ private struct RefusingTransaction: StoreTransaction {
         if items.contains(where: { $0.id == id }) { throw OfflineSyncError(.storage, "disk I/O error") }
         try inner.upsert(items, into: table, origin: origin)
     }
+    func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
+        if items.contains(where: { $0.id == id }) { throw OfflineSyncError(.storage, "disk I/O error") }
+        return try inner.insertNew(items, into: table, origin: origin)
+    }
     func delete(ids: [String], from table: String) throws { try inner.delete(ids: ids, from: table) }
+    func delete(matching query: Query) throws -> Int { try inner.delete(matching: query) }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
+import OfflineSyncTestSupport
 import Testing
 
 /// No request can close, corrupt or wedge a dynamic-schema server, on any backend.

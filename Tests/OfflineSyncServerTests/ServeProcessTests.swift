@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncSQLite
 import Synchronization
 import Testing
@@ -8,104 +9,9 @@ import Testing
 /// started again over the same SQLite file, the client resumes and nothing is lost or applied twice.
 @Suite("offline-sync serve process")
 struct ServeProcessTests {
-    /// `offline-sync`, built next to the test binary.
-    static let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("offline-sync")
-
-    /// Runs `offline-sync` with `arguments`, `environment` added to this process's; returns its
-    /// status, standard output and standard error. A command still running after a minute (a
-    /// `serve` that should have refused to start) is terminated, so the test fails instead of
-    /// hanging.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws
-        -> (status: Int32, output: String, error: String)
-    {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
-        defer { watchdog.cancel() }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData, as: UTF8.self)
-        )
-    }
-
-    /// Imports `titles` (by id) into the table `notes`, one string column `title`, of `store`,
-    /// creating it.
-    static func importNotes(_ titles: [(id: String, title: String)], into store: String, in directory: TemporaryDirectory)
-        throws
-    {
-        let schema = directory.path("notes-schema.json")
-        try Data(#"{"name": "notes", "columns": [{"name": "title", "type": "string"}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: schema))
-        let file = directory.path("notes-\(UUID().uuidString).jsonl")
-        let lines = titles.map { #"{"id":"\#($0.id)","title":"\#($0.title)"}"# }
-        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: file))
-        let imported = try run(["import", "--store", store, "--table", "notes", "--file", file, "--schema", schema])
-        #expect(imported.status == 0, "\(imported.error)")
-    }
-
-    /// A running `offline-sync serve`; `kill()` sends SIGKILL.
-    final class ServeProcess: Sendable {
-        let process: Process
-        let port: Int
-        /// Its standard error, when kept (otherwise discarded).
-        let errors: Pipe?
-
-        init(
-            store: String, port: Int, keepingErrors: Bool = false, options: [String] = [],
-            environment: [String: String] = [:]
-        ) throws {
-            let process = Process()
-            process.executableURL = ServeProcessTests.executable
-            process.arguments = ["serve", "--store", store, "--port", String(port)] + options
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
-            errors = keepingErrors ? Pipe() : nil
-            process.standardError = errors ?? FileHandle.nullDevice
-            try process.run()
-            self.process = process
-            let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-            guard let range = line.range(of: "127.0.0.1:"),
-                let bound = Int(line[range.upperBound...].prefix { $0.isNumber })
-            else {
-                process.terminate()
-                throw OfflineSyncError(.configuration, "offline-sync serve did not report its port: '\(line)'")
-            }
-            self.port = bound
-        }
-
-        func kill() {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-
-        /// Waits until the process ends by itself, at most `seconds`; `false` (and the process
-        /// killed) when it did not.
-        func ends(within seconds: Int) async throws -> Bool {
-            for _ in 0..<seconds * 20 where process.isRunning {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            guard process.isRunning else { return true }
-            kill()
-            return false
-        }
-    }
-
     @Test(
         "killed mid-push and restarted: the client resumes, nothing lost, nothing applied twice",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)))
     func killedMidPush() async throws {
         let directory = try TemporaryDirectory()
         let serverStore = "sqlite:" + directory.path("server.sqlite")
@@ -152,12 +58,12 @@ struct ServeProcessTests {
 
     @Test(
         "serve over an LMDB store whose data file another process truncates stops with a message and status 74, not a signal",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)))
     func truncatedMappedFileStopsCleanly() async throws {
         let directory = try TemporaryDirectory()
         let store = "lmdb:" + directory.path("store.lmdb")
         let title = String(repeating: "x", count: 100)
-        try Self.importNotes((0..<20_000).map { ("i\(100_000 + $0)", title) }, into: store, in: directory)
+        try ServeCommand.importNotes((0..<20_000).map { ("i\(100_000 + $0)", title) }, into: store, in: directory)
 
         let server = try ServeProcess(store: store, port: 0, keepingErrors: true)
         // What a backup tool or a careless script does to the file under the server: cut it to
@@ -174,14 +80,14 @@ struct ServeProcessTests {
 
     @Test(
         "serve whose store file another file replaces answers 503 and stops; the new file gets none of its writes",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)),
         arguments: ["sqlite", "lmdb"])
     func replacedStoreFileStopsTheServer(backend: String) async throws {
         let directory = try TemporaryDirectory()
         let store = backend + ":" + directory.path("store")
         let other = backend + ":" + directory.path("other")
-        try Self.importNotes([("first", "t")], into: store, in: directory)
-        try Self.importNotes([("other", "t")], into: other, in: directory)
+        try ServeCommand.importNotes([("first", "t")], into: store, in: directory)
+        try ServeCommand.importNotes([("other", "t")], into: other, in: directory)
         let server = try ServeProcess(store: store, port: 0, keepingErrors: true)
         func post(_ id: String) async throws -> Int {
             try await send(
@@ -205,7 +111,7 @@ struct ServeProcessTests {
         #expect(server.process.terminationStatus == 1, "\(stderr)")
         #expect(stderr.contains("was replaced by another file") && stderr.contains("start offline-sync serve again"))
 
-        let export = try Self.run(["export", "--store", store, "--table", "notes"])
+        let export = try ServeCommand.run(["export", "--store", store, "--table", "notes"])
         #expect(export.status == 0, "\(export.error)")
         let exported = export.output
         #expect(exported.contains(#""id":"other""#) && !exported.contains("before") && !exported.contains("after"),
@@ -216,7 +122,7 @@ struct ServeProcessTests {
     /// terminates it) or its exit; answers that line and its standard error.
     static func firstLine(_ arguments: [String]) throws -> (output: String, error: String) {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = ServeCommand.executable
         process.arguments = arguments
         let output = Pipe()
         let error = Pipe()
@@ -231,7 +137,7 @@ struct ServeProcessTests {
 
     @Test(
         "serve on an IPv6 address prints its URL with the address in brackets",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)))
     func ipv6URL() async throws {
         let (output, error) = try await onOwnThread {
             try Self.firstLine(["serve", "--store", "memory:", "--host", "::1", "--port", "0"])
@@ -241,7 +147,7 @@ struct ServeProcessTests {
 
     @Test(
         "serve on a port in use says so in words and names --port",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)))
     func portInUse() async throws {
         try await withTableServer { port in
             let (output, error) = try await onOwnThread {

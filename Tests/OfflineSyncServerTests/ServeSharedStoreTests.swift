@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncLMDB
 import OfflineSyncSQLCipher
 import OfflineSyncSQLite
@@ -14,7 +15,7 @@ struct ServeSharedStoreTests {
 
     @Test(
         "a table and a column added through one serve process are answered, queried and kept by another",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)),
         arguments: ["sqlite", "sqlcipher", "lmdb"])
     func schemaChangesReachTheOtherProcess(backend: String) async throws {
         let directory = try TemporaryDirectory()
@@ -22,14 +23,14 @@ struct ServeSharedStoreTests {
             backend == "sqlcipher"
             ? "sqlcipher:\(directory.path("store"))?key-env=SHARED_STORE_KEY" : "\(backend):\(directory.path("store"))"
         let environment = ["SHARED_STORE_KEY": Self.key]
-        let first = try ServeProcessTests.ServeProcess(
+        let first = try ServeProcess(
             store: store, port: 0, options: ["--dynamic-schema"], environment: environment)
         defer { first.kill() }
-        let second = try ServeProcessTests.ServeProcess(
+        let second = try ServeProcess(
             store: store, port: 0, options: ["--dynamic-schema"], environment: environment)
         defer { second.kill() }
         let headers = [("ZUMO-API-VERSION", "2.0.0"), ("Content-Type", "application/json")]
-        func call(_ server: ServeProcessTests.ServeProcess, _ method: String, _ target: String, _ body: String? = nil)
+        func call(_ server: ServeProcess, _ method: String, _ target: String, _ body: String? = nil)
             async throws -> (status: Int, text: String)
         {
             let answer = try await send(
@@ -68,7 +69,7 @@ struct ServeSharedStoreTests {
 
     @Test(
         "a store that another process widened says so, reads and writes its rows without losing the new column, and sees it once reopened",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeProcessTests.executable.path)),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)),
         arguments: ["sqlite", "sqlcipher", "lmdb"])
     func anInstanceOutlivesAnotherProcesssSchemaChange(backend: String) throws {
         let directory = try TemporaryDirectory()
@@ -88,7 +89,7 @@ struct ServeSharedStoreTests {
         ).write(to: URL(fileURLWithPath: schema))
         let rows = directory.path("rows.jsonl")
         try Data(#"{"id":"n2","title":"theirs","label":"red"}"#.utf8).write(to: URL(fileURLWithPath: rows))
-        let imported = try ServeProcessTests.run(
+        let imported = try ServeCommand.run(
             ["import", "--store", url, "--table", "notes", "--file", rows, "--schema", schema],
             environment: ["SHARED_STORE_KEY": Self.key])
         try #require(imported.status == 0, "\(imported.error)")
@@ -101,7 +102,7 @@ struct ServeSharedStoreTests {
             try transaction.upsert([row], into: "notes", origin: .local)
         }
         #expect(try store.lookup(table: "notes", id: "n2")?["title"].stringValue == "rewritten")
-        let exported = try ServeProcessTests.run(
+        let exported = try ServeCommand.run(
             ["export", "--store", url, "--table", "notes"], environment: ["SHARED_STORE_KEY": Self.key])
         #expect(
             exported.output.contains(#""label":"red""#) && exported.output.contains(#""title":"rewritten""#),

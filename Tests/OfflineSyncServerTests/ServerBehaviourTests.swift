@@ -1,5 +1,7 @@
 import Foundation
 import OfflineSync
+import OfflineSyncService
+import OfflineSyncTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncServer
 import OfflineSyncSQLite
 import Testing

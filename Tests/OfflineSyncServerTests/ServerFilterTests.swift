@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import Testing
 
 /// The `$filter` forms the Azure clients send, through the reference server: accepted, and

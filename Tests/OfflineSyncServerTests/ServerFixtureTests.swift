@@ -1,5 +1,6 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
 import Testing
 
 /// The reference server answers the recorded requests of the JavaScript client as the Azure Node

@@ -1,10 +1,14 @@
 import Foundation
 import OfflineSync
+import OfflineSyncTestSupport
+import OfflineSyncService
 import OfflineSyncServer
 import Testing
 
 /// A bounded, seeded fuzz of the reference server: every answer to bad input is a 4xx JSON error,
-/// nothing hangs, the server keeps answering, and a rejected request changes nothing stored.
+/// nothing hangs, the server keeps answering, and a rejected request changes nothing stored;
+/// within a `POST /$batch` too, where every request of the batch is answered below 500 and a
+/// batch whose requests all failed changes nothing.
 @Suite("TableServer fuzz")
 struct ServerFuzzTests {
     /// Requests per backend and seed: enough to reach every generator many times, few enough to
@@ -42,6 +46,17 @@ struct ServerFuzzTests {
                     continue
                 }
                 #expect(status < 500, "request \(index) (\(request.kind)) answered \(status): \(request.preview)")
+                if status == 200, request.isBatch {
+                    let statuses = Self.batchStatuses(answer)
+                    #expect(
+                        statuses.allSatisfy { $0 < 500 },
+                        "request \(index) (\(request.kind)) answered \(statuses) within the batch: \(request.preview)")
+                    if statuses.allSatisfy({ $0 >= 400 }) {
+                        #expect(
+                            try StoreSnapshot(store) == before,
+                            "request \(index) (\(request.kind)): every request of the batch failed, yet the store changed")
+                    }
+                }
                 if status >= 400 {
                     #expect(
                         answer.contains(#"{"error":"#) || status == 409 || status == 412,
@@ -55,6 +70,15 @@ struct ServerFuzzTests {
             #expect(page.status == 200, "the server still answers after the fuzz")
         }
     }
+
+    /// The statuses of the requests of a batch answer (the raw text of the HTTP answer).
+    static func batchStatuses(_ answer: String) -> [Int] {
+        guard let start = answer.range(of: "\r\n\r\n"),
+            let object = try? JSONSerialization.jsonObject(with: Data(answer[start.upperBound...].utf8)) as? [String: Any],
+            let responses = object["responses"] as? [[String: Any]]
+        else { return [] }
+        return responses.compactMap { $0["status"] as? Int }
+    }
 }
 
 /// A seeded generator of hostile requests, each closing its connection.
@@ -64,6 +88,8 @@ struct FuzzRequests {
         var bytes: [UInt8]
         /// Sent incomplete on purpose: the server may close without an answer.
         var isPartial = false
+        /// A `POST /$batch`.
+        var isBatch = false
 
         var preview: String { String(decoding: bytes.prefix(160), as: UTF8.self) }
     }
@@ -83,7 +109,9 @@ struct FuzzRequests {
     }
 
     mutating func next() -> Request {
-        switch number(0...9) {
+        switch number(0...11) {
+        case 10: return batch()
+        case 11: return malformedBatch()
         case 0: return request("malformed JSON", "POST", "/tables/todoitem", body: malformedJSON())
         case 1:
             return request(
@@ -202,6 +230,70 @@ struct FuzzRequests {
             pick(["text", "text desc", "x", "text asc desc", "", "id", "length(text)"])
         }
         .joined(separator: ",")
+    }
+
+    /// A well-formed batch of hostile requests: odd paths and methods, bodies of the wrong types
+    /// or not objects, bad `If-Match`, bad filters, non-table URLs, tokens of their own, failed
+    /// dependencies, next to valid writes.
+    private mutating func batch() -> Request {
+        let count = number(1...12)
+        var parts: [String] = []
+        for index in 0..<count {
+            var fields = [#""id":"\#(index)""#]
+            let method = pick(["GET", "POST", "PATCH", "DELETE", "PUT", "OPTIONS", "get", "", "CONNECT"])
+            fields.append(#""method":"\#(method)""#)
+            let url = pick([
+                "/tables/todoitem", "/tables/todoitem/a", "tables/todoitem/b", "/tables/todoitem/zz", "/healthz",
+                "/$batch", "http://x/tables/todoitem", "", "/tables/", "/tables/__operations",
+                "/tables/todoitem?$filter=" + percentEncoded(filter(depth: 3)), oddPath(),
+            ])
+            fields.append(#""url":"\#(url.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))""#)
+            switch number(0...5) {
+            case 0: fields.append(#""headers":{"If-Match":"\#(pick(["\\\"", "*", "\\\"AAAAAAAAAAA=\\\"", "W/", "\\\"a\\\",\\\"b\\\""]))"}"#)
+            case 1: fields.append(#""headers":{"Authorization":"Bearer x"}"#)
+            case 2: fields.append(#""headers":{"ZUMO-API-VERSION":"\#(pick(["3.0.0", "2.0.1", ""]))"}"#)
+            default: break
+            }
+            if index > 0, number(0...4) == 0 { fields.append(#""dependsOn":["\#(number(0...index - 1))"]"#) }
+            switch number(0...4) {
+            case 0: fields.append(#""body":\#(wrongTypes())"#)
+            case 1: fields.append(#""body":{"id":"\#(pick(["a", "b", "n\(number(0...99))", ""]))","text":"batched"}"#)
+            case 2: fields.append(#""body":\#(pick(["1", "null", "[]", "\"text\"", "true", "{}"]))"#)
+            case 3: fields.append(#""body":{"text":"\#(pick(["x", "y"]))","complete":\#(pick(["true", "1", "null"]))}"#)
+            default: break
+            }
+            parts.append("{" + fields.joined(separator: ",") + "}")
+        }
+        var request = self.request(
+            "batch of hostile requests", "POST", "/$batch", body: #"{"requests":["# + parts.joined(separator: ",") + "]}")
+        request.isBatch = true
+        return request
+    }
+
+    /// A batch whose envelope is malformed or refused whole.
+    private mutating func malformedBatch() -> Request {
+        let valid = #"{"requests":[{"id":"1","method":"POST","url":"/tables/todoitem","body":{"id":"mb","text":"x"}},{"id":"2","method":"PATCH","url":"/tables/todoitem/a","body":{"text":"z"}}]}"#
+        let body: String
+        switch number(0...5) {
+        case 0: body = String(valid.prefix(number(0...valid.count - 1)))
+        case 1:
+            var characters = Array(valid)
+            for _ in 0..<number(1...4) {
+                characters[number(0...characters.count - 1)] = pick(["{", "}", "\"", ",", ":", "[", "]"])
+            }
+            body = String(characters)
+        case 2:
+            body = pick([
+                "", "[]", "{}", #"{"requests":{}}"#, #"{"requests":[1]}"#, #"{"requests":[{"id":1}]}"#,
+                #"{"requests":[{"id":"1","method":"GET"}]}"#, "null",
+            ])
+        case 3: body = valid.replacingOccurrences(of: #""id":"2""#, with: #""id":"1""#)
+        case 4: body = valid.replacingOccurrences(of: #""id":"2","#, with: #""id":"2","atomicityGroup":"g","#)
+        default: body = valid.replacingOccurrences(of: #""id":"1","#, with: #""id":"1","dependsOn":["2"],"#)
+        }
+        var request = self.request("malformed batch", "POST", "/$batch", body: body)
+        request.isBatch = true
+        return request
     }
 
     private mutating func partial() -> Request {

@@ -1,4 +1,5 @@
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncService
 import NIOCore
 import OfflineSyncServer

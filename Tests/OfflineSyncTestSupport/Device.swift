@@ -1,20 +1,20 @@
-import OfflineSync
-import OfflineSyncHTTP
+package import OfflineSync
+package import OfflineSyncHTTP
 
 /// A client device of the end-to-end tests: its own store, an ``HTTPRemote`` to the server, a
 /// sync context over both.
-struct Device {
+package struct Device {
     let name: String
     let store: any LocalStore
     let remote: HTTPRemote
-    let context: SyncContext
-    let todo: SyncTable
+    package let context: SyncContext
+    package let todo: SyncTable
 
-    static let todoSchema = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
+    package static let todoSchema = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
     /// A device on `store` talking to `http://127.0.0.1:port`, sending a push's chunks as batches
     /// or one write at a time as `batchWrites` says.
-    static func make(
+    package static func make(
         _ name: String, store: any LocalStore, port: Int, handler: any PushHandler = DefaultPushHandler(),
         batchWrites: HTTPRemote.BatchWrites = .whenSupported,
         configure: (inout HTTPRemote.Configuration) -> Void = { _ in }
@@ -38,28 +38,28 @@ struct Device {
     }
 
     /// Closes the store and opens a new context over it, as an app restart does.
-    func restarted(handler: any PushHandler = DefaultPushHandler()) throws -> Device {
+    package func restarted(handler: any PushHandler = DefaultPushHandler()) throws -> Device {
         try context.close()
         return try Device.make(name, store: store, remote: remote, handler: handler)
     }
 
     /// Pulls every todo item incrementally.
     @discardableResult
-    func pullAll() async throws -> PullResult {
+    package func pullAll() async throws -> PullResult {
         try await todo.pull(queryId: "allTodoItems")
     }
 
     /// The local items by id.
-    func items() throws -> [String: Item] {
+    package func items() throws -> [String: Item] {
         Dictionary(uniqueKeysWithValues: try todo.read().items.map { ($0.id, $0) })
     }
 
-    func close() async throws {
+    package func close() async throws {
         try context.close()
         try await remote.shutdown()
     }
 
-    static func todo(_ id: String, _ text: String, complete: Bool = false) -> Item {
+    package static func todo(_ id: String, _ text: String, complete: Bool = false) -> Item {
         Item(id: id, values: ["text": .string(text), "complete": .bool(complete)])
     }
 }

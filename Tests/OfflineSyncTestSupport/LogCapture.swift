@@ -1,20 +1,23 @@
-import Logging
-import OfflineSync
-import Synchronization
+package import Logging
+package import OfflineSync
+package import Synchronization
 
 /// A logger whose messages (every level) are kept for the test to read.
-final class LogCapture: Sendable {
+package final class LogCapture: Sendable {
     private let lines = Locked<[String]>([])
 
+    /// Creates an empty capture.
+    package init() {}
+
     /// A logger writing into this capture, at `trace` level.
-    var logger: Logger {
+    package var logger: Logger {
         var logger = Logger(label: "test.capture") { _ in Handler(capture: self) }
         logger.logLevel = .trace
         return logger
     }
 
     /// The messages logged so far, in order.
-    var messages: [String] { lines.withLock { $0 } }
+    package var messages: [String] { lines.withLock { $0 } }
 
     fileprivate func append(_ message: String) {
         lines.withLock { $0.append(message) }

@@ -1,41 +1,57 @@
-import HTTPTypes
-import Hummingbird
-import HummingbirdCore
-import Logging
-import NIOCore
-import OfflineSync
-import Synchronization
+package import HTTPTypes
+package import Hummingbird
+package import HummingbirdCore
+package import Logging
+package import NIOCore
+package import OfflineSync
+package import Synchronization
 
 /// A request as the server received it, for comparison with recorded traffic.
-struct ReceivedRequest: Sendable {
-    var method: String
+package struct ReceivedRequest: Sendable {
+    package var method: String
     /// The request target exactly as sent (path and query, still percent-encoded).
-    var target: String
+    package var target: String
     /// Header names in lower case with their values.
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    /// Creates a request as received.
+    package init(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+    }
+
+    package func header(_ name: String) -> String? {
         headers.first { $0.name == name.lowercased() }?.value
     }
 }
 
 /// An answer the test server gives.
-struct ScriptedResponse: Sendable {
-    var status: Int
+package struct ScriptedResponse: Sendable {
+    package var status: Int
     var headers: [(String, String)] = []
-    var body: [UInt8] = []
+    package var body: [UInt8] = []
     /// A pause before answering, to make the client wait.
-    var delay: Duration?
+    package var delay: Duration?
+
+    /// Creates an answer.
+    package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], delay: Duration? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.delay = delay
+    }
 
     /// A 200 answer holding an empty page (`[]`).
-    static let emptyPage = ScriptedResponse(
+    package static let emptyPage = ScriptedResponse(
         status: 200, headers: [("Content-Type", "application/json")], body: Array("[]".utf8))
 }
 
 /// Runs a Hummingbird server on 127.0.0.1 (a free port) that answers with `respond`, calls `body`
 /// with the port, then stops the server. `server` chooses the protocol (e.g. `.tls(…)`).
-func withLoopbackServer<Result: Sendable>(
+package func withLoopbackServer<Result: Sendable>(
     _ respond: @escaping @Sendable (ReceivedRequest) async throws -> ScriptedResponse,
     server: HTTPServerBuilder = .http1(),
     _ body: @Sendable (Int) async throws -> Result
@@ -78,12 +94,15 @@ func withLoopbackServer<Result: Sendable>(
 }
 
 /// Records what a test server received, in order.
-final class RequestLog: Sendable {
+package final class RequestLog: Sendable {
     private let entries = Locked<[ReceivedRequest]>([])
 
-    func append(_ request: ReceivedRequest) {
+    /// Creates an empty log.
+    package init() {}
+
+    package func append(_ request: ReceivedRequest) {
         entries.withLock { $0.append(request) }
     }
 
-    var all: [ReceivedRequest] { entries.withLock { $0 } }
+    package var all: [ReceivedRequest] { entries.withLock { $0 } }
 }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -6,11 +6,11 @@ import Foundation
 
 /// A plain TCP connection to a loopback port, for requests no HTTP client would send (partial,
 /// HTTP/1.0, odd headers) and for watching when the server closes.
-final class RawConnection {
+package final class RawConnection {
     private let socket: Int32
 
     /// Connects to 127.0.0.1:`port`; reads give up after `timeoutSeconds`.
-    init(port: Int, timeoutSeconds: Int = 10) throws {
+    package init(port: Int, timeoutSeconds: Int = 10) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw RawConnectionError(message: "socket() failed: errno \(errno)") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
@@ -33,12 +33,12 @@ final class RawConnection {
     deinit { close(socket) }
 
     /// Sends `text` as it is.
-    func send(_ text: String) {
+    package func send(_ text: String) {
         send(Array(text.utf8))
     }
 
     /// Sends `bytes` as they are (stops quietly when the server has closed).
-    func send(_ bytes: [UInt8]) {
+    package func send(_ bytes: [UInt8]) {
         var written = 0
         while written < bytes.count {
             let count = bytes[written...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -50,7 +50,7 @@ final class RawConnection {
     /// Sends `bytes` over and over without reading, for at most `seconds`, until a send would
     /// block for a whole second (the server stopped reading) or fails (the server closed).
     /// Answers how many bytes were sent and whether the server closed the connection.
-    func flood(_ bytes: [UInt8], seconds: Double) -> (sent: Int, closed: Bool) {
+    package func flood(_ bytes: [UInt8], seconds: Double) -> (sent: Int, closed: Bool) {
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let deadline = Date().addingTimeInterval(seconds)
@@ -73,13 +73,13 @@ final class RawConnection {
     }
 
     /// Closes the sending side: the server reads the end of the stream after what was sent.
-    func finishSending() {
+    package func finishSending() {
         shutdown(socket, Int32(SHUT_WR))
     }
 
     /// Reads until the server closes the connection or the read timeout passes; answers what was
     /// read and whether the server closed.
-    func readUntilClosed() -> (text: String, closed: Bool) {
+    package func readUntilClosed() -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -94,7 +94,7 @@ final class RawConnection {
 
     /// Reads until `count` complete answers (by `Content-Length`) have arrived, the server
     /// closes, or the read timeout passes.
-    func readAnswers(_ count: Int) -> String {
+    package func readAnswers(_ count: Int) -> String {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while RawConnection.completeAnswers(in: String(decoding: received, as: UTF8.self)) < count {
@@ -122,15 +122,15 @@ final class RawConnection {
     }
 }
 
-struct RawConnectionError: Error, CustomStringConvertible {
+package struct RawConnectionError: Error, CustomStringConvertible {
     var message: String
-    var description: String { message }
+    package var description: String { message }
 }
 
 /// Runs blocking socket work on a thread of its own, never on Swift concurrency's cooperative
 /// pool: the server under test accepts its connections on that pool, so a test blocking it in
 /// `read` would starve the server it waits for.
-func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+package func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Swift.Result { try body() }) }
     }

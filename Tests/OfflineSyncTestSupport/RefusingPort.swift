@@ -8,12 +8,12 @@
 /// TCP socket bound to 127.0.0.1 that never listens (a connection to it is reset at once). A
 /// port freed by a stopped server could be taken by another test's server running in parallel,
 /// and the "refused" request would then be answered.
-final class RefusingPort: Sendable {
+package final class RefusingPort: Sendable {
     /// The port number.
-    let port: Int
+    package let port: Int
     private let descriptor: Int32
 
-    init() throws {
+    package init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RefusingPortError(step: "socket", code: errno) }
         var address = sockaddr_in()
@@ -39,7 +39,7 @@ final class RefusingPort: Sendable {
 }
 
 /// The socket call that failed while reserving a ``RefusingPort``.
-struct RefusingPortError: Error {
+package struct RefusingPortError: Error {
     let step: String
     let code: Int32
 }

@@ -1,12 +1,12 @@
-import OfflineSync
-import OfflineSyncHTTP
-import Testing
+package import OfflineSync
+package import OfflineSyncHTTP
+package import Testing
 
 /// What the tests of ``HTTPRemote`` against scripted loopback servers share.
-enum ScriptedServerRemote {
+package enum ScriptedServerRemote {
     /// A remote on `port` whose requests carry `X-ZUMO-AUTH: secret-token`, with read retries a
     /// millisecond apart.
-    static func remote(port: Int, retries: Int = 2) throws -> HTTPRemote {
+    package static func remote(port: Int, retries: Int = 2) throws -> HTTPRemote {
         var configuration = HTTPRemote.Configuration(
             baseURL: "http://127.0.0.1:\(port)", authentication: .zumo(token: { "secret-token" }))
         configuration.readRetries = retries
@@ -15,7 +15,7 @@ enum ScriptedServerRemote {
     }
 
     /// Calls `body` and returns the ``RemoteError`` it throws, recording an issue otherwise.
-    static func failure(_ body: () async throws -> Void) async -> RemoteError? {
+    package static func failure(_ body: () async throws -> Void) async -> RemoteError? {
         do {
             try await body()
             Issue.record("expected a RemoteError")

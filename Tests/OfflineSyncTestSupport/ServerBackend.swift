@@ -1,20 +1,20 @@
-import OfflineSync
-import OfflineSyncLMDB
-import OfflineSyncSQLCipher
-import OfflineSyncSQLite
-import Testing
+package import OfflineSync
+package import OfflineSyncLMDB
+package import OfflineSyncSQLCipher
+package import OfflineSyncSQLite
+package import Testing
 
 /// A backend a served store can be: tests that must hold on every backend take these as arguments.
-enum ServerBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum ServerBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory, sqlite, sqlcipher, lmdb
 
     /// Every backend, without SQLCipher in a process built with a sanitizer (which cannot load it).
-    static var allCases: [ServerBackend] {
+    package static var allCases: [ServerBackend] {
         [.memory, .sqlite, .sqlcipher, .lmdb].filter { $0 != .sqlcipher || SQLCipherLibrary.activeSanitizer == nil }
     }
 
     /// A new, unopened store of this backend in `directory`.
-    func makeStore(in directory: TemporaryDirectory) throws -> any LocalStore {
+    package func makeStore(in directory: TemporaryDirectory) throws -> any LocalStore {
         switch self {
         case .memory: return InMemoryStore()
         case .sqlite: return SQLiteStore(path: directory.path("server.sqlite"))
@@ -25,15 +25,15 @@ enum ServerBackend: String, CaseIterable, Sendable, CustomTestStringConvertible 
         }
     }
 
-    var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 }
 
 /// Everything a store holds for its user tables: the schema and every row (soft-deleted included).
-struct StoreSnapshot: Hashable {
+package struct StoreSnapshot: Hashable {
     var schema: StoreSchema
     var rows: [String: [Item]]
 
-    init(_ store: any LocalStore) throws {
+    package init(_ store: any LocalStore) throws {
         schema = try store.schema
         rows = [:]
         for table in schema.tables where !table.isSystem {

@@ -1,18 +1,18 @@
-import AsyncHTTPClient
-import Foundation
-import Logging
-import NIOCore
-import NIOHTTP1
-import OfflineSync
-import OfflineSyncService
-import OfflineSyncServer
+package import AsyncHTTPClient
+package import Foundation
+package import Logging
+package import NIOCore
+package import NIOHTTP1
+package import OfflineSync
+package import OfflineSyncService
+package import OfflineSyncServer
 
 /// The `todoitem` table of the recorded sessions.
-let todoItemSchema = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
+package let todoItemSchema = TableSchema("todoitem", columns: [Column("text", .string), Column("complete", .bool)])
 
 /// Runs a ``TableServer`` over `store` on 127.0.0.1 (a free port), calls `body` with the port,
 /// then stops the server.
-func withTableServer<Result: Sendable>(
+package func withTableServer<Result: Sendable>(
     store: any LocalStore = InMemoryStore(), tables: [TableSchema] = [todoItemSchema],
     options: TableService.Options = TableService.Options(), createsTables: Bool = false,
     maximumBodyBytes: Int = 1 << 20,
@@ -34,8 +34,8 @@ func withTableServer<Result: Sendable>(
 }
 
 /// A ``TableServer`` over `service` on 127.0.0.1 with test logging (`port` `0`: a free port).
-enum RunningServer {
-    static func start(
+package enum RunningServer {
+    package static func start(
         _ service: TableService, port: Int = 0, createsTables: Bool = false,
         maximumBodyBytes: Int = 1 << 20, configure: (inout TableServer.Configuration) -> Void = { _ in }
     ) async throws -> TableServer.Running {
@@ -49,21 +49,21 @@ enum RunningServer {
 }
 
 /// One raw answer.
-struct RawAnswer: Sendable {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
+package struct RawAnswer: Sendable {
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
-    var json: Any? { parseJSON(body) }
+    package var json: Any? { parseJSON(body) }
 }
 
 /// Sends a request exactly as given (target not re-encoded). The client keeps retrying a
 /// connection the port refuses until `timeout`.
-func send(
+package func send(
     _ method: String, _ target: String, port: Int, headers: [(String, String)] = [],
     body: [UInt8]? = nil, timeout: TimeAmount = .seconds(30)
 ) async throws -> RawAnswer {

@@ -1,17 +1,17 @@
-import Foundation
+package import Foundation
 
 /// A directory under the system's temporary directory, removed with everything in it when the
 /// value is released.
-final class TemporaryDirectory: Sendable {
+package final class TemporaryDirectory: Sendable {
     let url: URL
 
-    init() throws {
+    package init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("offline-sync-http-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
     /// The path of a file in the directory.
-    func path(_ name: String) -> String {
+    package func path(_ name: String) -> String {
         url.appendingPathComponent(name).path
     }
 

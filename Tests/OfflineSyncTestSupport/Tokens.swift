@@ -1,22 +1,22 @@
-import Foundation
-import JWTKit
-import OfflineSync
-import OfflineSyncHTTP
-import OfflineSyncServer
-import Synchronization
+package import Foundation
+package import JWTKit
+package import OfflineSync
+package import OfflineSyncHTTP
+package import OfflineSyncServer
+package import Synchronization
 
 /// Tokens for the authentication tests, signed with jwt-kit (or forged by hand).
-enum Tokens {
+package enum Tokens {
     /// The HS256 secret of the test servers (48 bytes).
-    static let secret = Array("test-secret-0123456789-abcdefghijklmnopqrstuvwxyz".utf8)
+    package static let secret = Array("test-secret-0123456789-abcdefghijklmnopqrstuvwxyz".utf8)
     /// Another secret: tokens signed with it must be refused.
-    static let otherSecret = Array("other-secret-0123456789-abcdefghijklmnopqrstuvwx".utf8)
+    package static let otherSecret = Array("other-secret-0123456789-abcdefghijklmnopqrstuvwx".utf8)
 
     /// The claims the server reads.
-    typealias Claims = TokenClaims
+    package typealias Claims = TokenClaims
 
     /// Claims for `subject`, expiring `lifetime` seconds from now (negative: already expired).
-    static func claims(
+    package static func claims(
         _ subject: String?, lifetime: TimeInterval = 3600, notBefore: TimeInterval? = nil, issuer: String? = nil,
         audience: String? = nil
     ) -> Claims {
@@ -28,39 +28,39 @@ enum Tokens {
     }
 
     /// An HS256 token.
-    static func hs256(_ claims: Claims, secret: [UInt8] = Tokens.secret) async throws -> String {
+    package static func hs256(_ claims: Claims, secret: [UInt8] = Tokens.secret) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         return try await keys.sign(claims)
     }
 
     /// An HS256 token for `subject`, valid for an hour.
-    static func hs256(_ subject: String) async throws -> String {
+    package static func hs256(_ subject: String) async throws -> String {
         try await hs256(claims(subject))
     }
 
     /// A token signed by `key` (ES256).
-    static func es256(_ claims: Claims, key: ES256PrivateKey, kid: String? = nil) async throws -> String {
+    package static func es256(_ claims: Claims, key: ES256PrivateKey, kid: String? = nil) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: kid.map { JWKIdentifier(string: $0) })
         return try await keys.sign(claims, kid: kid.map { JWKIdentifier(string: $0) })
     }
 
     /// A token signed by the RSA key in PEM `privateKey` (RS256).
-    static func rs256(_ claims: Claims, privateKey: String) async throws -> String {
+    package static func rs256(_ claims: Claims, privateKey: String) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: privateKey), digestAlgorithm: .sha256)
         return try await keys.sign(claims)
     }
 
     /// `token` with its claims replaced by `claims`, the signature kept: a forgery.
-    static func forged(_ token: String, claims: String) -> String {
+    package static func forged(_ token: String, claims: String) -> String {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         return [String(parts[0]), base64URL(Array(claims.utf8)), String(parts[2])].joined(separator: ".")
     }
 
     /// An unsigned token (`alg: none`).
-    static func unsigned(claims: String) -> String {
+    package static func unsigned(claims: String) -> String {
         base64URL(Array(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "." + base64URL(Array(claims.utf8)) + "."
     }
 
@@ -70,17 +70,17 @@ enum Tokens {
     }
 
     /// The HS256 verifier of the test servers.
-    static func verifier(issuer: String? = nil, audience: String? = nil) async throws -> TokenVerifier {
+    package static func verifier(issuer: String? = nil, audience: String? = nil) async throws -> TokenVerifier {
         try await TokenVerifier.hmac(secret: secret, options: .init(issuer: issuer, audience: audience))
     }
 
     /// A bearer hook sending a token minted for `subject`.
-    static func bearer(_ subject: String) -> HTTPAuthentication {
+    package static func bearer(_ subject: String) -> HTTPAuthentication {
         .bearer(token: { try await hs256(subject) })
     }
 
     /// An RSA key pair in PEM made with the `openssl` tool: (private, public).
-    static func rsaKeyPair(in directory: TemporaryDirectory) throws -> (String, String) {
+    package static func rsaKeyPair(in directory: TemporaryDirectory) throws -> (String, String) {
         try openssl([
             "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", directory.path("rsa.pem"),
         ])
@@ -106,7 +106,7 @@ enum Tokens {
 }
 
 /// A token source whose token the test can swap, counting the refreshes the client asks for.
-final class TokenSource: Sendable {
+package final class TokenSource: Sendable {
     private struct State {
         var token: String
         var requests = 0
@@ -118,22 +118,22 @@ final class TokenSource: Sendable {
     private let state: Locked<State>
     let subject: String
 
-    init(subject: String) async throws {
+    package init(subject: String) async throws {
         self.subject = subject
         state = Locked(State(token: try await Tokens.hs256(subject)))
     }
 
     /// From the `count`-th request on, the token is `expired` until a refresh.
-    func expire(after count: Int, with expired: String) {
+    package func expire(after count: Int, with expired: String) {
         state.withLock {
             $0.expireAfter = count
             $0.expired = expired
         }
     }
 
-    var refreshes: Int { state.withLock { $0.refreshes } }
+    package var refreshes: Int { state.withLock { $0.refreshes } }
 
-    var authentication: HTTPAuthentication {
+    package var authentication: HTTPAuthentication {
         .bearer(
             token: {
                 self.state.withLock { state in

@@ -1,20 +1,20 @@
-import Foundation
-import OfflineSync
+package import Foundation
+package import OfflineSync
 
 /// One recorded exchange of `Fixtures/*.jsonl`: real traffic between the Azure Mobile Apps
 /// JavaScript client 2.0.1 and the Node server 3.0.0.
-struct WireExchange: @unchecked Sendable {
+package struct WireExchange: @unchecked Sendable {
     // @unchecked: the dictionaries come from JSONSerialization and are only read after loading.
-    var method: String
-    var target: String
-    var requestHeaders: [String: String]
-    var requestBody: Any?
-    var status: Int
-    var responseHeaders: [String: String]
-    var responseBody: Any?
+    package var method: String
+    package var target: String
+    package var requestHeaders: [String: String]
+    package var requestBody: Any?
+    package var status: Int
+    package var responseHeaders: [String: String]
+    package var responseBody: Any?
 
     /// The recorded response body as JSON bytes.
-    var responseBytes: [UInt8] {
+    package var responseBytes: [UInt8] {
         guard let responseBody, !(responseBody is NSNull),
             let data = try? JSONSerialization.data(withJSONObject: responseBody, options: [.fragmentsAllowed])
         else { return [] }
@@ -23,7 +23,7 @@ struct WireExchange: @unchecked Sendable {
 
     /// The recorded response body read as items, independently of the code under test: system
     /// dates become dates, every other value keeps its JSON type.
-    var responseItems: [Item] {
+    package var responseItems: [Item] {
         if let array = responseBody as? [Any] { return array.compactMap(Self.item) }
         if let object = responseBody as? [String: Any], let results = object["results"] as? [Any] {
             return results.compactMap(Self.item)
@@ -48,10 +48,10 @@ struct WireExchange: @unchecked Sendable {
         return item
     }
 
-    /// Loads a fixture file by name from `Fixtures/`.
-    static func load(_ name: String) throws -> [WireExchange] {
+    /// Loads a fixture file by name from `Tests/OfflineSyncHTTPTests/Fixtures/`.
+    package static func load(_ name: String) throws -> [WireExchange] {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures").appendingPathComponent(name)
+            .appendingPathComponent("OfflineSyncHTTPTests/Fixtures").appendingPathComponent(name)
         let text = try String(contentsOf: url, encoding: .utf8)
         return try text.split(separator: "\n").map { line in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
@@ -66,13 +66,13 @@ struct WireExchange: @unchecked Sendable {
         }
     }
 
-    static let onlineFile = "js-client-2.0.1--node-server-3.0.0--online.jsonl"
-    static let offlineFile = "js-client-2.0.1--node-server-3.0.0--offline-sync.jsonl"
+    package static let onlineFile = "js-client-2.0.1--node-server-3.0.0--online.jsonl"
+    package static let offlineFile = "js-client-2.0.1--node-server-3.0.0--offline-sync.jsonl"
 }
 
 /// `true` when two JSON documents are equal as values (key order ignored, booleans distinct
 /// from numbers).
-func jsonEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
+package func jsonEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
     let left = lhs ?? NSNull()
     let right = rhs ?? NSNull()
     switch (left, right) {
@@ -91,6 +91,6 @@ func jsonEqual(_ lhs: Any?, _ rhs: Any?) -> Bool {
 }
 
 /// Parses a JSON body, `nil` for an empty one.
-func parseJSON(_ bytes: [UInt8]) -> Any? {
+package func parseJSON(_ bytes: [UInt8]) -> Any? {
     bytes.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
 }

@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OfflineSync
+import OfflineSyncTestSupport
 import OfflineSyncService
 import Synchronization
 
