@@ -175,6 +175,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "OfflineSyncTests", dependencies: ["OfflineSyncService", "OfflineSync", "OfflineSyncConformance"]),
+        .testTarget(name: "OfflineSyncServiceTests", dependencies: ["OfflineSyncService", "OfflineSync"]),
         .testTarget(name: "OfflineSyncProtocolTests", dependencies: ["OfflineSync", "OfflineSyncProtocol"]),
         .testTarget(
             name: "OfflineSyncSQLiteTests",
