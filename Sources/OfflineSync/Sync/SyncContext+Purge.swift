@@ -3,7 +3,9 @@ extension SyncContext {
     ///
     /// - Parameters:
     ///   - table: the app table.
-    ///   - query: which items (its filter, ordering, `skip` and `top` apply); `nil` for all.
+    ///   - query: which items (its filter, ordering, `skip` and `top` apply); `nil` for all. A
+    ///     query without a filter, `skip` or `top` (such as a typed `.all`) purges the whole table,
+    ///     exactly as `nil` does.
     ///   - queryId: an incremental pull whose delta token is reset, so its next pull starts over.
     ///     Purging a whole table resets every token of the table.
     ///   - force: purge even though the table has queued operations; those of the purged items
@@ -20,6 +22,8 @@ extension SyncContext {
         if let query, query.table != table {
             throw OfflineSyncError(.invalidQuery, "the purge of '\(table)' was given a query on '\(query.table)'")
         }
+        // A query that selects every item purges the whole table: its tokens are reset too.
+        let query = query.flatMap { $0.filter == nil && $0.skip == 0 && $0.top == nil ? nil : $0 }
         typealias C = SystemTables.OperationColumn
         return try await syncing {
             try write(.purge) { transaction in
