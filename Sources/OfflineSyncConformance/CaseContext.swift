@@ -88,6 +88,22 @@ final class CaseContext: Sendable {
         }
     }
 
+    /// Runs `body` in a transaction of `store` that its end rolls back (by throwing ``RollBack``);
+    /// records `what` with the error when anything else is thrown.
+    func rollingBack(
+        _ store: any LocalStore, _ what: @autoclosure () -> String, _ body: (any StoreTransaction) throws -> Void
+    ) {
+        do {
+            try store.write { transaction in
+                try body(transaction)
+                throw RollBack()
+            }
+        } catch is RollBack {
+        } catch {
+            fail("\(what()) threw \(Self.describe(error))")
+        }
+    }
+
     /// Expects `body` to throw; when `code` is given, an ``OfflineSyncError`` of that code, and
     /// when `mentioning` is given, an error whose text contains each of those words (the table,
     /// column or id at fault). Returns the error thrown, if any.

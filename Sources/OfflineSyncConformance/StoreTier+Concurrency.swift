@@ -37,7 +37,7 @@ extension StoreTierGroups {
             },
             /// A writer thread writes two rows inside a transaction and waits at a barrier; a reader
             /// thread reads exactly then, by `lookup`, by `read` with and without a total count and
-            /// by `schema`, and lets the writer go on,
+            /// by `schema` and by `storedSchemaChanged()`, and lets the writer go on,
             /// which then commits (odd rounds) or throws (even rounds). The reader must see the
             /// committed rows only, never the transaction's pending values, and its reads must not
             /// fail (rule 8). On a store that writes through before the commit, the reader sees
@@ -95,11 +95,12 @@ extension StoreTierGroups {
                             }
                             // A store whose readers wait for the writer answers only the first call
                             // during the write, so rounds rotate which call comes first: read in
-                            // round 1, lookup in 2, a read with a total count in 3, schema in 4.
+                            // round 1, lookup in 2, a read with a total count in 3, schema in 4,
+                            // storedSchemaChanged() in 5.
                             var found: Value??
                             var read: [Value]?
                             var counted: QueryResult?
-                            let calls = ["read", "lookup", "count", "schema"]
+                            let calls = ["read", "lookup", "count", "schema", "storedSchemaChanged"]
                             let first = (round - 1) % calls.count
                             for call in calls[first...] + calls[..<first] {
                                 switch call {
@@ -114,6 +115,15 @@ extension StoreTierGroups {
                                         "round \(round): read(lefts) with its total count during a write on another thread"
                                     ) {
                                         try store.read(Query(table: "lefts", includeTotalCount: true))
+                                    }
+                                case "storedSchemaChanged":
+                                    let changed = context.attempt(
+                                        "round \(round): storedSchemaChanged() during a write on another thread"
+                                    ) { try store.storedSchemaChanged() }
+                                    if changed == true {
+                                        context.fail(
+                                            "round \(round): storedSchemaChanged() during a write on another thread answered true; no other instance declared anything"
+                                        )
                                     }
                                 case "schema":
                                     let schema = context.attempt(

@@ -124,7 +124,7 @@ extension StoreTierGroups {
                         store, LimitFixtures.table.name, row.id, row, "one upsert of \(rows.count) rows")
                 }
             },
-        ])
+        ] + thresholdCases)
 
     /// A store whose `pages` table holds ``LimitFixtures/rows()``.
     static func openWithManyRows(_ context: CaseContext) throws -> (any LocalStore, [Item]) {

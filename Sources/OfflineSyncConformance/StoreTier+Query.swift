@@ -265,7 +265,7 @@ extension StoreTierGroups {
                     }
                 }
             },
-        ])
+        ] + cornerCases)
 
     /// Compares every query's answer with the reference evaluator, reporting the first few failing
     /// queries in OData form with the seed that reproduces them.

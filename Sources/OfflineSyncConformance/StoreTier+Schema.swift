@@ -330,7 +330,7 @@ extension StoreTierGroups {
                         "storedSchemaChanged() after \(what)")
                 }
             },
-        ])
+        ] + wideningCases)
 
     /// Checks that `stored` declares every table, column (with its type) and index of `declared`.
     private static func expectDeclares(

@@ -121,5 +121,5 @@ extension StoreTierGroups {
                     what: "a write(_:) of one instance let the other instance's transaction in between its read and its write (a writer lock per instance, not per location?)"
                 )
             },
-        ])
+        ] + sharingMemberCases)
 }

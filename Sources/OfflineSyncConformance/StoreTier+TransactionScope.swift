@@ -185,7 +185,7 @@ extension StoreTierGroups {
                     try store.upsert([Item(id: "a")], into: table, origin: .server)
                 }
             },
-        ])
+        ] + visibilityCases)
 }
 
 /// The rows and deletions of the `transactionScope` group.
