@@ -198,7 +198,9 @@ final class UnforeseenBrokenStore: LocalStore {
 
     func lookup(table: String, id: String) throws -> Item? {
         try failIfAWideningWasMissed()
-        return try inner.lookup(table: table, id: id).map { withoutAddedColumns($0, table: table) }
+        return try inner.lookup(table: table, id: id).map {
+            withoutAddedColumns($0, table: table, schema: try? inner.schema)
+        }
     }
 
     private func failIfAWideningWasMissed() throws {
@@ -207,19 +209,20 @@ final class UnforeseenBrokenStore: LocalStore {
         }
     }
 
-    /// The columns of `table` that a reopen added after the first open.
-    private func addedColumns(of table: String) -> Set<String> {
-        guard let first = state.withLock({ $0.firstStored }), let now = try? inner.schema.table(named: table) else {
+    /// The columns of `table` that a reopen added after the first open (`schema` is the stored
+    /// one, read before any transaction: the store is not called from inside its own `write`).
+    private func addedColumns(of table: String, schema: StoreSchema?) -> Set<String> {
+        guard let first = state.withLock({ $0.firstStored }), let now = schema?.table(named: table) else {
             return []
         }
         let before = first.table(named: table)
         return Set(now.columns.map(\.name).filter { before?.column(named: $0) == nil && before != nil })
     }
 
-    private func withoutAddedColumns(_ item: Item, table: String) -> Item {
+    private func withoutAddedColumns(_ item: Item, table: String, schema: StoreSchema?) -> Item {
         guard fault == .lookupsDropColumnsAddedOnReopen else { return item }
         var item = item
-        for column in addedColumns(of: table) { item.values[column] = nil }
+        for column in addedColumns(of: table, schema: schema) { item.values[column] = nil }
         return item
     }
 
@@ -256,10 +259,10 @@ final class UnforeseenBrokenStore: LocalStore {
                 })
             } }
         case .orderingsIgnoreColumnsAddedOnReopen:
-            let added = addedColumns(of: table.name)
+            let added = addedColumns(of: table.name, schema: schema)
             query.orderBy.removeAll { added.contains($0.column) }
         case .filtersReadColumnsAddedOnReopenAsNull:
-            let added = addedColumns(of: table.name)
+            let added = addedColumns(of: table.name, schema: schema)
             guard let filter = query.filter, !added.isDisjoint(with: Self.columns(of: filter)) else { break }
             let evaluator = try QueryEvaluator(query: query, schema: table)
             let rows = try read(Query(table: table.name)).items.filter { row in
@@ -280,7 +283,7 @@ final class UnforeseenBrokenStore: LocalStore {
         }
         var result = try read(query)
         if fault == .selectionsReadColumnsAddedOnReopenAsNull, let selection = query.selection {
-            let added = addedColumns(of: table.name).intersection(selection)
+            let added = addedColumns(of: table.name, schema: schema).intersection(selection)
             if !added.isEmpty {
                 result.items = result.items.map { item in
                     var item = item
@@ -364,9 +367,10 @@ final class UnforeseenBrokenStore: LocalStore {
         state.withLock { $0.activeWrites += 1 }
         defer { state.withLock { $0.activeWrites -= 1 } }
         var rolledBack: Result?
+        let schema = try inner.schema
         do {
             return try inner.write { inner in
-                let transaction = Transaction(store: self, inner: inner)
+                let transaction = Transaction(store: self, inner: inner, schema: schema)
                 let result = try body(transaction)
                 if transaction.caughtErrorRollsBack {
                     rolledBack = result
@@ -392,11 +396,11 @@ final class UnforeseenBrokenStore: LocalStore {
         throw OfflineSyncError(.unknownTable, "table '\(table)' was not declared by the last open")
     }
 
-    /// `items` as this store writes them.
-    fileprivate func stored(_ items: [Item], into table: String) -> [Item] {
-        guard fault == .storesNumericLookingStringsAsNumbers,
-            let schema = try? inner.schema.table(named: table)
-        else { return items }
+    /// `items` as this store writes them into `table` of `schema`.
+    fileprivate func stored(_ items: [Item], into table: String, schema: StoreSchema) -> [Item] {
+        guard fault == .storesNumericLookingStringsAsNumbers, let schema = schema.table(named: table) else {
+            return items
+        }
         let strings = Set(schema.columns.filter { $0.type == .string }.map(\.name))
         return items.map { item in
             var item = item
@@ -416,6 +420,8 @@ final class UnforeseenBrokenStore: LocalStore {
     private final class Transaction: StoreTransaction {
         let store: UnforeseenBrokenStore
         let inner: any StoreTransaction
+        /// The stored schema when the transaction began.
+        let schema: StoreSchema
         /// Per table, the distinct ids this transaction upserted, in order.
         var pending: [String: (ids: [String], known: Set<String>)] = [:]
         /// Per table, the rows `delete(matching:)` deleted, by id.
@@ -425,9 +431,10 @@ final class UnforeseenBrokenStore: LocalStore {
         /// Set when an error of the kind this store's fault rolls back was thrown.
         var caughtErrorRollsBack = false
 
-        init(store: UnforeseenBrokenStore, inner: any StoreTransaction) {
+        init(store: UnforeseenBrokenStore, inner: any StoreTransaction, schema: StoreSchema) {
             self.store = store
             self.inner = inner
+            self.schema = schema
         }
 
         private var fault: Fault { store.fault }
@@ -439,7 +446,7 @@ final class UnforeseenBrokenStore: LocalStore {
         }
 
         func read(_ query: Query) throws -> QueryResult {
-            var result = try store.bentRead(query, schema: try store.inner.schema, read: inner.read)
+            var result = try store.bentRead(query, schema: schema, read: inner.read)
             if fault == .transactionReadsSeeOnlyTheFirst1000PendingRows {
                 let hidden = overflow(query.table)
                 if !hidden.isEmpty { result.items.removeAll { hidden.contains($0.id) } }
@@ -460,7 +467,9 @@ final class UnforeseenBrokenStore: LocalStore {
                 if fault == .transactionLookupsSeeRowsDeletedByQuery, let row = deletedByQuery[table]?[id] {
                     return row
                 }
-                return try inner.lookup(table: table, id: id).map { store.withoutAddedColumns($0, table: table) }
+                return try inner.lookup(table: table, id: id).map {
+                    store.withoutAddedColumns($0, table: table, schema: schema)
+                }
             } catch {
                 if fault == .caughtLookupErrorsRollBack { caughtErrorRollsBack = true }
                 throw error
@@ -469,7 +478,7 @@ final class UnforeseenBrokenStore: LocalStore {
 
         func upsert(_ items: [Item], into table: String, origin: WriteOrigin) throws {
             try store.requireDeclaredForWrites(table)
-            try inner.upsert(store.stored(items, into: table), into: table, origin: origin)
+            try inner.upsert(store.stored(items, into: table, schema: schema), into: table, origin: origin)
             var entry = pending[table] ?? ([], [])
             for item in items where entry.known.insert(item.id).inserted { entry.ids.append(item.id) }
             pending[table] = entry
@@ -487,7 +496,8 @@ final class UnforeseenBrokenStore: LocalStore {
                     let alsoPresent = try inner.insertNew(absent, into: table, origin: origin)
                     return items.map(\.id).filter { present.contains($0) || alsoPresent.contains($0) }
                 }
-                let present = try inner.insertNew(store.stored(items, into: table), into: table, origin: origin)
+                let present = try inner.insertNew(
+                    store.stored(items, into: table, schema: schema), into: table, origin: origin)
                 let presentIds = Set(present)
                 insertedNew[table, default: []].formUnion(items.map(\.id).filter { !presentIds.contains($0) })
                 return present
