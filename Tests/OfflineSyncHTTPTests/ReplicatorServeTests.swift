@@ -152,7 +152,8 @@ struct ReplicatorServeTests {
     func killedServerIsRecoveredFrom() async throws {
         let directory = try TemporaryDirectory()
         let store = "sqlite:" + directory.path("server.sqlite")
-        var server = try Serve(["--store", store])
+        // Pages of 1,000, so that one read below sees the whole table.
+        var server = try Serve(["--store", store, "--page-size", "1000"])
         let port = server.port
         let a = try LiveDevice(url: server.url)
         let b = try LiveDevice(url: server.url)
@@ -160,8 +161,12 @@ struct ReplicatorServeTests {
         b.start()
         for device in [a, b] { await device.status { $0.connection == .connected && $0.changeSource == .stream } }
         for round in 0..<3 {
-            if round == 1 { server.kill() }
-            if round == 2 { server = try Serve(["--store", store], port: port) }
+            if round == 1 {
+                // Killed once the first round reached it: the server holds data, the devices are connected.
+                for device in [a, b] { await device.status { $0.pendingOperationCount == 0 } }
+                server.kill()
+            }
+            if round == 2 { server = try Serve(["--store", store, "--page-size", "1000"], port: port) }
             for index in 0..<10 {
                 try a.todo.insert(Self.item("a-\(round)-\(index)", "A \(round).\(index)"))
                 try b.todo.insert(Self.item("b-\(round)-\(index)", "B \(round).\(index)"))
