@@ -17,7 +17,7 @@ import Testing
 extension Snippets {
     /// The snippets of Sources/OfflineSyncConformance/OfflineSyncConformance.docc/OfflineSyncConformance.md, each in a scope nested in the previous one's.
     static func offlineSyncConformance_OfflineSyncConformance() async throws {
-        // Sources/OfflineSyncConformance/OfflineSyncConformance.docc/OfflineSyncConformance.md, line 19
+        // Sources/OfflineSyncConformance/OfflineSyncConformance.docc/OfflineSyncConformance.md, Swift snippet 1
 
         let suite = ConformanceSuite(storeName: "mystore", capabilities: [.persistent, .largeValues]) {
             try MyStore(path: makeTemporaryPath())
@@ -25,14 +25,14 @@ extension Snippets {
         let summary = await suite.run(tier: .store) { group in print(group) }
         print(summary)   // e.g. "107 passed, 0 failed, 3 skipped"
         do {
-            // Sources/OfflineSyncConformance/OfflineSyncConformance.docc/OfflineSyncConformance.md, line 55
+            // Sources/OfflineSyncConformance/OfflineSyncConformance.docc/OfflineSyncConformance.md, Swift snippet 3
             var suite = ConformanceSuite(storeName: "mystore") { try MyStore(path: makeTemporaryPath()) }
             suite.makeStoreSharingLocation = { store in try MyStore(path: (store as! MyStore).path) }
         }
     }
 
-    /// Sources/OfflineSyncConformance/OfflineSyncConformance.docc/OfflineSyncConformance.md, line 31: tests, compiled in a type of their own.
-    struct offlineSyncConformance_OfflineSyncConformance_line31 {
+    /// Sources/OfflineSyncConformance/OfflineSyncConformance.docc/OfflineSyncConformance.md, Swift snippet 2: tests, compiled in a type of their own.
+    struct offlineSyncConformance_OfflineSyncConformance_snippet2 {
         @Test func transactions() async {
             let result = await suite.run(group: "transactions")
             for message in result.failureMessages { Issue.record("\(message)") }

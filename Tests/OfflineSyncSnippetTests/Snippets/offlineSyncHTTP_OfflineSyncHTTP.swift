@@ -16,13 +16,13 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncHTTP/OfflineSyncHTTP.docc/OfflineSyncHTTP.md, each in a scope nested in the previous one's.
     static func offlineSyncHTTP_OfflineSyncHTTP() async throws {
-        // Sources/OfflineSyncHTTP/OfflineSyncHTTP.docc/OfflineSyncHTTP.md, line 12
+        // Sources/OfflineSyncHTTP/OfflineSyncHTTP.docc/OfflineSyncHTTP.md, Swift snippet 1
         let remote = try HTTPRemote(configuration: .init(
             baseURL: "http://127.0.0.1:8080",
             authentication: .bearer(token: { await session.token })))
         defer { Task { try await remote.shutdown() } }
         do {
-            // Sources/OfflineSyncHTTP/OfflineSyncHTTP.docc/OfflineSyncHTTP.md, line 57
+            // Sources/OfflineSyncHTTP/OfflineSyncHTTP.docc/OfflineSyncHTTP.md, Swift snippet 2
             var configuration = HTTPRemote.Configuration(baseURL: "https://example.org")
             configuration.batchWrites = .whenSupported   // the default: asks the server once
         }

@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncLMDB/OfflineSyncLMDB.docc/OfflineSyncLMDB.md, each in a scope nested in the previous one's.
     static func offlineSyncLMDB_OfflineSyncLMDB() async throws {
-        // Sources/OfflineSyncLMDB/OfflineSyncLMDB.docc/OfflineSyncLMDB.md, line 12
+        // Sources/OfflineSyncLMDB/OfflineSyncLMDB.docc/OfflineSyncLMDB.md, Swift snippet 1
         let store = try LMDBStore(path: "/var/lib/app/store",
                                   options: .init(initialMapSize: 64 << 20, maximumMapSize: 8 << 30))
         try store.open(schema: schema)

@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncPostgres/OfflineSyncPostgres.docc/OfflineSyncPostgres.md, each in a scope nested in the previous one's.
     static func offlineSyncPostgres_OfflineSyncPostgres() async throws {
-        // Sources/OfflineSyncPostgres/OfflineSyncPostgres.docc/OfflineSyncPostgres.md, line 12
+        // Sources/OfflineSyncPostgres/OfflineSyncPostgres.docc/OfflineSyncPostgres.md, Swift snippet 1
         let store = try PostgresStore(configuration: StoreConfiguration(
             parsing: "postgres://app@db.internal:5432/appdb?schema=offline_sync&password-env=APP_DB_PASSWORD"))
         try store.open(schema: schema)

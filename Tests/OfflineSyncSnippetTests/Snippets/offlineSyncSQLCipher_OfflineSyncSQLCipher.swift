@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncSQLCipher/OfflineSyncSQLCipher.docc/OfflineSyncSQLCipher.md, each in a scope nested in the previous one's.
     static func offlineSyncSQLCipher_OfflineSyncSQLCipher() async throws {
-        // Sources/OfflineSyncSQLCipher/OfflineSyncSQLCipher.docc/OfflineSyncSQLCipher.md, line 9
+        // Sources/OfflineSyncSQLCipher/OfflineSyncSQLCipher.docc/OfflineSyncSQLCipher.md, Swift snippet 1
         let store = try SQLCipherStore(path: "/var/lib/app/data.sqlcipher", key: .raw(keyBytes))
         try store.open(schema: schema)
     }

@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncSQLite/OfflineSyncSQLite.docc/OfflineSyncSQLite.md, each in a scope nested in the previous one's.
     static func offlineSyncSQLite_OfflineSyncSQLite() async throws {
-        // Sources/OfflineSyncSQLite/OfflineSyncSQLite.docc/OfflineSyncSQLite.md, line 10
+        // Sources/OfflineSyncSQLite/OfflineSyncSQLite.docc/OfflineSyncSQLite.md, Swift snippet 1
         let store = SQLiteStore(path: "/var/lib/app/data.sqlite",
                                 options: SQLStoreOptions(durability: .full))
         try store.open(schema: schema)

@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncServer/OfflineSyncServer.docc/Authentication.md, each in a scope nested in the previous one's.
     static func offlineSyncServer_Authentication() async throws {
-        // Sources/OfflineSyncServer/OfflineSyncServer.docc/Authentication.md, line 13
+        // Sources/OfflineSyncServer/OfflineSyncServer.docc/Authentication.md, Swift snippet 1
         var configuration = TableServer.Configuration(host: "0.0.0.0", port: 8080)
         configuration.authentication = try await TokenVerifier.hmac(
             secret: Array(secret.utf8), options: .init(issuer: "https://login.example.com", audience: "todo-app"))

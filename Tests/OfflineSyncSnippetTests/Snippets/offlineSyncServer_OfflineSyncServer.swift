@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncServer/OfflineSyncServer.docc/OfflineSyncServer.md, each in a scope nested in the previous one's.
     static func offlineSyncServer_OfflineSyncServer() async throws {
-        // Sources/OfflineSyncServer/OfflineSyncServer.docc/OfflineSyncServer.md, line 13
+        // Sources/OfflineSyncServer/OfflineSyncServer.docc/OfflineSyncServer.md, Swift snippet 1
         let store = SQLiteStore(path: "server.sqlite")       // any LocalStore
         try store.open(schema: StoreSchema([TableSchema("todoitem", columns: [Column("text", .string)])]))
         let service = try TableService(store: store, options: .init(maximumPageSize: 50, widensSchema: true))

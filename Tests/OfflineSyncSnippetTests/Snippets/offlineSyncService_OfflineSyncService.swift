@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncService/OfflineSyncService.docc/OfflineSyncService.md, each in a scope nested in the previous one's.
     static func offlineSyncService_OfflineSyncService() async throws {
-        // Sources/OfflineSyncService/OfflineSyncService.docc/OfflineSyncService.md, line 28
+        // Sources/OfflineSyncService/OfflineSyncService.docc/OfflineSyncService.md, Swift snippet 1
         let remote = try InMemoryRemote(tables: [todo])
         remote.inject(RemoteFault(.network, times: nil))          // offline
         try remote.changeFromAnotherDevice(table: "todo", id: "a") { $0["text"] = "edited elsewhere" }

@@ -16,13 +16,13 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSyncStores/OfflineSyncStores.docc/OfflineSyncStores.md, each in a scope nested in the previous one's.
     static func offlineSyncStores_OfflineSyncStores() async throws {
-        // Sources/OfflineSyncStores/OfflineSyncStores.docc/OfflineSyncStores.md, line 21
+        // Sources/OfflineSyncStores/OfflineSyncStores.docc/OfflineSyncStores.md, Swift snippet 1
 
         BuiltInStores.register()
         let store = try StoreRegistry.shared.makeStore("lmdb:./data/store.lmdb?map-size=1GiB")
         try store.open(schema: schema)
         do {
-            // Sources/OfflineSyncStores/OfflineSyncStores.docc/OfflineSyncStores.md, line 33
+            // Sources/OfflineSyncStores/OfflineSyncStores.docc/OfflineSyncStores.md, Swift snippet 2
 
             BuiltInStores.register()
             PostgresStore.register()

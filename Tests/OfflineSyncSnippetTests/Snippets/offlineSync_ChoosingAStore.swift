@@ -16,11 +16,11 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSync/OfflineSync.docc/ChoosingAStore.md, each in a scope nested in the previous one's.
     static func offlineSync_ChoosingAStore() async throws {
-        // Sources/OfflineSync/OfflineSync.docc/ChoosingAStore.md, line 16
+        // Sources/OfflineSync/OfflineSync.docc/ChoosingAStore.md, Swift snippet 1
         let store = try StoreRegistry.shared.makeStore("rocks:./data/store.rocks?compression=lz4")
         try store.open(schema: schema)
         do {
-            // Sources/OfflineSync/OfflineSync.docc/ChoosingAStore.md, line 47
+            // Sources/OfflineSync/OfflineSync.docc/ChoosingAStore.md, Swift snippet 2
             enum RocksDurability: String, StoreChoice {
                 case strict, relaxed
                 var summary: String { self == .strict ? "the WAL is synced on commit" : "the WAL is not synced" }

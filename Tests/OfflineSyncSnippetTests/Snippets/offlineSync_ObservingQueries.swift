@@ -17,7 +17,7 @@ extension Snippets {
     /// The snippets of Sources/OfflineSync/OfflineSync.docc/ObservingQueries.md, each in a scope nested in the previous one's.
     @MainActor
     static func offlineSync_ObservingQueries() async throws {
-        // Sources/OfflineSync/OfflineSync.docc/ObservingQueries.md, line 26
+        // Sources/OfflineSync/OfflineSync.docc/ObservingQueries.md, Swift snippet 1
         let todo = try context.table("todo")
         let open = Query(
             table: "todo", filter: .comparison(.column("complete"), .eq, .literal(false)),
@@ -31,7 +31,7 @@ extension Snippets {
         let after = try await results.next()                  // read after the insert committed
         print("open items:", after?.items.map { $0["text"].stringValue ?? "" } ?? [])
         do {
-            // Sources/OfflineSync/OfflineSync.docc/ObservingQueries.md, line 74
+            // Sources/OfflineSync/OfflineSync.docc/ObservingQueries.md, Swift snippet 2
             struct TodoItem: SyncModel {
                 var id: String
                 var text: String
@@ -50,7 +50,7 @@ extension Snippets {
             // The same, as an @Observable object a SwiftUI view shows (its models change on the main actor):
             let live = try LiveQuery(todos, .filter(\.complete == false).order(by: \.text))
             do {
-                // Sources/OfflineSync/OfflineSync.docc/ObservingQueries.md, line 100
+                // Sources/OfflineSync/OfflineSync.docc/ObservingQueries.md, Swift snippet 3
                 let feed = context.changes()
                 Task {
                     for await change in feed {

@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of Sources/OfflineSync/OfflineSync.docc/Sync.md, each in a scope nested in the previous one's.
     static func offlineSync_Sync() async throws {
-        // Sources/OfflineSync/OfflineSync.docc/Sync.md, line 15
+        // Sources/OfflineSync/OfflineSync.docc/Sync.md, Swift snippet 1
 
         let todo = TableSchema("todo", columns: [Column("text", .string), Column("complete", .bool)])
         let store = InMemoryStore()                                 // or a file store: see <doc:ChoosingAStore>

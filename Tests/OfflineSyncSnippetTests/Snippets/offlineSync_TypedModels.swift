@@ -17,7 +17,7 @@ extension Snippets {
     /// The snippets of Sources/OfflineSync/OfflineSync.docc/TypedModels.md, each in a scope nested in the previous one's.
     @MainActor
     static func offlineSync_TypedModels() async throws {
-        // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 12
+        // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 1
 
         struct TodoItem: SyncModel {
             enum Priority: Int, Codable, CaseIterable, Sendable { case low, normal, high }
@@ -55,7 +55,7 @@ extension Snippets {
         try await context.push()
         try await todos.pull(.filter(\.priority >= .normal), queryId: "important")
         do {
-            // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 112
+            // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 2
             struct Chore: SyncModel {
                 enum Priority: Int, Codable, CaseIterable, Sendable { case low, normal, high }
 
@@ -70,13 +70,13 @@ extension Snippets {
                 var priority: Priority                 // added in version 2
             }
             do {
-                // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 140
+                // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 3
                 let chores = try context.table(Chore.self, undecodableRows: .skip { row in
                     print("skipped \(row.id) of \(row.table): \(row.reason)")   // e.g. log it, or repair it
                 })
                 let all = try chores.read()          // every readable chore; the others were reported
                 do {
-                    // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 197
+                    // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 4
                     struct Reminder: RowWritable {
                         var id: String
                         var text: String
@@ -95,7 +95,7 @@ extension Snippets {
                         }
                     }
                     do {
-                        // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 232
+                        // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 5
                         struct Note: RowReadable, RowWritable {
                             var id: String
                             var text: String
@@ -126,12 +126,12 @@ extension Snippets {
                             }
                         }
                         do {
-                            // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 282
+                            // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 6
                             let query = try todos.query(.filter(\.complete == false && .hasPrefix(\.text, "A"))
                                                           .order(by: \.text).top(50))
                             // table=todoitem&$filter=((complete eq false) and startswith(text, 'A'))&$orderby=text&$top=50
                             do {
-                                // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 298
+                                // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 7
                                 let todos = try context.table(TodoItem.self)
                                 var open = try todos.observe(.filter(\.complete == false).order(by: \.due)).makeAsyncIterator()
                                 print("open:", try await open.next()?.map(\.text) ?? [])   // [TodoItem], in the query's order
@@ -140,14 +140,14 @@ extension Snippets {
                                 print("open:", try await open.next()?.map(\.text) ?? [])   // now with "Call Bob"
                                 try await context.push()         // → the same items with their versions, for a model declaring them
                                 do {
-                                    // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 319
+                                    // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 8
                                     let todos = try context.table(TodoItem.self)
                                     let open = try LiveQuery(todos, .filter(\.complete == false).order(by: \.due))
                                     // In a SwiftUI view: List(open.models) { Text($0.text) }, and open.isLoaded, open.error
                                     let total = try todos.count()                                 // every stored todo
                                     let next = try todos.first(.filter(\.complete == false).order(by: \.due))
                                     do {
-                                        // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, line 337
+                                        // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 9
                                         struct TodoList: SyncModel {
                                             var id: String
                                             var name: String

@@ -16,7 +16,7 @@ import OfflineSyncStores
 extension Snippets {
     /// The snippets of README.md, each in a scope nested in the previous one's.
     static func readme() async throws {
-        // README.md, line 55
+        // README.md, Swift snippet 1
 
         struct TodoItem: SyncModel {
             static let tableName = "todoitem"
@@ -39,21 +39,21 @@ extension Snippets {
         try await todos.pull(queryId: "allTodoItems")        // incremental: only what changed since last time
         try await todos.purge(force: false)                  // refuses while edits are queued
         do {
-            // README.md, line 115
+            // README.md, Swift snippet 2
 
             let filter: FilterExpression = try ODataParser.filter("complete eq false")
             let query = OfflineSync.Query(table: "todoitem", filter: filter, orderBy: [SortKey("text")], top: 20)
             do {
-                // README.md, line 147
+                // README.md, Swift snippet 3
                 for try await open in try todos.observe(.filter(\.complete == false).order(by: \.text)) {
                     print(open.map(\.text))   // [TodoItem] now, and after every change
                 }
                 do {
-                    // README.md, line 188
+                    // README.md, Swift snippet 4
                     let configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:8080")
                     let context = try SyncContext(store: store, remote: try HTTPRemote(configuration: configuration), tables: [todo])
                     do {
-                        // README.md, line 193
+                        // README.md, Swift snippet 5
                         let auth = HTTPAuthentication.bearer(
                             token: { await session.accessToken },
                             refresh: {                          // after a 401: sign in again and return the new token
