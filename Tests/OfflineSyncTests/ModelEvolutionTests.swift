@@ -65,6 +65,7 @@ import Testing
         let remote = try InMemoryRemote(tables: [try TableSchema(NoteV2.self)])
         let v1 = try SyncContext(store: store, remote: remote, tables: [try TableSchema(NoteV1.self)])
         try v1.table(NoteV1.self).insert([NoteV1(id: "a", text: "old a"), NoteV1(id: "b", text: "old b")])
+        try v1.close()
         return store
     }
 
