@@ -46,7 +46,8 @@ final class RandomPair {
         -> Difference?
     {
         guard let message = RandomOutcome.difference(candidate: got, reference: expected) else { return nil }
-        return Difference(kind: "\(what) \(RandomOutcome.kind(candidate: got, reference: expected))", message: prefix + message)
+        return Difference(
+            kind: "\(what) \(RandomOutcome.kind(candidate: got, reference: expected))", message: prefix + message)
     }
 
     private func reopen(_ schema: StoreSchema) -> Difference? {
@@ -94,7 +95,8 @@ final class RandomPair {
                     message: "storedSchemaChanged() answered true after the instance's own open")
             }
         } catch {
-            return Difference(kind: "schema threw", message: "schema after the open threw \(CaseContext.describe(error))")
+            return Difference(
+                kind: "schema threw", message: "schema after the open threw \(CaseContext.describe(error))")
         }
         return nil
     }
@@ -157,13 +159,17 @@ final class RandomPair {
         }
         for table in expected.tables {
             guard let other = got.table(named: table.name) else { continue }
-            if other.synced != table.synced { return "table \(table.name) synced \(other.synced), expected \(table.synced)" }
+            if other.synced != table.synced {
+                return "table \(table.name) synced \(other.synced), expected \(table.synced)"
+            }
             if Set(other.columns) != Set(table.columns) {
                 let describe = { (columns: [Column]) in columns.map { "\($0.name) \($0.type.rawValue)" }.sorted() }
                 return "table \(table.name) columns \(describe(other.columns)), expected \(describe(table.columns))"
             }
             if Set(other.indexes) != Set(table.indexes) {
-                let describe = { (indexes: [TableIndex]) in indexes.map { "\($0.name)(\($0.columns.joined(separator: ",")))" }.sorted() }
+                let describe = { (indexes: [TableIndex]) in
+                    indexes.map { "\($0.name)(\($0.columns.joined(separator: ",")))" }.sorted()
+                }
                 return "table \(table.name) indexes \(describe(other.indexes)), expected \(describe(table.indexes))"
             }
         }

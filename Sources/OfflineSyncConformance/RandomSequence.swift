@@ -89,7 +89,8 @@ struct RandomSequence {
         }
         switch random.int(in: 0...19) {
         case 0...5: return .upsert(items(for: table, ids: ids, origin: origin), table: tableName(table), origin: origin)
-        case 6...8: return .insertNew(items(for: table, ids: ids, origin: origin), table: tableName(table), origin: origin)
+        case 6...8:
+            return .insertNew(items(for: table, ids: ids, origin: origin), table: tableName(table), origin: origin)
         case 9, 10: return .deleteIds(idList(ids), table: tableName(table))
         case 11, 12: return .deleteMatching(query(on: table, ids: ids))
         case 13...16: return .read(query(on: table, ids: ids))
@@ -106,7 +107,8 @@ struct RandomSequence {
     private mutating func trim(_ table: TableSchema, ids: [String]) -> [RandomOperation] {
         var operations: [RandomOperation] = []
         if random.chance(50) {
-            operations.append(.deleteMatching(Query(table: table.name, filter: predicate(on: table, ids: ids, depth: 1))))
+            operations.append(
+                .deleteMatching(Query(table: table.name, filter: predicate(on: table, ids: ids, depth: 1))))
         }
         if random.chance(50) { operations.append(.read(query(on: table, ids: ids))) }
         let keep = random.int(in: 0...40)
@@ -136,25 +138,34 @@ struct RandomSequence {
                 operations.append(.lookup(table: table.name, id: random.pick(bulkIds)))
             case 1:
                 let again = (0..<random.int(in: 1...20)).map { _ in
-                    item(for: table, id: random.chance(70) ? random.pick(bulkIds) : id(from: ids, invalid: false), origin: origin, invalid: false)
+                    item(
+                        for: table, id: random.chance(70) ? random.pick(bulkIds) : id(from: ids, invalid: false),
+                        origin: origin, invalid: false)
                 }
                 operations.append(.insertNew(again, table: table.name, origin: origin))
             case 2:
                 var window = Query(table: table.name, filter: predicate(on: table, ids: all, depth: 1))
                 window.skip = random.pick([0, 0, 1, 998, 999, 1_000])
                 window.top = random.pick([1, 999, 1_000, 1_001, 5_000])
-                window.orderBy = [SortKey(random.pick(["id"] + table.columns.map(\.name)), descending: random.chance(50))]
+                window.orderBy = [
+                    SortKey(random.pick(["id"] + table.columns.map(\.name)), descending: random.chance(50))
+                ]
                 operations.append(.deleteMatching(window))
             default:
                 var read = query(on: table, ids: all)
-                if random.chance(50) { read.filter = .function(.startsWith, [.column("id"), .literal(.string(prefix))]) }
+                if random.chance(50) {
+                    read.filter = .function(.startsWith, [.column("id"), .literal(.string(prefix))])
+                }
                 if random.chance(50) { read.top = random.pick([999, 1_000, 1_001, nil]) }
                 read.includeTotalCount = random.chance(60)
                 operations.append(.read(read))
             }
         }
         if random.chance(70) {
-            operations.append(.deleteMatching(Query(table: table.name, filter: .function(.startsWith, [.column("id"), .literal(.string(prefix))]))))
+            operations.append(
+                .deleteMatching(
+                    Query(
+                        table: table.name, filter: .function(.startsWith, [.column("id"), .literal(.string(prefix))]))))
             operations.append(.read(Query(table: table.name, top: 0, includeTotalCount: true)))
         }
         return operations
@@ -185,7 +196,8 @@ struct RandomSequence {
                 Column("c\(position)", random.pick(ColumnType.allCases))
             }
             let indexes = random.chance(50) ? [TableIndex("rnd_t\(nextName)_c0", on: ["c0"])] : []
-            tables.append(TableSchema("rnd_t\(nextName)", columns: columns, indexes: indexes, synced: random.chance(30)))
+            tables.append(
+                TableSchema("rnd_t\(nextName)", columns: columns, indexes: indexes, synced: random.chance(30)))
         }
         return StoreSchema(tables)
     }
@@ -227,7 +239,8 @@ struct RandomSequence {
         let column = random.pick(own)
         let other = random.pick(ColumnType.allCases.filter { $0 != column.type })
         let declared = TableSchema(
-            table.name, columns: [Column(column.name, other)] + own.filter { $0.name != column.name && random.chance(50) },
+            table.name,
+            columns: [Column(column.name, other)] + own.filter { $0.name != column.name && random.chance(50) },
             synced: table.synced)
         var tables = widened.tables.filter { $0.name != table.name }
         tables.insert(declared, at: random.int(in: 0...tables.count))
@@ -272,9 +285,13 @@ struct RandomSequence {
         default: count = random.int(in: 1...4)
         }
         if count > 64 {
-            return (0..<count).map { _ in item(for: table, id: "b\(random.int(in: 0...1_999))", origin: origin, invalid: false) }
+            return (0..<count).map { _ in
+                item(for: table, id: "b\(random.int(in: 0...1_999))", origin: origin, invalid: false)
+            }
         }
-        return (0..<count).map { _ in item(for: table, id: id(from: ids, invalid: false), origin: origin, invalid: false) }
+        return (0..<count).map { _ in
+            item(for: table, id: id(from: ids, invalid: false), origin: origin, invalid: false)
+        }
     }
 
     /// A row of `table`: each column absent, null or a value (sometimes one the core converts),
@@ -333,7 +350,9 @@ struct RandomSequence {
         case .json:
             if random.chance(2) {
                 let count = random.pick([16_000, 21_845, 32_766, 40_000])
-                return .json("[" + Array(repeating: random.pick(["1", "\"a\"", "0.5"]), count: count).joined(separator: ",") + "]")
+                return .json(
+                    "[" + Array(repeating: random.pick(["1", "\"a\"", "0.5"]), count: count).joined(separator: ",")
+                        + "]")
             }
             return .json(random.pick(RandomValues.jsonTexts))
         }
@@ -344,14 +363,17 @@ struct RandomSequence {
         switch random.int(in: 0...99) {
         case 0...59: return random.pick(RandomValues.strings)
         case 60...74:
-            return random.pick(RandomValues.whiteSpace) + random.pick(RandomValues.strings) + random.pick(RandomValues.whiteSpace)
+            return random.pick(RandomValues.whiteSpace) + random.pick(RandomValues.strings)
+                + random.pick(RandomValues.whiteSpace)
         case 75...89: return random.pick(RandomValues.strings) + random.pick(RandomValues.strings)
         case 90...96:
             let length = random.pick(RandomValues.thresholds.filter { $0 < 2_000 })
-            return RandomValues.sized(length, stem: random.int(in: 0...4), tail: random.int(in: 0...8), lead: random.int(in: 0...4))
+            return RandomValues.sized(
+                length, stem: random.int(in: 0...4), tail: random.int(in: 0...8), lead: random.int(in: 0...4))
         default:
             let length = random.pick([32_766, 32_767, 65_535, 65_536, 65_537, 70_000])
-            return RandomValues.sized(length, stem: random.int(in: 0...1), tail: random.int(in: 0...3), lead: random.int(in: 0...1))
+            return RandomValues.sized(
+                length, stem: random.int(in: 0...1), tail: random.int(in: 0...3), lead: random.int(in: 0...1))
         }
     }
 
@@ -367,9 +389,12 @@ struct RandomSequence {
         for _ in 0..<random.int(in: 0...3) {
             query.orderBy.append(SortKey(random.pick(keys), descending: random.chance(50)))
         }
-        if random.chance(25) { query.skip = random.chance(70) ? random.int(in: 0...5) : random.pick([16, 999, 1_000, 1_001]) }
+        if random.chance(25) {
+            query.skip = random.chance(70) ? random.int(in: 0...5) : random.pick([16, 999, 1_000, 1_001])
+        }
         if random.chance(35) {
-            query.top = random.chance(60) ? random.int(in: 0...5) : random.pick([16, 32, 64, 999, 1_000, 1_001, 32_766])
+            query.top =
+                random.chance(60) ? random.int(in: 0...5) : random.pick([16, 32, 64, 999, 1_000, 1_001, 32_766])
         }
         query.includeTotalCount = random.chance(30)
         if random.chance(20) {
@@ -391,7 +416,9 @@ struct RandomSequence {
         return predicate(on: table, ids: ids, depth: depth, concats: &concats)
     }
 
-    private mutating func predicate(on table: TableSchema, ids: [String], depth: Int, concats: inout Int) -> FilterExpression {
+    private mutating func predicate(on table: TableSchema, ids: [String], depth: Int, concats: inout Int)
+        -> FilterExpression
+    {
         guard depth > 0, random.chance(60) else { return condition(on: table, ids: ids, concats: &concats) }
         switch random.int(in: 0...2) {
         case 0:
@@ -422,7 +449,8 @@ struct RandomSequence {
             let column = random.pick(all)
             let literal = FilterExpression.literal(literal(for: types[column]!, ids: ids))
             let op = random.pick(ComparisonOperator.allCases)
-            return random.chance(80) ? .comparison(.column(column), op, literal) : .comparison(literal, op, .column(column))
+            return random.chance(80)
+                ? .comparison(.column(column), op, literal) : .comparison(literal, op, .column(column))
         case 3:
             return .comparison(.column(random.pick(all)), random.pick([.eq, .ne]), .literal(.null))
         case 4, 5:
@@ -437,36 +465,56 @@ struct RandomSequence {
                 .literal(.int(random.pick([0, 1, 2, 3, 255, 1_000, 32_766, 32_767, 65_535, 65_536, 65_537]))))
         case 8:
             return .comparison(
-                .function(.indexOf, [stringExpression(strings), .literal(needle())]), random.pick(ComparisonOperator.allCases),
+                .function(.indexOf, [stringExpression(strings), .literal(needle())]),
+                random.pick(ComparisonOperator.allCases),
                 .literal(.int(Int64(random.int(in: -1...3)))))
         case 9, 10:
-            return .comparison(stringFunction(strings, concats: &concats), random.pick([.eq, .ne, .lt, .ge]), .literal(.string(string())))
+            return .comparison(
+                stringFunction(strings, concats: &concats), random.pick([.eq, .ne, .lt, .ge]),
+                .literal(.string(string())))
         case 11, 12:
             guard !numbers.isEmpty else { return .comparison(.column("id"), .ne, .literal(.null)) }
-            return .comparison(arithmetic(numbers), random.pick(ComparisonOperator.allCases), .literal(numericLiteral()))
+            return .comparison(
+                arithmetic(numbers), random.pick(ComparisonOperator.allCases), .literal(numericLiteral()))
         case 13:
-            guard let column = dates.randomElement(using: &random) else { return .comparison(.column("id"), .gt, .literal(.string(""))) }
+            guard let column = dates.randomElement(using: &random) else {
+                return .comparison(.column("id"), .gt, .literal(.string("")))
+            }
             let part = random.pick([Function.year, .month, .day, .hour, .minute, .second])
-            return .comparison(.function(part, [.column(column)]), random.pick(ComparisonOperator.allCases), .literal(.int(Int64(random.pick([1, 12, 31, 0, 59, 1969, 1970, 1582, 2000, 9999])))))
+            return .comparison(
+                .function(part, [.column(column)]), random.pick(ComparisonOperator.allCases),
+                .literal(.int(Int64(random.pick([1, 12, 31, 0, 59, 1969, 1970, 1582, 2000, 9999])))))
         case 14:
             guard !numbers.isEmpty else { return .comparison(.column("id"), .lt, .literal(.string("r"))) }
             let function = random.pick([Function.round, .floor, .ceiling])
-            return .comparison(.function(function, [arithmetic(numbers)]), random.pick(ComparisonOperator.allCases), .literal(numericLiteral()))
+            return .comparison(
+                .function(function, [arithmetic(numbers)]), random.pick(ComparisonOperator.allCases),
+                .literal(numericLiteral()))
         case 15:
-            guard let column = columns(of: table, [.bool]).randomElement(using: &random) else { return .comparison(.column("id"), .eq, .literal(.string("a"))) }
-            return random.pick([.column(column), .not(.column(column)), .comparison(.column(column), .eq, .literal(.bool(random.chance(50))))])
+            guard let column = columns(of: table, [.bool]).randomElement(using: &random) else {
+                return .comparison(.column("id"), .eq, .literal(.string("a")))
+            }
+            return random.pick([
+                .column(column), .not(.column(column)),
+                .comparison(.column(column), .eq, .literal(.bool(random.chance(50)))),
+            ])
         case 16, 17:
             let column = random.pick(all)
             let type = types[column]!
-            let family: Set<ColumnType> = type == .integer || type == .double ? [.integer, .double] : type == .string || type == .json ? [.string, .json] : [type]
-            let other = random.pick(table.columns.filter { family.contains($0.type) }.map(\.name) + (family.contains(.string) ? ["id"] : []))
+            let family: Set<ColumnType> =
+                type == .integer || type == .double
+                ? [.integer, .double] : type == .string || type == .json ? [.string, .json] : [type]
+            let other = random.pick(
+                table.columns.filter { family.contains($0.type) }.map(\.name) + (family.contains(.string) ? ["id"] : [])
+            )
             return .comparison(.column(column), random.pick(ComparisonOperator.allCases), .column(other))
         case 18:
             // A long literal against an indexed (or any) string column: two strings that share
             // their first 64 KiB differ after it.
             let column = random.pick(strings)
             let length = random.pick([255, 256, 1_001, 32_767, 65_535, 65_536, 65_537, 70_000])
-            let text = RandomValues.sized(length, stem: random.int(in: 0...1), tail: random.int(in: 0...3), lead: random.int(in: 0...1))
+            let text = RandomValues.sized(
+                length, stem: random.int(in: 0...1), tail: random.int(in: 0...3), lead: random.int(in: 0...1))
             switch random.int(in: 0...3) {
             case 0: return .function(.startsWith, [.column(column), .literal(.string(text))])
             case 1: return .comparison(.column(column), random.pick([.lt, .ge]), .literal(.string(text)))
@@ -474,7 +522,9 @@ struct RandomSequence {
             }
         default:
             let column = random.pick(all)
-            return .comparison(.column(column), random.pick(ComparisonOperator.allCases), .literal(literal(for: types[column]!, ids: ids)))
+            return .comparison(
+                .column(column), random.pick(ComparisonOperator.allCases),
+                .literal(literal(for: types[column]!, ids: ids)))
         }
     }
 
@@ -501,7 +551,9 @@ struct RandomSequence {
             if random.chance(60) { arguments.append(.literal(.int(random.pick([-1, 0, 1, 3, 65_536, .max])))) }
             return .function(.substring, arguments)
         case 3:
-            return .function(.replace, [inner, .literal(needle()), .literal(.string(random.pick(["", "x", "😀😀", " ", "\u{FEFF}"])))])
+            return .function(
+                .replace,
+                [inner, .literal(needle()), .literal(.string(random.pick(["", "x", "😀😀", " ", "\u{FEFF}"])))])
         case 4: return .function(.toLower, [inner])
         default: return .function(.toUpper, [inner])
         }
@@ -515,10 +567,14 @@ struct RandomSequence {
         case 0:
             return .arithmetic(.literal(.int(.min)), random.pick([.div, .mod, .mul, .sub]), .literal(.int(-1)))
         case 1:
-            return .arithmetic(column, random.pick([.div, .mod]), .literal(random.pick([.int(0), .double(0), .double(-0.0), .int(-1)])))
+            return .arithmetic(
+                column, random.pick([.div, .mod]),
+                .literal(random.pick([.int(0), .double(0), .double(-0.0), .int(-1)])))
         case 2: return .negate(column)
         case 3:
-            return .arithmetic(.arithmetic(column, random.pick(ArithmeticOperator.allCases), .literal(numericLiteral())), random.pick(ArithmeticOperator.allCases), .column(random.pick(numbers)))
+            return .arithmetic(
+                .arithmetic(column, random.pick(ArithmeticOperator.allCases), .literal(numericLiteral())),
+                random.pick(ArithmeticOperator.allCases), .column(random.pick(numbers)))
         default:
             return .arithmetic(column, random.pick(ArithmeticOperator.allCases), .literal(numericLiteral()))
         }
@@ -539,7 +595,11 @@ struct RandomSequence {
         switch random.int(in: 0...9) {
         case 0...5: return .string(random.pick(RandomValues.strings))
         case 6, 7: return .string(random.pick(RandomValues.whiteSpace))
-        default: return .string(RandomValues.sized(random.pick(RandomValues.thresholds), stem: random.int(in: 0...4), tail: random.int(in: 0...8), lead: 0))
+        default:
+            return .string(
+                RandomValues.sized(
+                    random.pick(RandomValues.thresholds), stem: random.int(in: 0...4), tail: random.int(in: 0...8),
+                    lead: 0))
         }
     }
 
@@ -570,8 +630,10 @@ struct RandomSequence {
             switch type {
             case .integer, .double:
                 if random.chance(3) { return .null }
-                return random.chance(50) ? .int(random.chance(50) ? Int64(random.int(in: -50...50)) : random.pick(RandomValues.integers))
-                    : .double(random.chance(50) ? Double(random.int(in: -100...100)) / 2 : random.pick(RandomValues.doubles))
+                return random.chance(50)
+                    ? .int(random.chance(50) ? Int64(random.int(in: -50...50)) : random.pick(RandomValues.integers))
+                    : .double(
+                        random.chance(50) ? Double(random.int(in: -100...100)) / 2 : random.pick(RandomValues.doubles))
             case .string where !ids.isEmpty && random.chance(40): return .string(random.pick(ids))
             default: return literal(for: type, ids: ids)
             }

@@ -130,7 +130,8 @@ enum RandomOutcome: Sendable {
         case (.done, .done): return nil
         case (.rows(let got), .rows(let expected)):
             if got.totalCount != expected.totalCount {
-                return "total count \(got.totalCount.map(String.init) ?? "none"), expected \(expected.totalCount.map(String.init) ?? "none")"
+                return
+                    "total count \(got.totalCount.map(String.init) ?? "none"), expected \(expected.totalCount.map(String.init) ?? "none")"
             }
             for (position, (row, wanted)) in zip(got.items, expected.items).enumerated() where row != wanted {
                 return "row \(position): got \(describe(row)), expected \(describe(wanted))"
@@ -138,15 +139,19 @@ enum RandomOutcome: Sendable {
             if got.items.count != expected.items.count {
                 let extra = got.items.count > expected.items.count
                 let first = extra ? got.items[expected.items.count] : expected.items[got.items.count]
-                return "\(got.items.count) rows, expected \(expected.items.count) (first \(extra ? "extra" : "missing") row: \(describe(first)))"
+                return
+                    "\(got.items.count) rows, expected \(expected.items.count) (first \(extra ? "extra" : "missing") row: \(describe(first)))"
             }
             return nil
         case (.row(let got), .row(let expected)):
             if got == expected { return nil }
             return "got \(got.map(describe) ?? "nil"), expected \(expected.map(describe) ?? "nil")"
         case (.ids(let got), .ids(let expected)):
-            if got.count == expected.count, zip(got, expected).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) { return nil }
-            return "ids \(got.map { "'\(RandomText.short($0))'" }), expected \(expected.map { "'\(RandomText.short($0))'" })"
+            if got.count == expected.count, zip(got, expected).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) {
+                return nil
+            }
+            return
+                "ids \(got.map { "'\(RandomText.short($0))'" }), expected \(expected.map { "'\(RandomText.short($0))'" })"
         case (.count(let got), .count(let expected)):
             return got == expected ? nil : "count \(got), expected \(expected)"
         case (.failed(let got, let code), .failed(_, let expected)):
@@ -169,7 +174,8 @@ enum RandomOutcome: Sendable {
         case (.failed, _): return "threw"
         case (_, .failed): return "did not throw"
         case (.rows(let got), .rows(let expected)):
-            return got.totalCount != expected.totalCount ? "total count" : got.items.count != expected.items.count ? "row count" : "rows"
+            return got.totalCount != expected.totalCount
+                ? "total count" : got.items.count != expected.items.count ? "row count" : "rows"
         case (.row, .row): return "row"
         case (.ids, .ids): return "ids"
         case (.count, .count): return "count"

@@ -180,7 +180,8 @@ struct RandomShrinker {
             return parts
         }
         switch operation {
-        case .upsert(let items, let table, let origin): return halves(items).map { .upsert($0, table: table, origin: origin) }
+        case .upsert(let items, let table, let origin):
+            return halves(items).map { .upsert($0, table: table, origin: origin) }
         case .insertNew(let items, let table, let origin):
             return halves(items).map { .insertNew($0, table: table, origin: origin) }
         case .deleteIds(let ids, let table): return halves(ids).map { .deleteIds($0, table: table) }

@@ -5,7 +5,8 @@ extension StoreTierGroups {
     /// second instance over one location: a store another instance can open is not confined to
     /// its instance, and an instance that has not seen another's widening keeps working.
     static let sharingMemberCases: [ConformanceCase] = [
-        ConformanceCase("a store another instance can open is not confined to its instance", requires: .sharedLocation) {
+        ConformanceCase("a store another instance can open is not confined to its instance", requires: .sharedLocation)
+        {
             context in
             let first = try context.openStore(StoreSchema([Fixtures.left]))
             let second = try context.makeStore(sharingLocationOf: first)
@@ -27,9 +28,13 @@ extension StoreTierGroups {
             let widened = TableSchema(
                 "notes", columns: Fixtures.notes.columns + [Column("extra", .string)],
                 indexes: Fixtures.notes.indexes + [TableIndex("notes_extra", on: ["extra"])])
-            guard context.attempt("open(schema:) of a second instance adding notes column 'extra'", {
-                try second.open(schema: StoreSchema([widened]))
-            }) != nil else { return }
+            guard
+                context.attempt(
+                    "open(schema:) of a second instance adding notes column 'extra'",
+                    {
+                        try second.open(schema: StoreSchema([widened]))
+                    }) != nil
+            else { return }
             var wide = Fixtures.note("b", title: "wide", priority: 2)
             wide["extra"] = "kept"
             context.attempt("second instance: upsert(notes) id 'b' with column 'extra'") {
@@ -39,31 +44,40 @@ extension StoreTierGroups {
             // and writes must work and must not take away the column it does not know.
             let operation = "through the first instance before it reopened"
             let titles = context.attempt("read(notes) \(operation)") {
-                try first.read(Query(table: "notes", filter: .comparison(.column("priority"), .ge, .literal(1)))).items.map { $0["title"] }
+                try first.read(Query(table: "notes", filter: .comparison(.column("priority"), .ge, .literal(1)))).items
+                    .map { $0["title"] }
             }
             context.expectEqual(titles, [.string("old"), .string("wide")], "read(notes) titles \(operation)")
             context.expectEqual(
-                context.attempt("lookup(notes, id 'b') \(operation)") { try first.lookup(table: "notes", id: "b")?["title"] },
+                context.attempt("lookup(notes, id 'b') \(operation)") {
+                    try first.lookup(table: "notes", id: "b")?["title"]
+                },
                 .string("wide"), "lookup(notes, id 'b') title \(operation)")
             context.attempt("upsert(notes) id 'c' and delete(ids: ['a']) \(operation)") {
                 try first.write { transaction in
-                    try transaction.upsert([Fixtures.note("c", title: "narrow", priority: 3)], into: "notes", origin: .local)
+                    try transaction.upsert(
+                        [Fixtures.note("c", title: "narrow", priority: 3)], into: "notes", origin: .local)
                     _ = try transaction.read(Query(table: "notes", orderBy: [SortKey("title")]))
                     try transaction.delete(ids: ["a"], from: "notes")
                 }
             }
             context.expectEqual(
-                context.attempt("count(notes) \(operation)") { try first.count("notes") }, 2, "count(notes) \(operation)")
+                context.attempt("count(notes) \(operation)") { try first.count("notes") }, 2,
+                "count(notes) \(operation)")
             context.expectEqual(
                 context.attempt("lookup(notes, id 'b') through the second instance") {
                     try second.lookup(table: "notes", id: "b")?["extra"]
-                }, .string("kept"), "column 'extra' of id 'b', read by the second instance after the first instance's writes")
+                }, .string("kept"),
+                "column 'extra' of id 'b', read by the second instance after the first instance's writes")
             context.expectEqual(
                 context.attempt("read(notes) filtered on 'extra' through the second instance") {
-                    try second.read(Query(table: "notes", filter: .comparison(.column("extra"), .eq, .literal("kept")))).items.map(\.id)
+                    try second.read(Query(table: "notes", filter: .comparison(.column("extra"), .eq, .literal("kept"))))
+                        .items.map(\.id)
                 }, ["b"], "read(notes) extra eq 'kept' through the second instance after the first instance's writes")
             try? first.close()
-            context.attempt("reopening the first instance with an empty schema") { try first.open(schema: StoreSchema([])) }
+            context.attempt("reopening the first instance with an empty schema") {
+                try first.open(schema: StoreSchema([]))
+            }
             context.expectEqual(
                 context.attempt("schema of the first instance after its reopen") {
                     try first.schema.table(named: "notes")?.column(named: "extra")?.type

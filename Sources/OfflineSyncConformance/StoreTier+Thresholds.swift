@@ -21,14 +21,20 @@ extension StoreTierGroups {
                     try transaction.delete(matching: Query(table: table.name))
                     try transaction.upsert(rows, into: table.name, origin: .server)
                     for query in ThresholdFixtures.longStringQueries(rows) {
-                        if let difference = Reference.difference(query, rows: rows, schema: table, answer: { try transaction.read(query) }) {
-                            context.fail("transaction.read(\(table.name)) \(RandomText.clipped(query.description)): \(difference)")
+                        if let difference = Reference.difference(
+                            query, rows: rows, schema: table, answer: { try transaction.read(query) })
+                        {
+                            context.fail(
+                                "transaction.read(\(table.name)) \(RandomText.clipped(query.description)): \(difference)"
+                            )
                         }
                     }
                 }
             }
         },
-        ConformanceCase("in lists of more than a few dozen values mixing null, integers and doubles agree with the reference") {
+        ConformanceCase(
+            "in lists of more than a few dozen values mixing null, integers and doubles agree with the reference"
+        ) {
             context in
             let table = ThresholdFixtures.numbers
             let store = try context.openStore(StoreSchema([table]))
@@ -38,11 +44,14 @@ extension StoreTierGroups {
                 context.expectReference(store, query, rows: rows, schema: table)
             }
             for query in ThresholdFixtures.listQueries().prefix(12) {
-                context.rollingBack(store, "write(_:) deleting by \(RandomText.clipped(query.description, limit: 120))") { transaction in
+                context.rollingBack(store, "write(_:) deleting by \(RandomText.clipped(query.description, limit: 120))")
+                { transaction in
                     let expected = try QueryEvaluator(query: query, schema: table).run(over: rows).items.count
                     let deleted = try transaction.delete(matching: Query(table: table.name, filter: query.filter))
                     if deleted != expected {
-                        context.fail("delete(matching:) \(RandomText.clipped(query.description, limit: 200)) answered \(deleted); expected \(expected)")
+                        context.fail(
+                            "delete(matching:) \(RandomText.clipped(query.description, limit: 200)) answered \(deleted); expected \(expected)"
+                        )
                     }
                 }
             }
@@ -65,8 +74,12 @@ extension StoreTierGroups {
             let queries = [
                 Query(table: table.name), Query(table: table.name, includeTotalCount: true),
                 Query(table: table.name, top: 0, includeTotalCount: true),
-                Query(table: table.name, filter: .comparison(.column("s"), .eq, .literal("replaced")), includeTotalCount: true),
-                Query(table: table.name, filter: .comparison(.column("n"), .ge, .literal(3)), orderBy: [SortKey("n", descending: true)], skip: 999, top: 3),
+                Query(
+                    table: table.name, filter: .comparison(.column("s"), .eq, .literal("replaced")),
+                    includeTotalCount: true),
+                Query(
+                    table: table.name, filter: .comparison(.column("n"), .ge, .literal(3)),
+                    orderBy: [SortKey("n", descending: true)], skip: 999, top: 3),
                 Query(table: table.name, orderBy: [SortKey("id", descending: true)], top: 1_001),
                 Query(table: table.name, orderBy: [SortKey("n")], skip: 1_000),
             ]
@@ -75,28 +88,41 @@ extension StoreTierGroups {
                 try transaction.upsert(Array(pending.dropFirst(600)), into: table.name, origin: .server)
                 let rows = Array(expected.values)
                 for query in queries {
-                    if let difference = Reference.difference(query, rows: rows, schema: table, answer: { try transaction.read(query) }) {
-                        context.fail("transaction.read(\(table.name)) \(query) with \(pending.count) pending rows: \(difference)")
+                    if let difference = Reference.difference(
+                        query, rows: rows, schema: table, answer: { try transaction.read(query) })
+                    {
+                        context.fail(
+                            "transaction.read(\(table.name)) \(query) with \(pending.count) pending rows: \(difference)"
+                        )
                     }
                 }
                 for row in [pending[0], pending[999], pending[1_000], pending.last!] {
                     let found = try transaction.lookup(table: table.name, id: row.id)
                     if let difference = RowDifference.first(expected: [row], actual: found.map { [$0] } ?? []) {
-                        context.fail("transaction.lookup(\(table.name), id '\(row.id)') with \(pending.count) pending rows: \(difference)")
+                        context.fail(
+                            "transaction.lookup(\(table.name), id '\(row.id)') with \(pending.count) pending rows: \(difference)"
+                        )
                     }
                 }
                 let probe = [pending[1_010].id, pending[20].id, "absent"]
                 let present = try transaction.insertNew(probe.map { Item(id: $0) }, into: table.name, origin: .local)
                 if present != Array(probe.prefix(2)) {
-                    context.fail("transaction.insertNew(\(table.name)) of \(probe) with \(pending.count) pending rows reported \(present) present")
+                    context.fail(
+                        "transaction.insertNew(\(table.name)) of \(probe) with \(pending.count) pending rows reported \(present) present"
+                    )
                 }
-                let deleted = try transaction.delete(matching: Query(table: table.name, filter: .comparison(.column("s"), .eq, .literal("replaced"))))
+                let deleted = try transaction.delete(
+                    matching: Query(table: table.name, filter: .comparison(.column("s"), .eq, .literal("replaced"))))
                 if deleted != 50 {
-                    context.fail("transaction.delete(matching:) of the 50 replaced rows among \(pending.count) pending answered \(deleted)")
+                    context.fail(
+                        "transaction.delete(matching:) of the 50 replaced rows among \(pending.count) pending answered \(deleted)"
+                    )
                 }
                 let left = try transaction.read(Query(table: table.name, top: 0, includeTotalCount: true)).totalCount
                 if left != expected.count - 50 + 1 {
-                    context.fail("transaction count after deleting 50 of its rows: \(left.map(String.init) ?? "nil"), expected \(expected.count - 49)")
+                    context.fail(
+                        "transaction count after deleting 50 of its rows: \(left.map(String.init) ?? "nil"), expected \(expected.count - 49)"
+                    )
                 }
             }
             context.expectRows(store, table.name, committed, "after rolling back \(pending.count) pending rows")
@@ -109,7 +135,8 @@ enum ThresholdFixtures {
     /// An indexed string, an unindexed one, a composite index led by a string.
     static let longStrings = TableSchema(
         "long_strings", columns: [Column("s", .string), Column("u", .string), Column("n", .integer)],
-        indexes: [TableIndex("long_strings_s", on: ["s"]), TableIndex("long_strings_u_n", on: ["u", "n"])], synced: false)
+        indexes: [TableIndex("long_strings_s", on: ["s"]), TableIndex("long_strings_u_n", on: ["u", "n"])],
+        synced: false)
 
     /// Strings of 65,535, 65,536, 65,537 and 70,000 bytes of one stem (ASCII, or two-byte letters
     /// so that a cut at 65,535 bytes falls inside one), differing only after their first 64 KiB.
@@ -143,8 +170,14 @@ enum ThresholdFixtures {
             filters.append(.comparison(s, .lt, .literal(.string(text))))
             filters.append(.comparison(u, .ge, .literal(.string(text))))
             filters.append(.isIn(s, [.string(text), "a", .null]))
-            filters.append(.function(.startsWith, [s, .literal(.string(String(text.unicodeScalars.prefix(65_536).map(Character.init))))]))
-            filters.append(.and(.comparison(u, .eq, row["u"].isNull ? .literal(.null) : .literal(row["u"])), .comparison(.column("n"), .ge, .literal(0))))
+            filters.append(
+                .function(
+                    .startsWith, [s, .literal(.string(String(text.unicodeScalars.prefix(65_536).map(Character.init))))])
+            )
+            filters.append(
+                .and(
+                    .comparison(u, .eq, row["u"].isNull ? .literal(.null) : .literal(row["u"])),
+                    .comparison(.column("n"), .ge, .literal(0))))
         }
         let functions: [FilterExpression] = [
             .comparison(.function(.length, [s]), .gt, .literal(65_535)),
@@ -180,8 +213,12 @@ enum ThresholdFixtures {
         indexes: [TableIndex("list_numbers_i", on: ["i"]), TableIndex("list_numbers_d", on: ["d"])], synced: false)
 
     static func numberRows() -> [Item] {
-        let integers: [Int64?] = [nil, 0, 1, 2, -2, 3, 50, 64, 65, 99, 100, 101, 999, 1_000, 1_001, .max, .min, 9_007_199_254_740_993]
-        let doubles: [Double?] = [nil, 0, -0.0, 2, 2.5, -2.5, 0.5, 64, 100.5, 1e300, 9_223_372_036_854_775_808.0, .leastNonzeroMagnitude]
+        let integers: [Int64?] = [
+            nil, 0, 1, 2, -2, 3, 50, 64, 65, 99, 100, 101, 999, 1_000, 1_001, .max, .min, 9_007_199_254_740_993,
+        ]
+        let doubles: [Double?] = [
+            nil, 0, -0.0, 2, 2.5, -2.5, 0.5, 64, 100.5, 1e300, 9_223_372_036_854_775_808.0, .leastNonzeroMagnitude,
+        ]
         return (0..<60).map { position in
             var item = Item(id: "n\(position)")
             if let value = integers[position % integers.count] {
@@ -211,13 +248,15 @@ enum ThresholdFixtures {
             ]
             for list in mixed {
                 for column in ["i", "j", "d"] {
-                    queries.append(Query(table: numbers.name, filter: .isIn(.column(column), list), includeTotalCount: true))
+                    queries.append(
+                        Query(table: numbers.name, filter: .isIn(.column(column), list), includeTotalCount: true))
                 }
                 queries.append(Query(table: numbers.name, filter: .not(.isIn(.column("i"), list))))
             }
             let strings: [Value] = (0..<count).map { .string(String($0 % 11)) }
             queries.append(Query(table: numbers.name, filter: .isIn(.column("s"), strings.dropLast() + [.null])))
-            queries.append(Query(table: numbers.name, filter: .isIn(.column("id"), (0..<count).map { .string("n\($0 * 2)") })))
+            queries.append(
+                Query(table: numbers.name, filter: .isIn(.column("id"), (0..<count).map { .string("n\($0 * 2)") })))
         }
         return queries
     }

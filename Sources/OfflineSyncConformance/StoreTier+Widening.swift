@@ -17,7 +17,8 @@ extension StoreTierGroups {
             try store.open(schema: StoreSchema([widened]))
             var rows = old
             for (position, extra) in ["x", "", "y", "x"].enumerated() {
-                var row = Fixtures.note("new\(position)", title: position % 2 == 0 ? "a" : "c", priority: Int64(position))
+                var row = Fixtures.note(
+                    "new\(position)", title: position % 2 == 0 ? "a" : "c", priority: Int64(position))
                 row["extra"] = .string(extra)
                 if position != 1 { row["rank"] = .int(Int64(3 - position)) }
                 rows.append(row)
@@ -46,7 +47,9 @@ extension StoreTierGroups {
             for query in queries {
                 context.expectReference(store, query, rows: rows, schema: table)
             }
-            for row in rows { context.expectLookup(store, "notes", row.id, row, "after a reopen added 'extra', 'rank'") }
+            for row in rows {
+                context.expectLookup(store, "notes", row.id, row, "after a reopen added 'extra', 'rank'")
+            }
             context.rollingBack(store, "write(_:) reading the added columns inside a transaction") { transaction in
                 var pending = Fixtures.note("pending", title: "p")
                 pending["extra"] = "x"
@@ -63,7 +66,8 @@ extension StoreTierGroups {
                 for row in [rows[0], rows[3], pending] {
                     let found = try transaction.lookup(table: "notes", id: row.id)
                     if let difference = RowDifference.first(expected: [row], actual: found.map { [$0] } ?? []) {
-                        context.fail("transaction.lookup(notes, id '\(row.id)') after a reopen added columns: \(difference)")
+                        context.fail(
+                            "transaction.lookup(notes, id '\(row.id)') after a reopen added columns: \(difference)")
                     }
                 }
             }
@@ -80,7 +84,8 @@ extension StoreTierGroups {
                 context.attempt("write(_:) on table 'lefts' \(operation)") {
                     try store.write { transaction in
                         try transaction.upsert([Item(id: "c", values: ["n": 3])], into: "lefts", origin: .local)
-                        try transaction.upsert([Item(id: "d", values: ["n": 4, "s": "d"])], into: "lefts", origin: .server)
+                        try transaction.upsert(
+                            [Item(id: "d", values: ["n": 4, "s": "d"])], into: "lefts", origin: .server)
                         let present = try transaction.insertNew(
                             [Item(id: "e", values: ["n": 5]), Item(id: "a", values: ["n": 0])], into: "lefts",
                             origin: .local)
@@ -90,13 +95,19 @@ extension StoreTierGroups {
                         try transaction.delete(ids: ["b"], from: "lefts")
                         let deleted = try transaction.delete(
                             matching: Query(table: "lefts", filter: .comparison(.column("n"), .eq, .literal(4))))
-                        if deleted != 1 { context.fail("delete(matching:) on lefts \(operation) answered \(deleted); expected 1") }
+                        if deleted != 1 {
+                            context.fail("delete(matching:) on lefts \(operation) answered \(deleted); expected 1")
+                        }
                     }
                 }
                 context.expectRows(
                     store, "lefts",
-                    [Item(id: "a", values: ["n": 1]), Item(id: "c", values: ["n": 3]), Item(id: "e", values: ["n": 5])],
-                    "upsert (both origins), insertNew, delete(ids:) and delete(matching:) on table 'lefts' \(operation)")
+                    [
+                        Item(id: "a", values: ["n": 1]), Item(id: "c", values: ["n": 3]),
+                        Item(id: "e", values: ["n": 5]),
+                    ],
+                    "upsert (both origins), insertNew, delete(ids:) and delete(matching:) on table 'lefts' \(operation)"
+                )
                 context.attempt("delete(ids:) of every row of 'lefts' \(operation)") {
                     try store.delete(ids: ["a", "c", "e"], from: "lefts")
                 }
@@ -132,9 +143,13 @@ extension StoreTierGroups {
                     "open(schema:) declaring \(tables.map(\.name)) with a retyped notes column", code: .invalidSchema
                 ) { try store.open(schema: StoreSchema(tables)) }
                 try? store.close()
-                guard context.attempt("open(schema:) with an empty schema after the rejected reopen", {
-                    try store.open(schema: StoreSchema([]))
-                }) != nil else { return }
+                guard
+                    context.attempt(
+                        "open(schema:) with an empty schema after the rejected reopen",
+                        {
+                            try store.open(schema: StoreSchema([]))
+                        }) != nil
+                else { return }
                 if let after = context.attempt("schema after the rejected reopen", { try store.schema }),
                     let difference = RandomPair.difference(after, before)
                 {

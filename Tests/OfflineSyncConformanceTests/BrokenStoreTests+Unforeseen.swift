@@ -16,7 +16,8 @@ extension BrokenStoreTests {
             for name in cases {
                 let outcome = result.cases.first { $0.name == name }?.outcome
                 guard case .failed(let messages)? = outcome, !messages.isEmpty else {
-                    Issue.record("case '\(name)' of \(group) should fail for \(fault), got \(String(describing: outcome))")
+                    Issue.record(
+                        "case '\(name)' of \(group) should fail for \(fault), got \(String(describing: outcome))")
                     continue
                 }
             }
@@ -59,7 +60,8 @@ extension BrokenStoreTests {
 
     /// The names of the cases written for the unforeseen broken stores.
     enum Unforeseen {
-        static let longStrings = "strings past 64 KiB in indexed columns and in string functions agree with the reference"
+        static let longStrings =
+            "strings past 64 KiB in indexed columns and in string functions agree with the reference"
         static let longLists =
             "in lists of more than a few dozen values mixing null, integers and doubles agree with the reference"
         static let pendingRows = "more than 1,000 rows written in a transaction are read back inside it"

@@ -133,7 +133,8 @@ final class UnforeseenBrokenStore: LocalStore {
     /// A store with `fault` over a new store: an `SQLiteStore` at `path` for the bugs that need a
     /// second instance, an ``OfflineSync/InMemoryStore`` otherwise.
     static func make(_ fault: Fault, path: () throws -> String) rethrows -> UnforeseenBrokenStore {
-        UnforeseenBrokenStore(fault, wrapping: fault.needsASecondInstance ? SQLiteStore(path: try path()) : InMemoryStore())
+        UnforeseenBrokenStore(
+            fault, wrapping: fault.needsASecondInstance ? SQLiteStore(path: try path()) : InMemoryStore())
     }
 
     var info: StoreInfo { StoreInfo(backend: "unforeseen-\(fault)") }
@@ -158,9 +159,11 @@ final class UnforeseenBrokenStore: LocalStore {
             var applied: [TableSchema] = []
             for table in schema.tables {
                 let old = stored.table(named: table.name)
-                if retyped == nil, let column = table.columns.first(where: { column in
-                    old?.column(named: column.name).map { $0.type != column.type } ?? false
-                }) {
+                if retyped == nil,
+                    let column = table.columns.first(where: { column in
+                        old?.column(named: column.name).map { $0.type != column.type } ?? false
+                    })
+                {
                     retyped = (table.name, column.name)
                 }
                 let kept = table.columns.filter { column in
@@ -169,7 +172,9 @@ final class UnforeseenBrokenStore: LocalStore {
                 applied.append(
                     TableSchema(
                         table.name, columns: kept,
-                        indexes: table.indexes.filter { $0.columns.allSatisfy { name in kept.contains { $0.name == name } || name == "id" } },
+                        indexes: table.indexes.filter {
+                            $0.columns.allSatisfy { name in kept.contains { $0.name == name } || name == "id" }
+                        },
                         synced: table.synced))
             }
             if let retyped {
@@ -236,28 +241,36 @@ final class UnforeseenBrokenStore: LocalStore {
         switch fault {
         case .indexedEqualityComparesTheFirst64KiB:
             let indexed = Set(table.indexes.compactMap(\.columns.first))
-            query.filter = query.filter.map { Self.transform($0) { node in
-                guard case .comparison(.column(let column), .eq, .literal(.string(let text))) = node,
-                    indexed.contains(column), text.utf8.count > 65_535
-                else { return nil }
-                return .function(.startsWith, [.column(column), .literal(.string(Self.cut(text)))])
-            } }
+            query.filter = query.filter.map {
+                Self.transform($0) { node in
+                    guard case .comparison(.column(let column), .eq, .literal(.string(let text))) = node,
+                        indexed.contains(column), text.utf8.count > 65_535
+                    else { return nil }
+                    return .function(.startsWith, [.column(column), .literal(.string(Self.cut(text)))])
+                }
+            }
         case .longInListsNeverMatchNull:
-            query.filter = query.filter.map { Self.transform($0) { node in
-                guard case .isIn(let operand, let values) = node, values.count > 64 else { return nil }
-                return .isIn(operand, values.filter { !$0.isNull })
-            } }
+            query.filter = query.filter.map {
+                Self.transform($0) { node in
+                    guard case .isIn(let operand, let values) = node, values.count > 64 else { return nil }
+                    return .isIn(operand, values.filter { !$0.isNull })
+                }
+            }
         case .longInListsTakeTheirFirstValuesType:
-            query.filter = query.filter.map { Self.transform($0) { node in
-                guard case .isIn(let operand, let values) = node, values.count > 100, case .int = values.first
-                else { return nil }
-                return .isIn(operand, values.map { value in
-                    if case .double(let number) = value, number.isFinite, abs(number) < 9e18 {
-                        return .int(Int64(number.rounded(.towardZero)))
-                    }
-                    return value
-                })
-            } }
+            query.filter = query.filter.map {
+                Self.transform($0) { node in
+                    guard case .isIn(let operand, let values) = node, values.count > 100, case .int = values.first
+                    else { return nil }
+                    return .isIn(
+                        operand,
+                        values.map { value in
+                            if case .double(let number) = value, number.isFinite, abs(number) < 9e18 {
+                                return .int(Int64(number.rounded(.towardZero)))
+                            }
+                            return value
+                        })
+                }
+            }
         case .orderingsIgnoreColumnsAddedOnReopen:
             let added = addedColumns(of: table.name, schema: schema)
             query.orderBy.removeAll { added.contains($0.column) }
@@ -275,7 +288,9 @@ final class UnforeseenBrokenStore: LocalStore {
         case .stringFunctionsCutArgumentsPast64KiB, .mostNegativeIntegerDividedByMinusOneWraps,
             .mostNegativeIntegerModMinusOneIsNull, .divisionByNegativeZeroIsInfinite, .trimKeepsByteOrderMarks:
             guard let filter = query.filter, Self.contains(filter, where: bends) else { break }
-            let rows = try read(Query(table: table.name)).items.filter { QueryEvaluator.isTrue(value(of: filter, on: $0)) }
+            let rows = try read(Query(table: table.name)).items.filter {
+                QueryEvaluator.isTrue(value(of: filter, on: $0))
+            }
             query.filter = nil
             return try QueryEvaluator(query: query, schema: table).run(over: rows)
         default:
@@ -317,9 +332,11 @@ final class UnforeseenBrokenStore: LocalStore {
         case .column(let name): return row[name]
         case .not(let operand): return .bool(!QueryEvaluator.isTrue(value(of: operand, on: row)))
         case .and(let lhs, let rhs):
-            return .bool(QueryEvaluator.isTrue(value(of: lhs, on: row)) && QueryEvaluator.isTrue(value(of: rhs, on: row)))
+            return .bool(
+                QueryEvaluator.isTrue(value(of: lhs, on: row)) && QueryEvaluator.isTrue(value(of: rhs, on: row)))
         case .or(let lhs, let rhs):
-            return .bool(QueryEvaluator.isTrue(value(of: lhs, on: row)) || QueryEvaluator.isTrue(value(of: rhs, on: row)))
+            return .bool(
+                QueryEvaluator.isTrue(value(of: lhs, on: row)) || QueryEvaluator.isTrue(value(of: rhs, on: row)))
         case .comparison(let lhs, let op, let rhs):
             return .bool(QueryEvaluator.compare(value(of: lhs, on: row), op, value(of: rhs, on: row)))
         case .isIn(let operand, let values):
