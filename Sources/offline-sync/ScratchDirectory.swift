@@ -125,6 +125,8 @@ final class ScratchDirectory: Sendable {
         }
         try? FileManager.default.removeItem(at: url)
         if lock >= 0 { close(lock) }
-        for directory in createdParents where rmdir(directory.path) != 0 { break }
+        for directory in createdParents {
+            guard rmdir(directory.path) == 0 else { break }
+        }
     }
 }
