@@ -33,7 +33,7 @@ struct BatchedPushTests {
         let requests = (object?["requests"] as? [[String: Any]]) ?? []
         return requests.map { part in
             let body = part["body"].flatMap { try? JSONSerialization.data(withJSONObject: $0) }.map { Array($0) } ?? []
-            let headers = ((part["headers"] as? [String: String]) ?? [:]).map { (name: $0.key, value: $0.value) }
+            let headers = ((part["headers"] as? [String: String]) ?? [:]).map { (name: $0.key.lowercased(), value: $0.value) }
             return ReceivedRequest(
                 method: part["method"] as? String ?? "", target: part["url"] as? String ?? "", headers: headers,
                 body: body)
