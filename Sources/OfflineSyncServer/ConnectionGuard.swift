@@ -127,6 +127,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             guard !closing else { return }
             startReadTimer(context: context)
             if let refusal {
+                logger.info("refusing a connection from \(address ?? "an unknown address") beyond a connection limit: \(refusal)")
                 end(with: Self.refused(refusal), context: context)
                 return
             }
