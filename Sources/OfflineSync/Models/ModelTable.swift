@@ -144,9 +144,11 @@ public struct ModelTable<Model: SyncModel>: Sendable {
     }
 
     /// The first local model the query reads (its ordering, then `id`), or `nil` when none
-    /// matches. A row that cannot be read is treated as by ``read(_:)``.
+    /// matches. A row that cannot be read is treated as by ``read(_:)``: when this table skips such
+    /// rows, the first readable one is returned (every row of the query is read then).
     public func first(_ query: ModelQuery<Model> = .all) throws -> Model? {
-        try read(query.top(1)).first
+        if case .fail = undecodableRows.kind { return try read(query.top(1)).first }
+        return try read(query).first
     }
 
     /// The number of local models matching the query's condition (its ordering and paging
