@@ -193,12 +193,14 @@ let package = Package(
         .testTarget(
             name: "OfflineSyncPostgresTests",
             dependencies: [
+                "OfflineSyncTestSupport",
                 "OfflineSyncService", "OfflineSync", "OfflineSyncConformance", "OfflineSyncPostgres", "OfflineSyncHTTP", "OfflineSyncSQLite",
                 "offline-sync",
             ]),
         .testTarget(
             name: "OfflineSyncConformanceTests",
             dependencies: [
+                "OfflineSyncTestSupport",
                 "OfflineSyncService", "OfflineSync", "OfflineSyncConformance", "OfflineSyncSQLite", "OfflineSyncSQLCipher", "OfflineSyncLMDB",
             ]),
         .testTarget(
@@ -209,6 +211,7 @@ let package = Package(
         .testTarget(
             name: "OfflineSyncCLITests",
             dependencies: [
+                "OfflineSyncTestSupport",
                 "OfflineSyncService", "offline-sync", "offline-sync-crash-client", "OfflineSync", "OfflineSyncStores",
             ]),
         .testTarget(

@@ -1,10 +1,11 @@
 import Foundation
+import OfflineSyncTestSupport
 import Testing
 
 /// A few kill points of `scripts/crash-test` per backend (the script runs 100 by default; every
 /// third one kills the server too), and checks that its verifier does report a lost edit, on the
 /// device or on a server that was killed.
-@Suite("client crash suite")
+@Suite("client crash suite", .tags(.slow), .skippedInFastRuns)
 struct CrashSuiteTests {
     static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

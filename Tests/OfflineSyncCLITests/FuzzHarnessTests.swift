@@ -1,4 +1,5 @@
 import Foundation
+import OfflineSyncTestSupport
 import Testing
 
 /// The libFuzzer harnesses (`Fuzz/Harnesses`) compile with the sources `scripts/fuzz` gives them.
@@ -8,7 +9,7 @@ import Testing
 /// or when two of them declare the same name (the `lmdb-record` and `schema` harnesses
 /// were once found broken that way). Type-checking takes about ten seconds per harness; running them
 /// stays a manual step (`scripts/fuzz TARGET SECONDS`).
-@Suite("fuzz harnesses")
+@Suite("fuzz harnesses", .tags(.slow), .skippedInFastRuns)
 struct FuzzHarnessTests {
     static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()

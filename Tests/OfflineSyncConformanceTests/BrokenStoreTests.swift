@@ -1,11 +1,12 @@
 import OfflineSync
 import OfflineSyncConformance
+import OfflineSyncTestSupport
 import Testing
 
 /// The suite's own mutation matrix: for every cell of the coverage matrix a ``BrokenStore`` with
 /// that one bug, and proof that the group covering the cell fails it (in the named cases) on every
 /// run, while a group of another rule still passes it (so each broken store breaks one rule).
-@Suite struct BrokenStoreTests {
+@Suite(.tags(.slow), .skippedInFastRuns) struct BrokenStoreTests {
     @Test(arguments: BrokenStore.Fault.allCases)
     func theSuiteCatchesTheBrokenStore(_ fault: BrokenStore.Fault) async {
         for (group, cases) in Self.catchers(of: fault) {

@@ -1,11 +1,12 @@
 import OfflineSync
 import OfflineSyncConformance
+import OfflineSyncTestSupport
 import Testing
 
 /// The random tier of the conformance suite on every backend: one sequence of 500 steps each
 /// (`offline-sync conformance` runs the default 1,000, and long runs many more).
 @Suite struct RandomTierTests {
-    @Test(.tags(.slow), arguments: Backends.all)
+    @Test(.tags(.slow), .skippedInFastRuns, arguments: Backends.all)
     func randomSequencesAgreeWithTheReference(_ backend: Backend) async {
         var suite = backend.suite
         suite.randomSteps = RandomRunLength.test
@@ -54,10 +55,4 @@ import Testing
 /// How many random steps the tests run.
 enum RandomRunLength {
     static let test = 500
-}
-
-extension Tag {
-    /// Tests of this target that take tens of seconds (the random tier on every backend); a quick
-    /// run leaves them out by name, `swift test --skip randomSequencesAgreeWithTheReference`.
-    @Tag static var slow: Self
 }

@@ -3,11 +3,12 @@ import OfflineSync
 import OfflineSyncConformance
 import OfflineSyncSQLite
 import Synchronization
+import OfflineSyncTestSupport
 import Testing
 
 /// Stores that work alone but break when several instances share one location: the `sharing`
 /// group must reject each (the other groups, which use one instance per location, pass them).
-@Suite struct SharingBrokenStoreTests {
+@Suite(.tags(.slow), .skippedInFastRuns) struct SharingBrokenStoreTests {
     /// One bug of a store whose instances share a location.
     enum Fault: String, CaseIterable, CustomTestStringConvertible {
         /// Answers `false` to `storedSchemaChanged()` without updating its schema: the protocol's

@@ -5,6 +5,7 @@ import OfflineSyncHTTP
 import OfflineSyncPostgres
 import OfflineSyncSQLite
 import Synchronization
+import OfflineSyncTestSupport
 import Testing
 
 /// The scale-out test: three `offline-sync serve` processes over one PostgreSQL schema (the
@@ -14,7 +15,7 @@ import Testing
 /// way. At the end every client's store equals the server's table: nothing lost, nothing
 /// skipped, nothing applied twice. `scripts/scale-out-test N` runs it N times in a row; the seed of
 /// a run is in its failure messages and `OFFLINE_SYNC_SCALE_OUT_SEED` repeats it.
-@Suite("scale-out over PostgreSQL", .serialized)
+@Suite("scale-out over PostgreSQL", .serialized, .tags(.slow), .skippedInFastRuns)
 struct ScaleOutTests {
     static let table = TableSchema(
         "item", columns: [Column("text", .string), Column("ops", .string), Column("owner", .string)])

@@ -9,7 +9,7 @@ import Testing
 /// Two `offline-sync serve` processes over one store file with `--dynamic-schema`, as a
 /// deployment runs several behind a load balancer: a table or column that a write through one
 /// process adds is served by the other at once, and a write through the other keeps it.
-@Suite("serve processes sharing a store")
+@Suite("serve processes sharing a store", .tags(.slow), .skippedInFastRuns)
 struct ServeSharedStoreTests {
     static let key = String(repeating: "5a", count: 32)
 

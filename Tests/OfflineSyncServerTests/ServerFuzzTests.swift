@@ -9,7 +9,7 @@ import Testing
 /// nothing hangs, the server keeps answering, and a rejected request changes nothing stored;
 /// within a `POST /$batch` too, where every request of the batch is answered below 500 and a
 /// batch whose requests all failed changes nothing.
-@Suite("TableServer fuzz")
+@Suite("TableServer fuzz", .tags(.slow), .skippedInFastRuns)
 struct ServerFuzzTests {
     /// Requests per backend and seed: enough to reach every generator many times, few enough to
     /// keep the suite fast.
