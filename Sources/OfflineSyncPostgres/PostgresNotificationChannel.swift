@@ -103,9 +103,10 @@ public final class PostgresNotificationChannel: Sendable {
                             continue
                         }
                         do {
+                            let received = try listening.waitForNotifications(timeoutMilliseconds: 200)
+                            // Read after the wait: the sending connection may have been made during it.
                             let own = senderProcessId.withLock { $0 }
-                            for notification in try listening.waitForNotifications(timeoutMilliseconds: 200)
-                            where notification.senderProcessId != own {
+                            for notification in received where notification.senderProcessId != own {
                                 deliver(notification.payload)
                             }
                         } catch {
