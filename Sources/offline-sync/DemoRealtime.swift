@@ -104,6 +104,14 @@ struct DemoRealtime {
                 )
                 break
             }
+            // The step leaves the server as it found it, so a second run against the same server
+            // (demo --remote) seeds nothing twice.
+            try tableA.delete(id: id)
+            while let result = try await iterator.next() {
+                guard !result.items.contains(where: { $0.id == id }) else { continue }
+                say("A deletes it again; B's list drops it (\(result.items.count) items), with no pull call either")
+                break
+            }
         } catch {
             await a.close()
             await b.close()
