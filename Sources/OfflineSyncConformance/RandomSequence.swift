@@ -341,10 +341,16 @@ struct RandomSequence {
                 : Int64(random.int(in: -20_000...20_000)) * 86_400_000 + Int64(random.int(in: 0...86_399_999))
             if converted {
                 let hours = random.int(in: -12...14)
+                let minutes = random.pick([0, 30, 45])
                 let sign = hours < 0 ? "-" : "+"
-                let offset = "\(sign)\(abs(hours) < 10 ? "0" : "")\(abs(hours)):\(random.pick(["00", "30", "45"]))"
+                let offset = "\(sign)\(abs(hours) < 10 ? "0" : "")\(abs(hours)):\(minutes == 0 ? "00" : String(minutes))"
                 let text = Timestamp(millisecondsSince1970: milliseconds).iso8601
-                return .string(random.chance(50) ? text : String(text.dropLast()) + offset)
+                // The text's fields read at an offset name another instant; only one inside the
+                // years a date column holds is a valid value (one outside is refused).
+                let shift = Int64((abs(hours) * 60 + minutes) * 60_000) * (hours < 0 ? -1 : 1)
+                let instant = Timestamp(millisecondsSince1970: milliseconds - shift)
+                let fits = instant >= .minimum && instant <= .maximum
+                return .string(random.chance(50) || !fits ? text : String(text.dropLast()) + offset)
             }
             return .date(Timestamp(millisecondsSince1970: milliseconds))
         case .json:

@@ -402,17 +402,24 @@ private struct PageWalk {
                 guard 8 <= pageSize - dataStart else { throw damaged("the value of \(entry()) runs past the page") }
                 let first = bytes.loadUnaligned(fromByteOffset: dataStart, as: UInt64.self)
                 let pages = UInt64((DataFileCheck.pageHeaderSize + dataSize + pageSize - 1) / pageSize)
-                try claim(first, count: pages, from: entry())
+                try claim(first, count: 1, from: entry())
                 let header = try read(page: first, count: DataFileCheck.pageHeaderSize)
+                // The run may hold more pages than the value needs: LMDB overwrites a value in
+                // place when the new one fits the overflow run it dirtied earlier in the same
+                // transaction, and keeps the run's length (`mdb_cursor_put`, "Is the ov page
+                // large enough?").
+                var runPages: UInt64 = 0
                 let valid = header.withUnsafeBytes { header in
-                    header.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == first
+                    runPages = UInt64(header.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+                    return header.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == first
                         && header.loadUnaligned(fromByteOffset: 10, as: UInt16.self) & DataFileCheck.pageTypeMask
                             == DataFileCheck.pageOverflow
-                        && UInt64(header.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) == pages
+                        && runPages >= pages
                 }
                 guard valid else {
                     throw damaged("the overflow pages of \(entry()) (from page \(first)) are not a valid overflow run")
                 }
+                if runPages > 1 { try claim(first + 1, count: runPages - 1, from: entry()) }
                 if isFree {
                     let value = try read(page: first, offset: DataFileCheck.pageHeaderSize, count: dataSize)
                     try value.withUnsafeBytes { try listFree($0, entry()) }

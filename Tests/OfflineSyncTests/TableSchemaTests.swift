@@ -52,6 +52,18 @@ import Testing
         }
     }
 
+    @Test("date text whose offset carries it past year 9999 or before year 1 is refused, as a date value there is")
+    func dateTextOutsideTheYearsIsRefused() throws {
+        for text in ["9999-12-31T23:59:59.999-07:00", "0001-01-01T00:00:00.000+01:00"] {
+            let error = try #require(throws: OfflineSyncError.self) {
+                try todo.normalize(Item(id: "a", values: ["due": .string(text)]), origin: .local)
+            }
+            #expect(error.message.contains("outside the years 1 to 9999"), "\(error)")
+        }
+        let inside = try todo.normalize(Item(id: "a", values: ["due": "9999-12-31T16:59:59.999-07:00"]), origin: .local)
+        #expect(inside.values["due"] == .date(.maximum))
+    }
+
     @Test func syncedTablesGetTheSystemProperties() {
         #expect(todo.column(named: "updatedAt")?.type == .date)
         #expect(todo.column(named: "version")?.type == .string)

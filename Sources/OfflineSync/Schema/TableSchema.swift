@@ -326,6 +326,14 @@ public struct TableSchema: Sendable, Hashable, Codable {
                     "table '\(table)' column '\(column)' is a date but item '\(id)' has a string there that is not an ISO 8601 date (e.g. 2026-01-02T03:04:05.678Z)"
                 )
             }
+            guard date >= .minimum, date <= .maximum else {
+                // An offset can carry a date written in year 9999 (or 1) past the years a date
+                // column holds: `9999-12-31T23:59:59.999-07:00` is in year 10000 in UTC.
+                throw OfflineSyncError(
+                    .invalidValue,
+                    "table '\(table)' column '\(column)' of item '\(id)' holds a date that is \(date < .minimum ? "before year 1" : "after year 9999") in UTC, outside the years 1 to 9999 that ISO 8601 and the table protocol carry"
+                )
+            }
             return .date(date)
         default:
             throw mismatch()
