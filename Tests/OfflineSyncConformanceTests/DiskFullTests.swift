@@ -52,9 +52,8 @@ final class SmallFileSystem {
     /// Fills the file system, then gives back `bytes` of it.
     func fill(leaving bytes: Int) {
         fill()
-        var info = stat()
-        guard stat(filler, &info) == 0 else { return }
-        truncate(filler, max(0, info.st_size - off_t(bytes)))
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: filler))?[.size] as? Int else { return }
+        truncate(filler, off_t(max(0, size - bytes)))
     }
 
     /// Removes the file written by ``fill()``.
