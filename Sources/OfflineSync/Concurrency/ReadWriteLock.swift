@@ -7,7 +7,7 @@
 /// A readers–writer lock (pthread) that prefers waiting exclusive holders, so a stream of shared
 /// holders cannot starve an exclusive one.
 ///
-/// Used by `TableService` (module `OfflineSyncService`), held shared around every store call and exclusively while it changes
+/// Used by the server's table service (module `OfflineSyncService`), held shared around every store call and exclusively while it changes
 /// the store's schema (which closes and reopens the store), so no call ever meets a closed store;
 /// and by a memory-mapped backend as the gate that keeps a map resize and the environment's close
 /// away from live transactions, and as the lock that serialises its writers. A pthread lock (as

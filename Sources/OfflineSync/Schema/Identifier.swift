@@ -12,7 +12,7 @@ public enum Identifier {
 
     /// Name prefixes a built-in backend reserves for itself (SQLite's `sqlite_`, in any letter
     /// case), whichever store is at hand: a store whose names avoid them can be migrated to every
-    /// backend. `TableService` (module `OfflineSyncService`) refuses them in the tables and columns a write creates, on every
+    /// backend. The server's table service (module `OfflineSyncService`) refuses them in the tables and columns a write creates, on every
     /// store, with the message a store reserving them gives.
     public static let portablyReservedPrefixes = ["sqlite_"]
 

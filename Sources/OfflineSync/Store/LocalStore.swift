@@ -93,7 +93,7 @@ public protocol LocalStore: AnyObject, Sendable {
 
     /// `true` when this instance is the only way to the store's data, so nothing else (another
     /// process, another instance over the same file or database) can write it: an in-memory store.
-    /// `TableService` (module `OfflineSyncService`) then keeps its write clock in the process; otherwise it reads the newest
+    /// The server's table service (module `OfflineSyncService`) then keeps its write clock in the process; otherwise it reads the newest
     /// stored `updatedAt` inside each write transaction. Default `false`.
     var isConfinedToInstance: Bool { get }
 
@@ -101,7 +101,7 @@ public protocol LocalStore: AnyObject, Sendable {
     /// process or store instance over the same file or database declared a table or widened one
     /// since this instance opened (its own ``open(schema:)`` calls do not count). Reopening the
     /// store (``close()``, then ``open(schema:)`` with an empty schema) reads the stored schema.
-    /// `TableService` asks before each call of a request when several processes may serve the
+    /// The table service asks before each call of a request when several processes may serve the
     /// store, so that none of them answers without a column or table another one added.
     /// A backend that can bring ``schema`` up to date in place (PostgreSQL) does so here and
     /// returns `false`. Throws ``OfflineSyncError/Code-swift.struct/notOpen`` when the store is

@@ -3,7 +3,7 @@
 /// the store waits. The same call may succeed later; nothing was changed.
 ///
 /// The backends' error types conform (`PostgresError` for lost and refused connections,
-/// `SQLiteError` for `SQLITE_BUSY`). `TableService` (module `OfflineSyncService`) answers such a failure with 503 Service
+/// `SQLiteError` for `SQLITE_BUSY`). The server's table service (module `OfflineSyncService`) answers such a failure with 503 Service
 /// Unavailable and `Retry-After` instead of 500, so that a client (and a load balancer) retries
 /// instead of treating the request as failed for good:
 ///
