@@ -80,6 +80,23 @@ public struct ConformanceSuite: Sendable {
         return await group.run(self)
     }
 
+    /// Runs only the cases named `cases` of the group `name` (the package's mutation matrix runs
+    /// the cases that must fail a broken store, not the whole group each time); a name the group
+    /// does not have is answered as a failed case saying so.
+    package func run(group name: String, cases: [String]) async -> GroupResult {
+        guard let group = groups.first(where: { $0.name == name }) else { return await run(group: name) }
+        var results: [CaseResult] = []
+        for caseName in cases {
+            guard let testCase = group.cases.first(where: { $0.name == caseName }) else {
+                results.append(
+                    CaseResult(name: caseName, outcome: .failed(["the group \(name) has no case named '\(caseName)'"])))
+                continue
+            }
+            results.append(await testCase.run(self))
+        }
+        return GroupResult(group: name, tier: group.tier, cases: results)
+    }
+
     /// Runs every group of `tier` whose name contains `filter` (case-insensitive), reporting each
     /// group as it finishes, and returns the totals.
     public func run(

@@ -42,12 +42,15 @@ final class RandomPair {
         }
     }
 
-    private static func compare(_ what: String, _ got: RandomOutcome, _ expected: RandomOutcome, prefix: String = "")
-        -> Difference?
-    {
+    /// `what` and `prefix` are built only for a difference: describing an operation costs more than
+    /// running it on the in-memory reference.
+    private static func compare(
+        _ what: @autoclosure () -> String, _ got: RandomOutcome, _ expected: RandomOutcome,
+        prefix: @autoclosure () -> String = ""
+    ) -> Difference? {
         guard let message = RandomOutcome.difference(candidate: got, reference: expected) else { return nil }
         return Difference(
-            kind: "\(what) \(RandomOutcome.kind(candidate: got, reference: expected))", message: prefix + message)
+            kind: "\(what()) \(RandomOutcome.kind(candidate: got, reference: expected))", message: prefix() + message)
     }
 
     private func reopen(_ schema: StoreSchema) -> Difference? {

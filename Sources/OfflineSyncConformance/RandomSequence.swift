@@ -355,10 +355,7 @@ struct RandomSequence {
             return .date(Timestamp(millisecondsSince1970: milliseconds))
         case .json:
             if random.chance(2) {
-                let count = random.pick([16_000, 21_845, 32_766, 40_000])
-                return .json(
-                    "[" + Array(repeating: random.pick(["1", "\"a\"", "0.5"]), count: count).joined(separator: ",")
-                        + "]")
+                return .json(random.pick(RandomValues.longJSONArrays))
             }
             return .json(random.pick(RandomValues.jsonTexts))
         }

@@ -171,6 +171,14 @@ extension StoreTierGroups {
                     ),
                     ("transaction.delete(ids: ['a'], from: \(table))", { try $0.delete(ids: ["a"], from: table) }),
                     ("transaction.delete(matching:) on \(table)", { _ = try $0.delete(matching: Query(table: table)) }),
+                    (
+                        "transaction.insertNew([Item(id: 'a')], into: \(table))",
+                        { _ = try $0.insertNew([Item(id: "a")], into: table, origin: .server) }
+                    ),
+                    // Nothing to write is no reason to accept the table.
+                    ("transaction.insertNew([], into: \(table))", { _ = try $0.insertNew([], into: table, origin: .server) }),
+                    ("transaction.upsert([], into: \(table))", { try $0.upsert([], into: table, origin: .local) }),
+                    ("transaction.delete(ids: [], from: \(table))", { try $0.delete(ids: [], from: table) }),
                 ]
                 for (what, operation) in operations {
                     context.expectThrows("\(what) after writing lefts", code: .unknownTable, mentioning: [table]) {

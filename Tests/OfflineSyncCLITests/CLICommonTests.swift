@@ -87,8 +87,10 @@ struct CLICommonTests {
         #expect(result.stdout.contains("no tables"), "\(result)")
     }
 
+    /// The sync tier: the whole suite runs in process on every backend (`StoreTierTests`,
+    /// `SyncTierTests`, `RandomTierTests`); here the command's report is what is tested.
     @Test func conformanceOnMemoryEndsWithTheTotals() throws {
-        let result = try CLI.run(["conformance", "--store", "memory:"])
+        let result = try CLI.run(["conformance", "--store", "memory:", "--tier", "sync"])
         #expect(result.status == 0, "\(result)")
         let last = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
         #expect(

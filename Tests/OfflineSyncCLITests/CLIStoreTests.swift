@@ -179,13 +179,20 @@ struct CLIStoreTests {
         }
     }
 
+    /// Groups that open, reopen and share stores, and a short random run: the whole suite runs in
+    /// process on every backend (`StoreTierTests`, `SyncTierTests`, `RandomTierTests`), which a
+    /// debug build of the command would take minutes to repeat.
     @Test(arguments: Backend.available)
     func conformancePassesAndLeavesNothingBehind(backend: Backend) throws {
         let directory = try TemporaryDirectory()
         let url = backend.url("conformance", in: directory)
-        let result = try CLI.run(["conformance", "--store", url])
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stdout.contains(" 0 failed, "), "\(result)")
+        for arguments in [["--filter", "schema"], ["--filter", "sharing"], ["--tier", "sync", "--filter", "purge"],
+            ["--tier", "random", "--steps", "60"]]
+        {
+            let result = try CLI.run(["conformance", "--store", url] + arguments)
+            #expect(result.status == 0, "\(arguments): \(result)")
+            #expect(result.stdout.contains(" 0 failed, "), "\(arguments): \(result)")
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty)
     }
 }

@@ -12,7 +12,7 @@ extension BrokenStoreTests {
     @Test(arguments: UnforeseenBrokenStore.Fault.allCases)
     func theSuiteCatchesTheUnforeseenBrokenStore(_ fault: UnforeseenBrokenStore.Fault) async {
         for (group, cases) in Self.unforeseenCatchers(of: fault) {
-            let result = await Self.unforeseenSuite(fault).run(group: group)
+            let result = await Self.unforeseenSuite(fault).run(group: group, cases: cases)
             for name in cases {
                 let outcome = result.cases.first { $0.name == name }?.outcome
                 guard case .failed(let messages)? = outcome, !messages.isEmpty else {

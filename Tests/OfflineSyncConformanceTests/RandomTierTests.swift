@@ -3,8 +3,9 @@ import OfflineSyncConformance
 import OfflineSyncTestSupport
 import Testing
 
-/// The random tier of the conformance suite on every backend: one sequence of 500 steps each
-/// (`offline-sync conformance` runs the default 1,000, and long runs many more).
+/// The random tier of the conformance suite on every backend: one sequence of 250 steps each, a
+/// debug build's minute (`offline-sync conformance`, built for release, runs the default 1,000 in
+/// seconds, and long runs many more).
 @Suite struct RandomTierTests {
     @Test(.tags(.slow), .skippedInFastRuns, arguments: Backends.all)
     func randomSequencesAgreeWithTheReference(_ backend: Backend) async {
@@ -54,5 +55,5 @@ import Testing
 
 /// How many random steps the tests run.
 enum RandomRunLength {
-    static let test = 500
+    static let test = 250
 }

@@ -456,27 +456,40 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     /// ``OfflineSyncError/Code-swift.struct/invalidValue`` naming the item and the column
     /// (``UndecodableRowPolicy/fail``), or is left out and reported (``UndecodableRowPolicy/skip(reporting:)``).
     func models(from items: [Item], table: String, policy: UndecodableRowPolicy) throws -> [Model] {
-        var models: [Model] = []
-        models.reserveCapacity(items.count)
         if readsRows, let readable = Model.self as? any RowReadable.Type {
-            func read<Readable: RowReadable>(_ type: Readable.Type) throws {
-                var plan: RowReadingPlan?
+            // This code is not specialized for `Model`: each generic copy goes through the type's
+            // value witnesses. So one reader serves every row of a layout (its plan's arrays are
+            // retained once, not per row), and the models are collected as `Readable`s and the
+            // array reinterpreted once, instead of converting each model.
+            func read<Readable: RowReadable>(_ type: Readable.Type) throws -> [Model] {
+                var read: [Readable] = []
+                read.reserveCapacity(items.count)
+                guard let first = items.first else { return [] }
+                var reader = RowReader(
+                    plan: RowReadingPlan(keys: Readable.rowKeys, layout: first.layout, defaults: defaults))
                 // By index: iterating would copy each item out (a retain per part).
                 for index in items.indices {
-                    if plan == nil || !items[index].layoutIs(plan!.layout) {
-                        plan = RowReadingPlan(keys: Readable.rowKeys, layout: items[index].layout, defaults: defaults)
+                    if !items[index].layoutIs(reader.layout) {
+                        reader = RowReader(
+                            plan: RowReadingPlan(
+                                keys: Readable.rowKeys, layout: items[index].layout, defaults: defaults))
                     }
+                    reader.start(items[index])
                     do {
-                        // `Readable` is `Model` (opened from `Model.self`).
-                        models.append(unsafeBitCast(try plan!.model(Readable.self, of: items[index]), to: Model.self))
+                        let model = try Readable(row: &reader)
+                        try reader.finish(model: Readable.self)
+                        read.append(model)
                     } catch {
                         try undecodable(items[index].id, error, table: table, policy: policy)
                     }
                 }
+                // `Readable` is `Model` (opened from `Model.self`): the same array type.
+                return unsafeBitCast(read, to: [Model].self)
             }
-            try read(readable)
-            return models
+            return try read(readable)
         }
+        var models: [Model] = []
+        models.reserveCapacity(items.count)
         for index in items.indices {
             do {
                 models.append(try Model(from: RowDecoder(item: items[index], defaults: defaults)))

@@ -61,11 +61,13 @@ public struct RowReader {
     /// The keys, to name them in errors.
     @usableFromInline let keys: [String]
     /// The row's values by layout position.
-    @usableFromInline let slots: [Value?]
+    @usableFromInline var slots: [Value?]
     /// The row's id.
-    @usableFromInline let id: String
+    @usableFromInline var id: String
     /// The position in ``sources`` of the next value read.
     @usableFromInline var next = 0
+    /// The layout of the rows this reader reads.
+    let layout: RowLayout
 
     /// The source of the key `id`.
     @usableFromInline static let idSource = -1
@@ -73,16 +75,30 @@ public struct RowReader {
     @usableFromInline static let absentSource = -2
 
     init(plan: RowReadingPlan, item: Item) {
+        self.init(plan: plan)
+        start(item)
+    }
+
+    /// A reader of rows of the plan's layout; ``start(_:)`` gives it each row.
+    init(plan: RowReadingPlan) {
         sources = plan.sources
         defaults = plan.defaults
         keys = plan.keys
+        layout = plan.layout
+        slots = []
+        id = ""
+    }
+
+    /// Makes `item` (a row of this reader's layout) the row read next, from its first key.
+    mutating func start(_ item: Item) {
         slots = item.slots
         id = item.id
+        next = 0
     }
 
     /// The next key's value (its default, or ``Value/null``, when the row holds none), and the
     /// key's position, advancing past it.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func nextValue() -> (value: Value, index: Int) {
         let index = next
         next += 1

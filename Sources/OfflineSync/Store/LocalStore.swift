@@ -127,7 +127,8 @@ public protocol StoreTransaction {
     /// Inserts the rows whose ids the table does not hold yet (normalised like
     /// ``upsert(_:into:origin:)``) and leaves the rows already there unchanged; returns the ids
     /// that were already there, in the order of `items` (an id given twice counts as there the
-    /// second time). A backend that inserts and detects an existing key in one step (an SQL
+    /// second time). An undeclared table throws ``OfflineSyncError/Code-swift.struct/unknownTable``
+    /// even when `items` is empty, as ``upsert(_:into:origin:)`` does. A backend that inserts and detects an existing key in one step (an SQL
     /// `INSERT` and its primary-key conflict, LMDB's `MDB_NOOVERWRITE`) implements it without the
     /// lookup per row of the default implementation.
     func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String]

@@ -1,6 +1,12 @@
 extension StoreTransaction {
     /// A lookup per row, then one upsert of the rows that were not there (see the requirement).
     public func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String] {
+        // No rows: the upsert of none still refuses an undeclared table, as every backend's
+        // insertNew does.
+        guard !items.isEmpty else {
+            try upsert([], into: table, origin: origin)
+            return []
+        }
         var present: [String] = []
         var absent: [Item] = []
         var seen: Set<IdKey> = []
