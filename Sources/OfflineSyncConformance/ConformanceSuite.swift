@@ -38,6 +38,10 @@ public struct ConformanceSuite: Sendable {
     /// seconds; raise it for long runs (`offline-sync conformance --tier random --steps 100000`).
     public var randomSteps = ConformanceSuite.defaultRandomSteps
 
+    /// Called as the random tier runs, with the steps run so far and ``randomSteps``: after
+    /// each sequence of at most 500 steps, so a long run can show its progress.
+    public var randomProgress: (@Sendable (_ stepsRun: Int, _ steps: Int) -> Void)?
+
     /// The seed used unless ``seed`` is set.
     public static let defaultSeed: UInt64 = 0x0FF1_5EED
 

@@ -42,6 +42,7 @@ struct RandomRun {
             }
             remaining -= steps
             number += 1
+            suite.randomProgress?(suite.randomSteps - remaining, suite.randomSteps)
         }
     }
 

@@ -90,7 +90,7 @@ struct Bench: AsyncParsableCommand {
         let runner = ScenarioRunner(
             backends: backends, scenarios: selected, size: .scaled(records: recordCount),
             workDirectory: directory, repetitions: repetitionCount)
-        var progress = BenchProgress(total: runner.trialCount)
+        var progress = WorkProgress("bench", unit: "trials", total: runner.trialCount)
         let report = await runner.run { done, _, _ in progress.update(done) }
         progress.finish()
         print(report.rendered(as: format))
@@ -113,36 +113,3 @@ struct Bench: AsyncParsableCommand {
 
 extension BenchmarkReport.Format: ExpressibleByArgument {}
 
-/// The benchmark's progress on standard error: the bar on a terminal; otherwise (a log, CI, the
-/// main job piped) one line at every tenth of the trials, with the time so far, so a long run
-/// is never silent.
-struct BenchProgress {
-    private var bar: ProgressBar
-    private let total: Int
-    private let printsLines: Bool
-    private let start = ContinuousClock.now
-    private var printedTenths = 0
-
-    init(total: Int) {
-        bar = ProgressBar("bench", total: total)
-        self.total = total
-        printsLines = isatty(STDERR_FILENO) != 1 && total > 0
-    }
-
-    /// Records that `done` trials have finished.
-    mutating func update(_ done: Int) {
-        bar.update(done)
-        guard printsLines else { return }
-        let tenths = min(10, done * 10 / total)
-        guard tenths > printedTenths else { return }
-        printedTenths = tenths
-        let seconds = Int((ContinuousClock.now - start) / .seconds(1))
-        FileHandle.standardError.write(
-            Data("bench: \(tenths * 10)% (\(done) of \(total) trials, \(seconds) s)\n".utf8))
-    }
-
-    /// Ends the bar's line.
-    func finish() {
-        bar.finish()
-    }
-}

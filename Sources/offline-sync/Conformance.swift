@@ -91,7 +91,16 @@ struct Conformance: AsyncParsableCommand {
         }
         if let seed { suite.seed = seed.value }
         if let steps { suite.randomSteps = steps }
-        let summary = await suite.run(tier: tier, filter: filter) { print($0) }
+        // A long random run reports its steps at every tenth; the default one takes seconds.
+        let progress = Locked(
+            WorkProgress(
+                "conformance random", unit: "steps", total: suite.randomSteps,
+                lines: suite.randomSteps > ConformanceSuite.defaultRandomSteps))
+        suite.randomProgress = { done, _ in progress.withLock { $0.update(done) } }
+        let summary = await suite.run(tier: tier, filter: filter) { result in
+            if result.tier == .random { progress.withLock { $0.finish() } }
+            print(result)
+        }
         print(summary)
         if summary.failed > 0 { throw ExitCode.failure }
     }
