@@ -48,7 +48,8 @@ final class ClientTransport: Sendable {
     /// Sends one request and returns the whole answer.
     ///
     /// Throws ``Unconnected`` when no connection could be established (the request was never
-    /// sent), ``OfflineSync/RemoteError`` for every other failure (`.cancelled` when the task
+    /// sent), ``NotRetried`` for a failure of TLS itself, ``OfflineSync/RemoteError`` for every
+    /// other failure (`.cancelled` when the task
     /// was cancelled, `.network` for a broken connection or a timeout, `.server` for an answer
     /// over the size limit).
     func send(_ request: TableRequest, headers: HTTPHeaders) async throws -> WireResponse {
@@ -92,7 +93,11 @@ final class ClientTransport: Sendable {
                 throw Unconnected(
                     error: RemoteError(.network, message: "\(what) could not connect to \(baseURL): \(reason)"))
             }
-            throw RemoteError(.network, message: "\(what) did not complete: \(TransportFailure.describe(error))")
+            let failure = RemoteError(.network, message: "\(what) did not complete: \(TransportFailure.describe(error))")
+            // A server that does not speak TLS, or whose certificate is refused, answers a retry
+            // the same way: reported at once.
+            if TransportFailure.isTLSFailure(error) { throw NotRetried(error: failure) }
+            throw failure
         }
     }
 }

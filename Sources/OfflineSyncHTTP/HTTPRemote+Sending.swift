@@ -6,8 +6,8 @@ import OfflineSync
 /// the transport (``ClientTransport``).
 extension HTTPRemote {
     /// Sends a request with authentication, the 401 refresh and the retries (reads after a
-    /// network failure, any request whose connection failed); transport failures become
-    /// `.network` or `.cancelled`.
+    /// network failure other than a failed TLS handshake, any request whose connection failed);
+    /// transport failures become `.network` or `.cancelled`.
     func send(_ request: TableRequest) async throws(RemoteError)
         -> WireResponse
     {
@@ -22,6 +22,8 @@ extension HTTPRemote {
             } catch let failure as Unconnected {
                 result = .failure(failure.error)
                 neverSent = true
+            } catch let failure as NotRetried {
+                throw failure.error
             } catch {
                 result = .failure(error as? RemoteError ?? RemoteError(.network, message: "\(error)"))
             }
@@ -85,7 +87,8 @@ extension HTTPRemote {
 
     /// One attempt with the current credential (or `token`, a renewed one). Throws
     /// ``Unconnected`` when no connection could be established (the request was not sent),
-    /// ``OfflineSync/RemoteError`` for every other failure.
+    /// ``NotRetried`` for a failure of TLS itself, ``OfflineSync/RemoteError`` for every other
+    /// failure.
     func sendOnce(_ request: TableRequest, token: String?) async throws -> WireResponse {
         let what = "\(request.method.rawValue) \(request.target)"
         if Task.isCancelled { throw RemoteError(.cancelled, message: "\(what) was cancelled") }

@@ -12,8 +12,21 @@ struct Unconnected: Error {
     var error: RemoteError
 }
 
+/// A failed attempt that repeating cannot change (a TLS handshake the server cannot complete):
+/// reported without the retries a network failure gets.
+struct NotRetried: Error {
+    /// The failure to report.
+    var error: RemoteError
+}
+
 /// The words for transport failures.
 enum TransportFailure {
+    /// Whether `error` is a failure of TLS itself (BoringSSL's or NIOSSL's, e.g. a plain HTTP
+    /// server's answer to a client hello, or a refused certificate), which a retry meets again.
+    static func isTLSFailure(_ error: any Error) -> Bool {
+        error is NIOSSLError || error is BoringSSLError
+    }
+
     /// Why no connection could be made, or `nil` when `error` is not a failure to connect. A
     /// connection to an address is refused (nothing listens) or the network or host is
     /// unreachable (`IOError` of `connect`); a connection to a host name fails with the

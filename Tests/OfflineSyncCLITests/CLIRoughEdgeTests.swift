@@ -182,12 +182,11 @@ struct CLIRoughEdgeTests {
         let errorLines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("Error:") }
         #expect(errorLines.count == 1, "\(result)")
         #expect(errorLines.first?.contains("did not answer TLS") == true, "\(result)")
-        // HTTPRemote retries a read after any network failure, and logs each retry: a plain
-        // server's answer to TLS cannot change, so the line should be the only one.
-        withKnownIssue("HTTPRemote retries a read that failed because the server does not speak TLS") {
-            let lines = result.stderr.split(separator: "\n").filter { $0.contains("TLS") }
-            #expect(lines.count == 1, "\(result)")
-        }
+        // A plain server's answer to TLS cannot change: HTTPRemote does not retry it (and log
+        // each retry), so the error is the only line about it.
+        let lines = result.stderr.split(separator: "\n").filter { $0.contains("TLS") }
+        #expect(lines.count == 1, "\(result)")
+        #expect(!result.stderr.contains("retrying"), "\(result)")
     }
 
     // MARK: Help
