@@ -91,7 +91,7 @@ let package = Package(
             name: "OfflineSyncTestSupport",
             dependencies: [
                 "OfflineSync", "OfflineSyncService", "OfflineSyncHTTP", "OfflineSyncServer", "OfflineSyncSQLite",
-                "OfflineSyncSQLCipher", "OfflineSyncLMDB",
+                "OfflineSyncSQLCipher", "OfflineSyncLMDB", "OfflineSyncPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -10,10 +10,10 @@ import Testing
     import Glibc
 #endif
 
-/// ``Replicator`` with ``ChangeStream`` against real `offline-sync serve` processes: other
-/// devices' writes reach an observed query with no pull call, a killed server is recovered from,
-/// per-user tables tell no other user, a server without the stream is polled, a 401 in the middle
-/// is renewed, and `offline-sync sync --watch` converges both ways.
+/// ``Replicator`` with ``ChangeStream`` against real `offline-sync serve` processes, over SQLite
+/// and over PostgreSQL: other devices' writes reach an observed query with no pull call, a killed
+/// server is recovered from, per-user tables tell no other user, a server without the stream is
+/// polled, a 401 in the middle is renewed, and `offline-sync sync --watch` converges both ways.
 @Suite("Replicator and the change stream through offline-sync serve", .serialized)
 struct ReplicatorServeTests {
     static let executable = ServeCommand.executable
@@ -121,15 +121,31 @@ struct ReplicatorServeTests {
         }
     }
 
+    /// The store a `serve` of these tests runs over: an SQLite file, or a new schema of this test
+    /// process's PostgreSQL cluster (``PostgresTestServer``).
+    enum ServeStore: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite, postgres
+
+        var testDescription: String { rawValue }
+
+        func url(in directory: TemporaryDirectory) throws -> String {
+            switch self {
+            case .sqlite: return "sqlite:" + directory.path("serve.sqlite")
+            case .postgres: return try PostgresTestServer.require().freshURL()
+            }
+        }
+    }
+
     static func item(_ id: String, _ text: String) -> Item {
         Item(id: id, values: ["text": .string(text), "complete": .bool(false)])
     }
 
     @Test(
         "an insert on device A reaches device B's observed query through the change stream, with no pull call",
-        .enabled(if: isBuilt))
-    func insertReachesAnotherDeviceWithoutPull() async throws {
-        let server = try Serve(["--store", "memory:"])
+        .enabled(if: isBuilt), arguments: ServeStore.allCases)
+    func insertReachesAnotherDeviceWithoutPull(_ store: ServeStore) async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Serve(["--store", try store.url(in: directory)])
         defer { server.stop() }
         let a = try LiveDevice(url: server.url)
         let b = try LiveDevice(url: server.url)
@@ -190,8 +206,10 @@ struct ReplicatorServeTests {
         await b.close()
     }
 
-    @Test("a per-user table's writes are announced to its owner's streams only", .enabled(if: isBuilt))
-    func perUserTableSignalsOnlyItsOwner() async throws {
+    @Test(
+        "a per-user table's writes are announced to its owner's streams only", .enabled(if: isBuilt),
+        arguments: ServeStore.allCases)
+    func perUserTableSignalsOnlyItsOwner(_ store: ServeStore) async throws {
         let directory = try TemporaryDirectory()
         let schema = directory.path("schema.json")
         try #"""
@@ -200,7 +218,9 @@ struct ReplicatorServeTests {
           { "name": "news", "columns": [{ "name": "text", "type": "string" }], "access": "anonymous" }
         ] }
         """#.write(toFile: schema, atomically: true, encoding: .utf8)
-        let server = try Serve(["--store", "memory:", "--schema", schema, "--auth-secret-env", "AUTH_SECRET"])
+        let server = try Serve([
+            "--store", try store.url(in: directory), "--schema", schema, "--auth-secret-env", "AUTH_SECRET",
+        ])
         defer { server.stop() }
         let alice = try await Tokens.hs256("alice")
         let bob = try await Tokens.hs256("bob")
@@ -245,9 +265,12 @@ struct ReplicatorServeTests {
         try await writer.shutdown()
     }
 
-    @Test("a server without the change stream is polled, and the devices converge", .enabled(if: isBuilt))
-    func serverWithoutStreamIsPolled() async throws {
-        let server = try Serve(["--store", "memory:", "--no-change-stream"])
+    @Test(
+        "a server without the change stream is polled, and the devices converge", .enabled(if: isBuilt),
+        arguments: ServeStore.allCases)
+    func serverWithoutStreamIsPolled(_ store: ServeStore) async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Serve(["--store", try store.url(in: directory), "--no-change-stream"])
         defer { server.stop() }
         let a = try LiveDevice(url: server.url, pollInterval: .milliseconds(100))
         let b = try LiveDevice(url: server.url, pollInterval: .milliseconds(100))
@@ -262,9 +285,12 @@ struct ReplicatorServeTests {
         await b.close()
     }
 
-    @Test("a 401 in the middle of a session renews the token and the session goes on", .enabled(if: isBuilt))
-    func expiredTokenIsRenewed() async throws {
-        let server = try Serve(["--store", "memory:", "--auth-secret-env", "AUTH_SECRET"])
+    @Test(
+        "a 401 in the middle of a session renews the token and the session goes on", .enabled(if: isBuilt),
+        arguments: ServeStore.allCases)
+    func expiredTokenIsRenewed(_ store: ServeStore) async throws {
+        let directory = try TemporaryDirectory()
+        let server = try Serve(["--store", try store.url(in: directory), "--auth-secret-env", "AUTH_SECRET"])
         defer { server.stop() }
         let current = Locked(try await Tokens.hs256("carol"))
         let renewals = Locked(0)

@@ -1,3 +1,4 @@
+import OfflineSyncTestSupport
 import OfflineSync
 import OfflineSyncConformance
 import OfflineSyncPostgres

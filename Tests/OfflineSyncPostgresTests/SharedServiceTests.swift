@@ -1,3 +1,4 @@
+import OfflineSyncTestSupport
 import Foundation
 import OfflineSync
 import OfflineSyncService

@@ -1,6 +1,6 @@
 import Foundation
 import OfflineSync
-import OfflineSyncPostgres
+package import OfflineSyncPostgres
 
 /// A PostgreSQL cluster owned by this test process: `initdb` into a temporary directory, the
 /// server on a free loopback port, stopped (`pg_ctl stop -m immediate`) and deleted when the
@@ -10,17 +10,17 @@ import OfflineSyncPostgres
 /// PostgreSQL refuses to run as root: when the tests run as root (as in CI), the server binaries
 /// run as the `postgres` system user of the Debian package (`runuser -u postgres --`), in a
 /// directory owned by it. Durability is off (`fsync=off`): the cluster is thrown away.
-final class PostgresTestServer: Sendable {
+package final class PostgresTestServer: Sendable {
     /// The cluster of this process, or the reason it could not start.
-    static let shared: Result<PostgresTestServer, any Error> = Result { try PostgresTestServer() }
+    package static let shared: Result<PostgresTestServer, any Error> = Result { try PostgresTestServer() }
 
     /// The server, or an error saying why there is none.
-    static func require() throws -> PostgresTestServer {
+    package static func require() throws -> PostgresTestServer {
         try shared.get()
     }
 
-    let port: Int
-    let directory: String
+    package let port: Int
+    package let directory: String
 
     private init() throws {
         let binaries = try PostgresTestServer.binaryDirectory()
@@ -64,18 +64,18 @@ final class PostgresTestServer: Sendable {
     nonisolated(unsafe) private static var removedDirectory: String?
 
     /// Settings for a store in a new, empty PostgreSQL schema.
-    func freshSettings() -> PostgresConnectionSettings {
+    package func freshSettings() -> PostgresConnectionSettings {
         settings(schema: "t" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())
     }
 
     /// Settings for a store in `schema`.
-    func settings(schema: String) -> PostgresConnectionSettings {
+    package func settings(schema: String) -> PostgresConnectionSettings {
         PostgresConnectionSettings(
             host: "127.0.0.1", port: port, user: "postgres", database: "postgres", schema: schema)
     }
 
     /// The store URL of a new, empty PostgreSQL schema.
-    func freshURL() -> String {
+    package func freshURL() -> String {
         "postgres://postgres@127.0.0.1:\(port)/postgres?schema=" + freshSettings().schema
     }
 
@@ -121,7 +121,7 @@ final class PostgresTestServer: Sendable {
     /// with its output when it fails. `posix_spawn` and `waitpid` rather than Foundation's
     /// `Process`, whose exit monitoring missed the end of `runuser` here; the output goes to a file,
     /// not a pipe, because the server started by `pg_ctl start` inherits it and keeps it open.
-    static func run(_ program: String, _ arguments: [String], asServerUser: Bool = true) throws {
+    package static func run(_ program: String, _ arguments: [String], asServerUser: Bool = true) throws {
         let command =
             asServerUser && isRoot
             ? ["/sbin/runuser", "-u", "postgres", "--", program] + arguments : [program] + arguments
@@ -171,7 +171,7 @@ final class PostgresTestServer: Sendable {
 }
 
 /// Why the test server could not start or stop.
-struct TestServerError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct TestServerError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
