@@ -53,6 +53,29 @@ extension StoreTierGroups {
                     context.attempt("count(notes)") { try store.count("notes") }, 1,
                     "count(notes) after delete(ids: ['gone', 'gone'])")
             },
+            /// Ids are equal byte for byte: "\u{E9}" and "e\u{301}" (canonically equivalent, equal as
+            /// Swift `String`s) are two rows, and an `id in` list naming both names each once. A
+            /// backend that removes duplicate ids with a `Set<String>` looks up only the first.
+            ConformanceCase("ids that Unicode calls equivalent are different rows, in id lists too") { context in
+                let store = try context.openStore(Fixtures.schema)
+                let composed = Fixtures.note("\u{E9}", priority: 1)
+                let decomposed = Fixtures.note("e\u{301}", priority: 2)
+                try store.upsert([composed, decomposed, Fixtures.note("x", priority: 3)], into: "notes")
+                context.expectRows(store, "notes", [composed, decomposed, Fixtures.note("x", priority: 3)], "upsert")
+                let both = FilterExpression.isIn(.column("id"), [.string("e\u{301}"), .string("\u{E9}")])
+                let query = Query(table: "notes", filter: both)
+                context.expectEqual(
+                    context.attempt("read(\(query))") { try store.read(query).items.count }, 2,
+                    "rows of read(\(query))")
+                context.expectEqual(
+                    context.attempt("delete(matching: \(query))") { try store.delete(matching: query) }, 2,
+                    "count of delete(matching: \(query))")
+                context.expectRows(store, "notes", [Fixtures.note("x", priority: 3)], "delete(matching: \(query))")
+                try store.upsert([composed, decomposed], into: "notes")
+                try store.delete(ids: ["e\u{301}"], from: "notes")
+                context.expectRows(
+                    store, "notes", [composed, Fixtures.note("x", priority: 3)], "delete(ids: ['e\\u{301}'])")
+            },
             ConformanceCase("deleting by a query that matches nothing deletes nothing") { context in
                 let store = try context.openStore(Fixtures.schema)
                 try store.upsert([Fixtures.note("a", priority: 1)], into: "notes")

@@ -85,13 +85,15 @@ struct QueryPlan {
         if let equality = constraints.first(where: { $0.column == "id" && $0.equals != nil }),
             let values = equality.equals
         {
-            var seen: Set<String> = []
+            // Ids are equal byte for byte: a `Set<String>` would take "é" and "e\u{301}" (Unicode
+            // canonical equivalents) for one id and look up only the first.
+            var seen: Set<[UInt8]> = []
             let ids = values.compactMap { value -> String? in
                 switch value {
                 case .string(let text), .json(let text): return text
                 default: return nil
                 }
-            }.filter { seen.insert($0).inserted }
+            }.filter { seen.insert(Array($0.utf8)).inserted }
             return QueryPlan(access: .ids(ids))
         }
         var best: (plan: QueryPlan, prefixLength: Int)?
