@@ -150,23 +150,10 @@ package final class PostgresTestServer: Sendable {
         }
     }
 
-    /// A loopback port that was free a moment ago (bound to port 0, read back, released).
+    /// A loopback port that was free a moment ago (bound to port 0, read back, released when the
+    /// reservation goes at the end of this call).
     private static func freePort() throws -> Int {
-        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socketDescriptor >= 0 else { throw TestServerError("socket() failed: errno \(errno)") }
-        defer { close(socketDescriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(socketDescriptor, pointer, length) == 0 && getsockname(socketDescriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw TestServerError("binding a loopback port failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try RefusingPort().port
     }
 }
 
