@@ -54,9 +54,6 @@ enum RandomValues {
         "[\"A\"]", "[\"a\"]", "[\"\\u0000\"]", "{\"\":{}}", "[\n1\n]",
     ]
 
-    /// A string of about `length` UTF-8 bytes: a stem repeated (ASCII, a two-byte letter or an
-    /// emoji, so a cut can fall inside a character), then a short tail that tells strings of one
-    /// stem apart.
     /// JSON arrays of 16,000 to 40,000 elements (around SQLite's 32,766 arguments and expression
     /// depth), built once: joining them for every value cost a fifth of a random run.
     static let longJSONArrays: [String] = [16_000, 21_845, 32_766, 40_000].flatMap { count in
@@ -65,6 +62,9 @@ enum RandomValues {
         }
     }
 
+    /// A string of about `length` UTF-8 bytes: a stem repeated (ASCII, a two-byte letter or an
+    /// emoji, so a cut can fall inside a character), then a short tail that tells strings of one
+    /// stem apart.
     static func sized(_ length: Int, stem: Int, tail: Int, lead: Int) -> String {
         let stems = ["a", "\u{E9}", "😀", "A", "ab"]
         let tails = ["", "a", "b", "B", "\u{E9}", "😀", " ", "\u{FEFF}", "\u{0}"]
