@@ -58,7 +58,7 @@ enum TransportFailure {
             return "the TLS handshake timed out; check that the server speaks https on this port"
         default: break
         }
-        if error is NIOSSLError || error is BoringSSLError {
+        if isTLSFailure(error) {
             // A plain HTTP server answering a TLS client hello is BoringSSL's WRONG_VERSION_NUMBER.
             if "\(error)".contains("WRONG_VERSION_NUMBER") {
                 return
