@@ -462,23 +462,18 @@ final class ModelLayout<Model: SyncModel>: Sendable {
             // retained once, not per row), and the models are collected as `Readable`s and the
             // array reinterpreted once, instead of converting each model.
             func read<Readable: RowReadable>(_ type: Readable.Type) throws -> [Model] {
+                func reader(for layout: RowLayout) -> RowReader {
+                    RowReader(plan: RowReadingPlan(keys: Readable.rowKeys, layout: layout, defaults: defaults))
+                }
                 var read: [Readable] = []
                 read.reserveCapacity(items.count)
                 guard let first = items.first else { return [] }
-                var reader = RowReader(
-                    plan: RowReadingPlan(keys: Readable.rowKeys, layout: first.layout, defaults: defaults))
+                var current = reader(for: first.layout)
                 // By index: iterating would copy each item out (a retain per part).
                 for index in items.indices {
-                    if !items[index].layoutIs(reader.layout) {
-                        reader = RowReader(
-                            plan: RowReadingPlan(
-                                keys: Readable.rowKeys, layout: items[index].layout, defaults: defaults))
-                    }
-                    reader.start(items[index])
+                    if !items[index].layoutIs(current.layout) { current = reader(for: items[index].layout) }
                     do {
-                        let model = try Readable(row: &reader)
-                        try reader.finish(model: Readable.self)
-                        read.append(model)
+                        read.append(try current.model(Readable.self, of: items[index]))
                     } catch {
                         try undecodable(items[index].id, error, table: table, policy: policy)
                     }

@@ -74,12 +74,7 @@ public struct RowReader {
     /// The source of a key whose column the row does not have.
     @usableFromInline static let absentSource = -2
 
-    init(plan: RowReadingPlan, item: Item) {
-        self.init(plan: plan)
-        start(item)
-    }
-
-    /// A reader of rows of the plan's layout; ``start(_:)`` gives it each row.
+    /// A reader of rows of the plan's layout; ``model(_:of:)`` reads each of them.
     init(plan: RowReadingPlan) {
         sources = plan.sources
         defaults = plan.defaults
@@ -89,11 +84,15 @@ public struct RowReader {
         id = ""
     }
 
-    /// Makes `item` (a row of this reader's layout) the row read next, from its first key.
-    mutating func start(_ item: Item) {
+    /// The model of `item`, a row of this reader's layout: `init(row:)` reads it from its first
+    /// key, and must read exactly one value per key.
+    mutating func model<Model: RowReadable>(_ type: Model.Type, of item: Item) throws -> Model {
         slots = item.slots
         id = item.id
         next = 0
+        let model = try Model(row: &self)
+        try finish(model: Model.self)
+        return model
     }
 
     /// The next key's value (its default, or ``Value/null``, when the row holds none), and the
@@ -335,9 +334,7 @@ struct RowReadingPlan {
 
     /// The model of `item`, which must be laid out on ``layout``.
     func model<Model: RowReadable>(_ type: Model.Type, of item: Item) throws -> Model {
-        var reader = RowReader(plan: self, item: item)
-        let model = try Model(row: &reader)
-        try reader.finish(model: Model.self)
-        return model
+        var reader = RowReader(plan: self)
+        return try reader.model(type, of: item)
     }
 }
