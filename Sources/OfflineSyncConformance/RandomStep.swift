@@ -170,8 +170,11 @@ enum RandomOutcome: Sendable {
     /// `error code` …
     static func kind(candidate: RandomOutcome, reference: RandomOutcome) -> String {
         switch (candidate, reference) {
-        case (.failed, .failed): return "error code"
-        case (.failed, _): return "threw"
+        case (.failed(_, let got), .failed(_, let expected)):
+            return "error code \(got.map { "\($0)" } ?? "-") for \(expected.map { "\($0)" } ?? "-")"
+        // The code the candidate threw belongs to the kind: a shrink that turns a full disk into
+        // a refused column is another failure.
+        case (.failed(_, let code), _): return "threw \(code.map { "\($0)" } ?? "-")"
         case (_, .failed): return "did not throw"
         case (.rows(let got), .rows(let expected)):
             return got.totalCount != expected.totalCount

@@ -1,6 +1,7 @@
 import Foundation
 import OfflineSync
 import OfflineSyncTestSupport
+import OfflineSyncLMDB
 import OfflineSyncSQLite
 import Synchronization
 import Testing
@@ -133,6 +134,43 @@ struct ServeProcessTests {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
         return (line, String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    @Test(
+        "serve over a file store syncs every commit to disk unless told otherwise, and warns of a weaker sync= it is given",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: ServeCommand.executable.path)),
+        arguments: ["sqlite", "lmdb"])
+    func durableByDefault(backend: String) async throws {
+        SQLiteStore.register()
+        LMDBStore.register()
+        let directory = try TemporaryDirectory()
+        let store = backend + ":" + directory.path("store")
+        /// The store URL the server says it serves, and its standard error.
+        func served(_ arguments: [String]) async throws -> (url: String, error: String) {
+            let (output, error) = try await onOwnThread {
+                try Self.firstLine(["serve", "--port", "0"] + arguments)
+            }
+            let url = output.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            #expect(output.hasPrefix("serving \(backend):"), "\(output) \(error)")
+            return (url, error)
+        }
+        let byDefault = try await served(["--store", store])
+        #expect(byDefault.url == store + "?sync=full", "\(byDefault)")
+        #expect(!byDefault.error.contains("warning"), "\(byDefault.error)")
+        // The URL it printed opens the store with commits synced to disk.
+        let opened = try StoreRegistry.shared.makeStore(byDefault.url)
+        try opened.open(schema: StoreSchema([]))
+        let sync = opened.info.properties.first { ["synchronous", "sync", "durability"].contains($0.name) }
+        #expect(sync?.value == "full", "\(opened.info)")
+        try opened.close()
+
+        let relaxed = try await served(["--store", store, "--durability", "store"])
+        #expect(relaxed.url == store, "\(relaxed)")
+        let weaker = backend == "sqlite" ? "normal" : "none"
+        let told = try await served(["--store", store + "?sync=" + weaker])
+        #expect(told.url == store + "?sync=" + weaker, "\(told)")
+        #expect(
+            told.error.contains("sync=\(weaker) is weaker than a commit synced to disk"), "\(told.error)")
     }
 
     @Test(

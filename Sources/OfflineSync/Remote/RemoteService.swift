@@ -119,6 +119,8 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The item does not exist on the server (404).
         case notFound
         /// Any other non-success answer (400, 500 …), or a response the client could not read.
+        /// A 429, 502, 503 or 504 (the server or a proxy unavailable for now) aborts a push and
+        /// keeps the queue, as a network failure does; any other becomes an operation error.
         case server
         /// The caller cancelled the request.
         case cancelled
@@ -147,14 +149,21 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
         self.retryAfter = retryAfter
     }
 
-    /// `true` for failures that abort a push and keep the queue untouched (network,
-    /// authentication, cancellation).
+    /// `true` for failures that abort a push and keep the queue untouched: network,
+    /// authentication, cancellation, and the answers that say the server cannot take the write
+    /// for now (429, 502, 503, 504), which would otherwise turn every operation of the push into
+    /// an error for the app to settle by hand while its server restarts or sheds load.
     public var abortsPush: Bool {
         switch kind {
         case .network, .authentication, .cancelled: return true
+        case .server: return status.map(Self.unavailableStatuses.contains) ?? false
         default: return false
         }
     }
+
+    /// The statuses of a server, or a proxy before it, that cannot answer for now: a request
+    /// sent again later may succeed.
+    public static let unavailableStatuses: Set<Int> = [429, 502, 503, 504]
 
     public var description: String {
         status.map { "\(message) (HTTP \($0))" } ?? message

@@ -171,8 +171,8 @@ extension Replicator {
         switch error {
         case let failure as PushFailure:
             switch failure.status {
-            case .abortedByNetwork, .cancelled: return (.network, nil)
-            case .abortedByAuthentication: return (.authentication, nil)
+            case .abortedByNetwork, .cancelled: return (.network, failure.retryAfter)
+            case .abortedByAuthentication: return (.authentication, failure.retryAfter)
             case .abortedByStore: return (.store, nil)
             case .complete: return (.refusedOperations, nil)
             case .abortedByHandler: return (.server, nil)

@@ -128,9 +128,13 @@ public protocol StoreTransaction {
     /// ``upsert(_:into:origin:)``) and leaves the rows already there unchanged; returns the ids
     /// that were already there, in the order of `items` (an id given twice counts as there the
     /// second time). An undeclared table throws ``OfflineSyncError/Code-swift.struct/unknownTable``
-    /// even when `items` is empty, as ``upsert(_:into:origin:)`` does. A backend that inserts and detects an existing key in one step (an SQL
-    /// `INSERT` and its primary-key conflict, LMDB's `MDB_NOOVERWRITE`) implements it without the
-    /// lookup per row of the default implementation.
+    /// even when `items` is empty, as ``upsert(_:into:origin:)`` does. A row that normalisation
+    /// refuses throws when its id is new; when its id is already there, the row is not written,
+    /// and whether it is checked all the same is left to the backend (the SQL and LMDB backends
+    /// encode every row first and throw; the default implementation checks only the rows it
+    /// inserts). A backend that inserts and detects an existing key in one step (an SQL `INSERT`
+    /// and its primary-key conflict, LMDB's `MDB_NOOVERWRITE`) implements it without the lookup
+    /// per row of the default implementation.
     func insertNew(_ items: [Item], into table: String, origin: WriteOrigin) throws -> [String]
 
     /// Deletes the rows with these ids; missing ids are ignored.

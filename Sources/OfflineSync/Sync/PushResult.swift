@@ -2,7 +2,8 @@
 public enum PushStatus: String, Sendable, Hashable {
     /// Every queued operation was handled (some may have become ``OperationError``s).
     case complete
-    /// The remote could not be reached; the queue is kept.
+    /// The remote could not be reached, or answered that it cannot take writes for now (429,
+    /// 502, 503, 504); the queue is kept.
     case abortedByNetwork
     /// The remote answered 401; the queue is kept.
     case abortedByAuthentication
@@ -35,18 +36,23 @@ public struct PushResult: Sendable, Hashable {
     public var succeeded: Bool { status == .complete && errors.isEmpty }
 }
 
-/// A push that stopped early (network, 401, store failure, cancellation, handler), or — thrown by
-/// a pull's implicit push — one that left operation errors. The queue is intact; push again later.
+/// A push that stopped early (network, 401, a server unavailable for now, store failure,
+/// cancellation, handler), or — thrown by a pull's implicit push — one that left operation
+/// errors. The queue is intact; push again later.
 public struct PushFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// What happened up to the stop.
     public var result: PushResult
     /// What stopped it.
     public var message: String
+    /// How long the server asked the client to wait before pushing again (the `Retry-After` of
+    /// the answer that stopped the push), when it said; a ``Replicator`` waits at least this long.
+    public var retryAfter: Duration?
 
     /// Creates a failure.
-    public init(result: PushResult, message: String) {
+    public init(result: PushResult, message: String, retryAfter: Duration? = nil) {
         self.result = result
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     /// How the push ended.

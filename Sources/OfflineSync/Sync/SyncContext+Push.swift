@@ -23,9 +23,11 @@ extension SyncContext {
     /// done).
     ///
     /// - Returns: the operations completed and the errors recorded.
-    /// - Throws: ``PushFailure`` when the network, a 401, the store, cancellation or the handler
-    ///   stopped the push; the outcomes of the operations sent before the stop are committed,
-    ///   the rest of the queue is intact (the operations of the current chunk are marked attempted).
+    /// - Throws: ``PushFailure`` when the network, a 401, a server unavailable for now (429, 502,
+    ///   503, 504: ``PushFailure/retryAfter`` says when to try again, if it did), the store,
+    ///   cancellation or the handler stopped the push; the outcomes of the operations sent before
+    ///   the stop are committed, the rest of the queue is intact (the operations of the current
+    ///   chunk are marked attempted).
     @discardableResult
     public func push(handler: (any PushHandler)? = nil, progress: SyncProgressHandler? = nil) async throws -> PushResult
     {
@@ -50,7 +52,7 @@ extension SyncContext {
         var result = PushResult(status: .complete, completedCount: 0, errors: [])
         func abort(_ status: PushStatus, _ error: any Error) -> PushFailure {
             result.status = status
-            return PushFailure(result: result, message: "\(error)")
+            return PushFailure(result: result, message: "\(error)", retryAfter: (error as? RemoteError)?.retryAfter)
         }
         typealias C = SystemTables.OperationColumn
         let total: Int
@@ -130,7 +132,8 @@ extension SyncContext {
     private enum Sent {
         /// Its outcome, to commit.
         case settled(Settlement)
-        /// It stopped the push (network, 401, cancellation, the handler); nothing to commit.
+        /// It stopped the push (``RemoteError/abortsPush``, cancellation, the handler); nothing to
+        /// commit.
         case stopped(PushStatus, any Error)
         /// It was not sent: an earlier operation stopped the push.
         case unsent
@@ -207,10 +210,10 @@ extension SyncContext {
     }
 
     /// What a handler's answer means for the operation: a 404 to a delete counts as done;
-    /// network, 401 and cancellation stop the push, and so does any error that is not a
-    /// ``RemoteError``; a conflict whose server copy already holds the item as the operation
-    /// would write it counts as done (see ``serverCopy(_:holds:table:)``); every other
-    /// ``RemoteError`` becomes an operation error.
+    /// the failures that ``RemoteError/abortsPush`` names and cancellation stop the push, and so
+    /// does any error that is not a ``RemoteError``; a conflict whose server copy already holds
+    /// the item as the operation would write it counts as done (see
+    /// ``serverCopy(_:holds:table:)``); every other ``RemoteError`` becomes an operation error.
     private static func classify(
         _ outcome: Result<PushOutcome, any Error>, of operation: QueuedOperation, item: Item?, schema: StoreSchema
     ) -> Sent {
