@@ -42,6 +42,12 @@ public struct ConformanceSuite: Sendable {
     /// each sequence of at most 500 steps, so a long run can show its progress.
     public var randomProgress: (@Sendable (_ stepsRun: Int, _ steps: Int) -> Void)?
 
+    /// When set, the query group's generated-query cases stop at the first query that disagrees
+    /// with the reference instead of counting how many of the corpus do: for the suite's own
+    /// mutation tests, which only ask whether a case fails (a broken store's run then takes a
+    /// fraction of the corpus in a debug build). Off for every store a user checks.
+    package var stopsAtFirstDifference = false
+
     /// The seed used unless ``seed`` is set.
     public static let defaultSeed: UInt64 = 0x0FF1_5EED
 

@@ -286,6 +286,7 @@ extension StoreTierGroups {
                     "\(operation)(\(query.table)) generated query #\(number) of seed 0x\(String(context.suite.seed, radix: 16)): \(query): \(difference)"
                 )
             }
+            if context.suite.stopsAtFirstDifference { return }
         }
         if failing > reportedQueries {
             context.fail(

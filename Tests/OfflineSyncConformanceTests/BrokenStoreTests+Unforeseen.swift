@@ -85,6 +85,7 @@ extension BrokenStoreTests {
         var suite = ConformanceSuite(storeName: "unforeseen-\(fault)") {
             try UnforeseenBrokenStore.make(fault, path: Backends.freshDatabasePath)
         }
+        suite.stopsAtFirstDifference = true
         if fault.needsASecondInstance {
             suite.makeStoreSharingLocation = { store in
                 guard let store = store as? UnforeseenBrokenStore, let inner = store.inner as? SQLiteStore else {

@@ -403,8 +403,9 @@ import Testing
     /// Runs the cases `failingCases` of `group` on a store with `fault` and expects each to fail
     /// (the rest of the group is not run: the named cases are what must catch the fault).
     private func expectCaught(_ fault: BrokenStore.Fault, group: String, failingCases: [String]) async {
-        let result = await ConformanceSuite(storeName: "broken-\(fault)") { BrokenStore(fault) }
-            .run(group: group, cases: failingCases)
+        var suite = ConformanceSuite(storeName: "broken-\(fault)") { BrokenStore(fault) }
+        suite.stopsAtFirstDifference = true
+        let result = await suite.run(group: group, cases: failingCases)
         #expect(result.failed > 0, "the \(group) group should fail a store that \(fault): \(result)")
         for name in failingCases {
             let outcome = result.cases.first { $0.name == name }?.outcome

@@ -46,8 +46,9 @@ enum DateBridge {
 }
 
 extension RowReader {
-    /// Foundation's `Date` type (the core's public API names no Foundation type).
-    @usableFromInline static let dateType: Any.Type = Date.self
+    /// Foundation's `Date` type (the core's public API names no Foundation type). Computed: a
+    /// stored static would be reached through a lazy initializer's check on every read of a date.
+    @usableFromInline static var dateType: Any.Type { Date.self }
 
     /// Initializes the memory at `pointer`, storage for one `Date`, with the `Date` of
     /// `timestamp` (as ``DateBridge/date(_:as:)`` converts it).

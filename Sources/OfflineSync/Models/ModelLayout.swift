@@ -457,29 +457,15 @@ final class ModelLayout<Model: SyncModel>: Sendable {
     /// (``UndecodableRowPolicy/fail``), or is left out and reported (``UndecodableRowPolicy/skip(reporting:)``).
     func models(from items: [Item], table: String, policy: UndecodableRowPolicy) throws -> [Model] {
         if readsRows, let readable = Model.self as? any RowReadable.Type {
-            // This code is not specialized for `Model`: each generic copy goes through the type's
-            // value witnesses. So one reader serves every row of a layout (its plan's arrays are
-            // retained once, not per row), and the models are collected as `Readable`s and the
-            // array reinterpreted once, instead of converting each model.
+            // The loop is the model's `_models`, compiled for its type in its module: here, generic
+            // over `Model`, each model would be copied through its type's value witnesses.
             func read<Readable: RowReadable>(_ type: Readable.Type) throws -> [Model] {
-                func reader(for layout: RowLayout) -> RowReader {
-                    RowReader(plan: RowReadingPlan(keys: Readable.rowKeys, layout: layout, defaults: defaults))
-                }
-                var read: [Readable] = []
-                read.reserveCapacity(items.count)
-                guard let first = items.first else { return [] }
-                var current = reader(for: first.layout)
-                // By index: iterating would copy each item out (a retain per part).
-                for index in items.indices {
-                    if !items[index].layoutIs(current.layout) { current = reader(for: items[index].layout) }
-                    do {
-                        read.append(try current.model(Readable.self, of: items[index]))
-                    } catch {
-                        try undecodable(items[index].id, error, table: table, policy: policy)
-                    }
+                guard !items.isEmpty else { return [] }
+                var batch = _RowBatch(items: items, keys: Readable.rowKeys, defaults: defaults) { id, error in
+                    try self.undecodable(id, error, table: table, policy: policy)
                 }
                 // `Readable` is `Model` (opened from `Model.self`): the same array type.
-                return unsafeBitCast(read, to: [Model].self)
+                return unsafeBitCast(try Readable._models(&batch), to: [Model].self)
             }
             return try read(readable)
         }

@@ -43,6 +43,75 @@ public protocol RowReadable: SyncModel {
     /// Reads one value per key of ``rowKeys``, in that order, with ``RowReader``'s `read`
     /// methods.
     init(row: inout RowReader) throws
+
+    /// The models of a batch of rows, read with ``init(row:)``. Keep the default: declared here
+    /// so that it is compiled in the model's module for the model's type, where a loop in the
+    /// core, generic over the model, would copy each model through its type's value witnesses.
+    static func _models(_ rows: inout _RowBatch) throws -> [Self]
+}
+
+extension RowReadable {
+    /// Reads every row of the batch with ``init(row:)``, in order.
+    @inlinable
+    public static func _models(_ rows: inout _RowBatch) throws -> [Self] {
+        var models: [Self] = []
+        models.reserveCapacity(rows.count)
+        while rows.next() {
+            do {
+                let model = try Self(row: &rows.reader)
+                try rows.reader.finish(model: Self.self)
+                models.append(model)
+            } catch {
+                try rows.undecodable(error)
+            }
+        }
+        return models
+    }
+}
+
+/// The rows a ``RowReadable/_models(_:)`` call reads: a ``RowReader`` positioned on each in turn.
+public struct _RowBatch {
+    @usableFromInline let items: [Item]
+    @usableFromInline var position = 0
+    /// The reader, on the current row once ``next()`` answered `true`.
+    @usableFromInline var reader: RowReader
+    let keys: [String]
+    let defaults: [String: Value]
+    let report: (_ id: String, _ error: any Error) throws -> Void
+
+    /// The rows `items` (at least one) for a model of `keys` and `defaults`; `report` throws or
+    /// reports a row that cannot be read.
+    init(
+        items: [Item], keys: [String], defaults: [String: Value],
+        report: @escaping (_ id: String, _ error: any Error) throws -> Void
+    ) {
+        self.items = items
+        self.keys = keys
+        self.defaults = defaults
+        self.report = report
+        reader = RowReader(plan: RowReadingPlan(keys: keys, layout: items[0].layout, defaults: defaults))
+    }
+
+    /// The number of rows.
+    @usableFromInline var count: Int { items.count }
+
+    /// Moves the reader to the next row; `false` past the last.
+    @usableFromInline
+    mutating func next() -> Bool {
+        guard position < items.count else { return false }
+        if !items[position].layoutIs(reader.layout) {
+            reader = RowReader(plan: RowReadingPlan(keys: keys, layout: items[position].layout, defaults: defaults))
+        }
+        reader.start(items[position])
+        position += 1
+        return true
+    }
+
+    /// Throws or reports the current row, which could not be read.
+    @usableFromInline
+    func undecodable(_ error: any Error) throws {
+        try report(items[position - 1].id, error)
+    }
 }
 
 /// Where ``RowReadable/init(row:)`` reads a model's values from: the slots of one row, read in
@@ -87,12 +156,17 @@ public struct RowReader {
     /// The model of `item`, a row of this reader's layout: `init(row:)` reads it from its first
     /// key, and must read exactly one value per key.
     mutating func model<Model: RowReadable>(_ type: Model.Type, of item: Item) throws -> Model {
-        slots = item.slots
-        id = item.id
-        next = 0
+        start(item)
         let model = try Model(row: &self)
         try finish(model: Model.self)
         return model
+    }
+
+    /// Positions the reader on the first key of `item`, a row of this reader's layout.
+    mutating func start(_ item: Item) {
+        slots = item.slots
+        id = item.id
+        next = 0
     }
 
     /// The next key's value (its default, or ``Value/null``, when the row holds none), and the
@@ -118,7 +192,7 @@ public struct RowReader {
 
     /// Reads a string (the row's id under the key `id`; a date as ISO 8601 text, a `json` value
     /// as its text).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> String {
         let (value, index) = nextValue()
         switch value {
@@ -128,7 +202,7 @@ public struct RowReader {
     }
 
     /// Reads an optional string; a missing value reads as `nil`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> String? {
         let (value, index) = nextValue()
         switch value {
@@ -139,7 +213,7 @@ public struct RowReader {
     }
 
     /// Reads a Boolean.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Bool {
         let (value, index) = nextValue()
         guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, index: index, expected: "a Bool") }
@@ -147,7 +221,7 @@ public struct RowReader {
     }
 
     /// Reads an optional Boolean; a missing value reads as `nil`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Bool? {
         let (value, index) = nextValue()
         switch value {
@@ -158,7 +232,7 @@ public struct RowReader {
     }
 
     /// Reads an integer.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Int {
         let (value, index) = nextValue()
         if case .int(let number) = value, let exact = Int(exactly: number) { return exact }
@@ -166,7 +240,7 @@ public struct RowReader {
     }
 
     /// Reads an optional integer; a missing value reads as `nil`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Int? {
         let (value, index) = nextValue()
         if case .int(let number) = value, let exact = Int(exactly: number) { return exact }
@@ -175,7 +249,7 @@ public struct RowReader {
     }
 
     /// Reads a 64-bit integer.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Int64 {
         let (value, index) = nextValue()
         if case .int(let number) = value { return number }
@@ -183,7 +257,7 @@ public struct RowReader {
     }
 
     /// Reads an optional 64-bit integer; a missing value reads as `nil`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Int64? {
         let (value, index) = nextValue()
         if case .int(let number) = value { return number }
@@ -192,7 +266,7 @@ public struct RowReader {
     }
 
     /// Reads a double (an integer converted).
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Double {
         let (value, index) = nextValue()
         switch value {
@@ -203,7 +277,7 @@ public struct RowReader {
     }
 
     /// Reads an optional double; a missing value reads as `nil`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read() throws -> Double? {
         let (value, index) = nextValue()
         switch value {
@@ -219,7 +293,7 @@ public struct RowReader {
     /// for range.
     ///
     /// Disfavoured, so that an optional property reads through the optional overload.
-    @inlinable
+    @inlinable @inline(__always)
     @_disfavoredOverload
     public mutating func read<T: Decodable>() throws -> T {
         let (value, index) = nextValue()
@@ -230,7 +304,7 @@ public struct RowReader {
     }
 
     /// Reads any other optional decodable value; a missing value reads as `nil`.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func read<T: Decodable>() throws -> T? {
         let (value, index) = nextValue()
         if case .date(let timestamp) = value, T.self == RowReader.dateType {
@@ -287,6 +361,7 @@ public struct RowReader {
     }
 
     /// Checks that the model read exactly one value per key.
+    @usableFromInline
     func finish(model: Any.Type) throws {
         guard next == sources.count else {
             throw OfflineSyncError(

@@ -26,5 +26,23 @@ extension Snippets {
         try items.insert(Item(id: "", values: ["text": "buy milk"]))  // id "" → a new UUID
         try await context.push()
         try await items.pull(queryId: "allTodoItems")
+        do {
+            // Sources/OfflineSync/OfflineSync.docc/Sync.md, Swift snippet 2
+
+            let configuration = HTTPRemote.Configuration(baseURL: "https://todo.example.com")
+            let context = try SyncContext(store: store, remote: try HTTPRemote(configuration: configuration), tables: [todo])
+            let replicator = Replicator(
+                context: context, pulls: [PullRequest(table: "todo", queryId: "allTodos")],
+                signal: ChangeStream(configuration: configuration),     // nil: polls
+                options: .init(pushDelay: .milliseconds(200), pollInterval: .seconds(30)))
+            let syncing = Task { try await replicator.run() }
+            for await status in replicator.status where status.lastError != nil {
+                render(status.lastError!)                               // e.g. offline, retrying in 3 s
+                break
+            }
+            replicator.pause()                                          // e.g. on a metered network
+            replicator.resume()
+            syncing.cancel()                                            // stops; nothing queued is lost
+        }
     }
 }

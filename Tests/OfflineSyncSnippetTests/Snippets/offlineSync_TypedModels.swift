@@ -146,6 +146,7 @@ extension Snippets {
                                     // In a SwiftUI view: List(open.models) { Text($0.text) }, and open.isLoaded, open.error
                                     let total = try todos.count()                                 // every stored todo
                                     let next = try todos.first(.filter(\.complete == false).order(by: \.due))
+                                    print("\(open.models.count) shown of \(total), next: \(next?.text ?? "nothing")")
                                     do {
                                         // Sources/OfflineSync/OfflineSync.docc/TypedModels.md, Swift snippet 9
                                         struct TodoList: SyncModel {

@@ -45,22 +45,36 @@ extension Snippets {
             let query = OfflineSync.Query(table: "todoitem", filter: filter, orderBy: [SortKey("text")], top: 20)
             do {
                 // README.md, Swift snippet 3
-                for try await open in try todos.observe(.filter(\.complete == false).order(by: \.text)) {
-                    print(open.map(\.text))   // [TodoItem] now, and after every change
+                let configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:8080")
+                let replicator = Replicator(
+                    context: context, pulls: [PullRequest(table: "todoitem", queryId: "allTodoItems")],
+                    signal: ChangeStream(configuration: configuration))    // nil: polls every options.pollInterval
+                let syncing = Task { try await replicator.run() }          // until cancelled
+                for await status in replicator.status {                   // e.g. "connected, 2 pending, …"
+                    print(status)
+                    if status.pendingOperationCount == 0 && status.hasSynced(["todoitem"]) { break }
                 }
+                try await replicator.syncNow()                             // a pull-to-refresh
+                syncing.cancel()
                 do {
                     // README.md, Swift snippet 4
-                    let configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:8080")
-                    let context = try SyncContext(store: store, remote: try HTTPRemote(configuration: configuration), tables: [todo])
+                    for try await open in try todos.observe(.filter(\.complete == false).order(by: \.text)) {
+                        print(open.map(\.text))   // [TodoItem] now, and after every change
+                    }
                     do {
                         // README.md, Swift snippet 5
-                        let auth = HTTPAuthentication.bearer(
-                            token: { await session.accessToken },
-                            refresh: {                          // after a 401: sign in again and return the new token
-                                try await session.renew()
-                                return await session.accessToken
-                            })
-                        let remote = try HTTPRemote(configuration: .init(baseURL: "https://todo.example.com", authentication: auth))
+                        let configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:8080")
+                        let context = try SyncContext(store: store, remote: try HTTPRemote(configuration: configuration), tables: [todo])
+                        do {
+                            // README.md, Swift snippet 6
+                            let auth = HTTPAuthentication.bearer(
+                                token: { await session.accessToken },
+                                refresh: {                          // after a 401: sign in again and return the new token
+                                    try await session.renew()
+                                    return await session.accessToken
+                                })
+                            let remote = try HTTPRemote(configuration: .init(baseURL: "https://todo.example.com", authentication: auth))
+                        }
                     }
                 }
             }
