@@ -190,10 +190,25 @@ public struct RowReader {
         return (value, index)
     }
 
+    /// The layout position of the next key's value when the row has the column, else `nil`
+    /// (the `id` key, a column the row lacks, a value past the keys). The reads look at the
+    /// slot in place first, which spares a copy of the value for the common case of a value of
+    /// the property's own type.
+    @inlinable @inline(__always)
+    func nextSlot() -> Int? {
+        guard next < sources.count else { return nil }
+        let source = sources[next]
+        return source >= 0 ? source : nil
+    }
+
     /// Reads a string (the row's id under the key `id`; a date as ISO 8601 text, a `json` value
     /// as its text).
     @inlinable @inline(__always)
     public mutating func read() throws -> String {
+        if let slot = nextSlot(), case .string(let text)? = slots[slot] {
+            next += 1
+            return text
+        }
         let (value, index) = nextValue()
         switch value {
         case .string(let text), .json(let text): return text
@@ -204,6 +219,10 @@ public struct RowReader {
     /// Reads an optional string; a missing value reads as `nil`.
     @inlinable @inline(__always)
     public mutating func read() throws -> String? {
+        if let slot = nextSlot(), case .string(let text)? = slots[slot] {
+            next += 1
+            return text
+        }
         let (value, index) = nextValue()
         switch value {
         case .string(let text), .json(let text): return text
@@ -215,6 +234,10 @@ public struct RowReader {
     /// Reads a Boolean.
     @inlinable @inline(__always)
     public mutating func read() throws -> Bool {
+        if let slot = nextSlot(), case .bool(let flag)? = slots[slot] {
+            next += 1
+            return flag
+        }
         let (value, index) = nextValue()
         guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, index: index, expected: "a Bool") }
         return flag
@@ -223,6 +246,10 @@ public struct RowReader {
     /// Reads an optional Boolean; a missing value reads as `nil`.
     @inlinable @inline(__always)
     public mutating func read() throws -> Bool? {
+        if let slot = nextSlot(), case .bool(let flag)? = slots[slot] {
+            next += 1
+            return flag
+        }
         let (value, index) = nextValue()
         switch value {
         case .bool(let flag): return flag
@@ -234,6 +261,10 @@ public struct RowReader {
     /// Reads an integer.
     @inlinable @inline(__always)
     public mutating func read() throws -> Int {
+        if let slot = nextSlot(), case .int(let number)? = slots[slot], let exact = Int(exactly: number) {
+            next += 1
+            return exact
+        }
         let (value, index) = nextValue()
         if case .int(let number) = value, let exact = Int(exactly: number) { return exact }
         return try integer(value, index: index)
@@ -242,6 +273,10 @@ public struct RowReader {
     /// Reads an optional integer; a missing value reads as `nil`.
     @inlinable @inline(__always)
     public mutating func read() throws -> Int? {
+        if let slot = nextSlot(), case .int(let number)? = slots[slot], let exact = Int(exactly: number) {
+            next += 1
+            return exact
+        }
         let (value, index) = nextValue()
         if case .int(let number) = value, let exact = Int(exactly: number) { return exact }
         if value.isNull { return nil }
@@ -251,6 +286,10 @@ public struct RowReader {
     /// Reads a 64-bit integer.
     @inlinable @inline(__always)
     public mutating func read() throws -> Int64 {
+        if let slot = nextSlot(), case .int(let number)? = slots[slot] {
+            next += 1
+            return number
+        }
         let (value, index) = nextValue()
         if case .int(let number) = value { return number }
         return try integer(value, index: index)
@@ -259,6 +298,10 @@ public struct RowReader {
     /// Reads an optional 64-bit integer; a missing value reads as `nil`.
     @inlinable @inline(__always)
     public mutating func read() throws -> Int64? {
+        if let slot = nextSlot(), case .int(let number)? = slots[slot] {
+            next += 1
+            return number
+        }
         let (value, index) = nextValue()
         if case .int(let number) = value { return number }
         if value.isNull { return nil }
@@ -268,6 +311,10 @@ public struct RowReader {
     /// Reads a double (an integer converted).
     @inlinable @inline(__always)
     public mutating func read() throws -> Double {
+        if let slot = nextSlot(), case .double(let number)? = slots[slot] {
+            next += 1
+            return number
+        }
         let (value, index) = nextValue()
         switch value {
         case .double(let number): return number
@@ -279,6 +326,10 @@ public struct RowReader {
     /// Reads an optional double; a missing value reads as `nil`.
     @inlinable @inline(__always)
     public mutating func read() throws -> Double? {
+        if let slot = nextSlot(), case .double(let number)? = slots[slot] {
+            next += 1
+            return number
+        }
         let (value, index) = nextValue()
         switch value {
         case .double(let number): return number
@@ -296,6 +347,10 @@ public struct RowReader {
     @inlinable @inline(__always)
     @_disfavoredOverload
     public mutating func read<T: Decodable>() throws -> T {
+        if let slot = nextSlot(), case .date(let timestamp)? = slots[slot], T.self == RowReader.dateType {
+            next += 1
+            return RowReader.date(timestamp, as: T.self)
+        }
         let (value, index) = nextValue()
         if case .date(let timestamp) = value, T.self == RowReader.dateType {
             return RowReader.date(timestamp, as: T.self)
@@ -306,6 +361,10 @@ public struct RowReader {
     /// Reads any other optional decodable value; a missing value reads as `nil`.
     @inlinable @inline(__always)
     public mutating func read<T: Decodable>() throws -> T? {
+        if let slot = nextSlot(), case .date(let timestamp)? = slots[slot], T.self == RowReader.dateType {
+            next += 1
+            return RowReader.date(timestamp, as: T.self)
+        }
         let (value, index) = nextValue()
         if case .date(let timestamp) = value, T.self == RowReader.dateType {
             return RowReader.date(timestamp, as: T.self)
