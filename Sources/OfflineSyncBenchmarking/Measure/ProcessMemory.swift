@@ -5,10 +5,19 @@
 /// The process's resident memory, read from `/proc/self/status` (Linux).
 enum ProcessMemory {
     /// The current resident set size in bytes (`VmRSS`), or `nil` where `/proc` is unavailable.
-    static var residentBytes: Int? { statusField("VmRSS:") }
+    static var residentBytes: Int? { statusFields(["VmRSS:"])["VmRSS:"] }
 
     /// The peak resident set size in bytes since start or the last ``resetPeak()`` (`VmHWM`).
-    static var peakResidentBytes: Int? { statusField("VmHWM:") }
+    static var peakResidentBytes: Int? { statusFields(["VmHWM:"])["VmHWM:"] }
+
+    /// The current and the peak resident set size from one reading of the status file, so that
+    /// the peak is never below the current size (as two readings may show, when another thread
+    /// resets the peak or frees memory between them).
+    static var residentAndPeakBytes: (resident: Int, peak: Int)? {
+        let fields = statusFields(["VmRSS:", "VmHWM:"])
+        guard let resident = fields["VmRSS:"], let peak = fields["VmHWM:"] else { return nil }
+        return (resident, peak)
+    }
 
     /// Resets the peak to the current resident size (writes `5` to `/proc/self/clear_refs`).
     /// Returns `false` when the kernel refused, in which case the peak covers the whole process.
@@ -20,17 +29,20 @@ enum ProcessMemory {
         return Glibc.write(descriptor, "5", 1) == 1
     }
 
-    private static func statusField(_ name: String) -> Int? {
-        guard let file = fopen("/proc/self/status", "r") else { return nil }
+    /// The fields `names` of `/proc/self/status` in bytes, read in one pass of the file (which the
+    /// kernel writes whole at the first read).
+    private static func statusFields(_ names: [String]) -> [String: Int] {
+        guard let file = fopen("/proc/self/status", "r") else { return [:] }
         defer { fclose(file) }
+        var fields: [String: Int] = [:]
         var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), file) != nil {
+        while fields.count < names.count, fgets(&line, Int32(line.count), file) != nil {
             let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            guard text.hasPrefix(name) else { continue }
+            guard let name = names.first(where: { text.hasPrefix($0) }) else { continue }
             let kilobytes = text.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap
             { Int($0) }
-            return kilobytes.map { $0 * 1024 }
+            fields[name] = kilobytes.map { $0 * 1024 }
         }
-        return nil
+        return fields
     }
 }
