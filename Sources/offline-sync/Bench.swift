@@ -17,8 +17,8 @@ struct Bench: AsyncParsableCommand {
             repetitions; in each repetition the backend's and the raw side's runs alternate until each \
             side has been measured 0.1 s). The HTTP scenarios (http-push, http-push-batched, \
             http-pull) sync the column's store with a table server in the same process over loopback HTTP, \
-            its store an SQLite file; they have no raw C equivalent. The default run (20,000 rows, \
-            3 repetitions) takes about three minutes on two cores and shows the ratios to within about \
+            its store an SQLite file; they have no raw C equivalent. The default run (15,000 rows, \
+            3 repetitions) takes about two and a half minutes on two cores and shows the ratios to within about \
             ±25 %; --long runs 100,000 rows with 9 repetitions (the run behind BENCHMARKS.md, with which \
             two runs agree within ±15 % on almost every ratio; 25 to 35 minutes), and the Benchmarks/ \
             package runs the full-size suite under package-benchmark. Progress goes to standard error: a \
@@ -51,7 +51,7 @@ struct Bench: AsyncParsableCommand {
     var long = false
 
     @Option(
-        help: "Rows in the table for pulls, queries, lookups and purge; the other scenarios scale with it (default: 20000, 100000 with --long)."
+        help: "Rows in the table for pulls, queries, lookups and purge; the other scenarios scale with it (default: 15000, 100000 with --long)."
     )
     var records: Int?
 
@@ -65,7 +65,7 @@ struct Bench: AsyncParsableCommand {
     var repetitions: Int?
 
     /// The rows of the run: `--records`, else the default of the run's length.
-    var recordCount: Int { records ?? (long ? 100_000 : 20_000) }
+    var recordCount: Int { records ?? (long ? 100_000 : 15_000) }
 
     /// The repetitions of the run: `--repetitions`, else the default of the run's length.
     var repetitionCount: Int { repetitions ?? (long ? 9 : 3) }
