@@ -143,17 +143,12 @@ struct RetryAfterTests {
 
 /// A server's store whose writes fail as a locked SQLite database does while ``busy`` is set (a
 /// ``StoreUnavailableError``, which the server answers 503 with `Retry-After: 1`).
-private final class BusyWritesStore: LocalStore {
-    private let inner = InMemoryStore()
+private final class BusyWritesStore: ForwardingStore {
+    let inner: any LocalStore = InMemoryStore()
     let busy = Mutex(false)
     /// The writes refused so far.
     let refusedWrites = Mutex(0)
 
-    var info: StoreInfo { inner.info }
-    var schema: StoreSchema { get throws { try inner.schema } }
-    func open(schema: StoreSchema) throws { try inner.open(schema: schema) }
-    func read(_ query: Query) throws -> QueryResult { try inner.read(query) }
-    func lookup(table: String, id: String) throws -> Item? { try inner.lookup(table: table, id: id) }
     func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         if busy.withLock({ $0 }) {
             refusedWrites.withLock { $0 += 1 }
@@ -163,5 +158,4 @@ private final class BusyWritesStore: LocalStore {
         }
         return try inner.write(body)
     }
-    func close() throws { try inner.close() }
 }

@@ -224,8 +224,8 @@ struct BatchEndpointTests {
 }
 
 /// An in-memory store that counts its write transactions and can refuse to store one id.
-final class CountingStore: LocalStore {
-    private let inner = InMemoryStore()
+final class CountingStore: ForwardingStore {
+    let inner: any LocalStore = InMemoryStore()
     private let count = Atomic<Int>(0)
     private let failingId: String?
 
@@ -236,17 +236,11 @@ final class CountingStore: LocalStore {
     /// The write transactions run so far.
     var writes: Int { count.load(ordering: .relaxed) }
 
-    var info: StoreInfo { inner.info }
-    var schema: StoreSchema { get throws { try inner.schema } }
-    func open(schema: StoreSchema) throws { try inner.open(schema: schema) }
-    func read(_ query: Query) throws -> QueryResult { try inner.read(query) }
-    func lookup(table: String, id: String) throws -> Item? { try inner.lookup(table: table, id: id) }
     func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result {
         count.wrappingAdd(1, ordering: .relaxed)
         guard let failingId else { return try inner.write(body) }
         return try inner.write { transaction in try body(RefusingTransaction(inner: transaction, id: failingId)) }
     }
-    func close() throws { try inner.close() }
 }
 
 /// A transaction whose upsert of one id fails as a broken store's would.

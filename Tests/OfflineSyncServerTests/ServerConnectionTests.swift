@@ -388,9 +388,9 @@ struct ServerConnectionTests {
 }
 
 /// An in-memory store whose reads fail with a message full of internals, as a broken SQL store's would.
-final class FailingReadStore: LocalStore {
+final class FailingReadStore: ForwardingStore {
     static let secretPath = "/var/lib/secret/server.sqlite"
-    private let inner = InMemoryStore()
+    let inner: any LocalStore = InMemoryStore()
     /// What reads throw (by default a storage error naming SQL and a path).
     private let failure: (any Error & Sendable)?
 
@@ -398,16 +398,10 @@ final class FailingReadStore: LocalStore {
         self.failure = failure
     }
 
-    var info: StoreInfo { inner.info }
-    var schema: StoreSchema { get throws { try inner.schema } }
-    func open(schema: StoreSchema) throws { try inner.open(schema: schema) }
     func read(_ query: Query) throws -> QueryResult {
         if query.top == 1, query.selection == ["updatedAt"] { return try inner.read(query) }
         if let failure { throw failure }
         throw OfflineSyncError(
             .storage, "disk I/O error in SELECT \"text\" FROM \"todoitem\" WHERE ... (\(Self.secretPath))")
     }
-    func lookup(table: String, id: String) throws -> Item? { try inner.lookup(table: table, id: id) }
-    func write<Result>(_ body: (any StoreTransaction) throws -> Result) throws -> Result { try inner.write(body) }
-    func close() throws { try inner.close() }
 }
