@@ -35,7 +35,7 @@ struct ServerFuzzTests {
                 let request = generator.next()
                 let before = try StoreSnapshot(store)
                 let (answer, closed) = try await onOwnThread {
-                    let connection = try RawConnection(port: port, timeoutSeconds: 10)
+                    let connection = try RawConnection(port: port)
                     connection.send(request.bytes)
                     if request.isPartial { connection.finishSending() }
                     return connection.readUntilClosed()

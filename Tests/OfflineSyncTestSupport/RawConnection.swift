@@ -9,8 +9,9 @@ package import Foundation
 package final class RawConnection {
     private let socket: Int32
 
-    /// Connects to 127.0.0.1:`port`; reads give up after `timeoutSeconds`.
-    package init(port: Int, timeoutSeconds: Int = 10) throws {
+    /// Connects to 127.0.0.1:`port`; a read gives up after `timeoutSeconds` without a byte (long
+    /// enough for a server starved of CPU by a full test run beside other work).
+    package init(port: Int, timeoutSeconds: Int = 30) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw RawConnectionError(message: "socket() failed: errno \(errno)") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)

@@ -156,5 +156,9 @@ import Testing
             }
         }
         #expect(backoff.delay(afterFailures: 1, retryAfter: .seconds(5), using: &generator) == .seconds(5))
+        // A Retry-After of years (or of more seconds than an Int holds) is waited for an hour.
+        #expect(backoff.delay(afterFailures: 1, retryAfter: .seconds(Int.max), using: &generator) == .seconds(3600))
+        let short = RetryBackoff(initial: .milliseconds(10), maximum: .seconds(1), longestRetryAfter: .seconds(60))
+        #expect(short.delay(afterFailures: 3, retryAfter: .seconds(86_400), using: &generator) == .seconds(60))
     }
 }
