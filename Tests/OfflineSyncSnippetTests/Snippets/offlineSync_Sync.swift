@@ -36,13 +36,16 @@ extension Snippets {
                 signal: ChangeStream(configuration: configuration),     // nil: polls
                 options: .init(pushDelay: .milliseconds(200), pollInterval: .seconds(30)))
             let syncing = Task { try await replicator.run() }
-            for await status in replicator.status where status.lastError != nil {
-                render(status.lastError!)                               // e.g. offline, retrying in 3 s
-                break
+            let watching = Task {
+                for await status in replicator.status {
+                    render(status)        // connection, pending operations, progress, last error and its retry
+                }
             }
             replicator.pause()                                          // e.g. on a metered network
             replicator.resume()
+            try await replicator.syncNow()                              // a pull-to-refresh
             syncing.cancel()                                            // stops; nothing queued is lost
+            watching.cancel()
         }
     }
 }
