@@ -43,7 +43,6 @@ extension Snippets {
             }
             replicator.pause()                                          // e.g. on a metered network
             replicator.resume()
-            try await replicator.syncNow()                              // a pull-to-refresh
             syncing.cancel()                                            // stops; nothing queued is lost
             watching.cancel()
         }
