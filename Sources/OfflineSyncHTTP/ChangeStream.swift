@@ -162,7 +162,7 @@ public final class ChangeStream: ChangeSignal {
                 message: "\(baseURL) has no change stream (GET /changes answered \(status) \(contentType)); polling instead")
         case 401:
             throw ChangeSignalError(.authentication, status: status, message: "GET /changes: the server refused the credentials")
-        case 429, 502, 503, 504:
+        case _ where RemoteError.unavailableStatuses.contains(status):
             let asked = response.headers.first(name: "Retry-After").flatMap { Int($0) }.map { Duration.seconds($0) }
             throw ChangeSignalError(
                 .unavailable, status: status, retryAfter: asked, message: "GET /changes: the server is busy or at its subscriber cap")

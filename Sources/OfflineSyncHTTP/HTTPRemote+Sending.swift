@@ -41,7 +41,7 @@ extension HTTPRemote {
                     )
                 }
             case .success(let response)
-            where request.method.isIdempotentRead && [429, 502, 503, 504].contains(response.status)
+            where request.method.isIdempotentRead && RemoteError.unavailableStatuses.contains(response.status)
                 && attempt < configuration.readRetries:
                 let asked = Self.retryAfter(response)
                 // A server that asks for a longer pause than a request may take is not waited for.
