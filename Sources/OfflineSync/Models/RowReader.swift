@@ -58,9 +58,7 @@ extension RowReadable {
         models.reserveCapacity(rows.count)
         while rows.next() {
             do {
-                let model = try Self(row: &rows.reader)
-                try rows.reader.finish(model: Self.self)
-                models.append(model)
+                models.append(try rows.reader.model(Self.self))
             } catch {
                 try rows.undecodable(error)
             }
@@ -157,6 +155,13 @@ public struct RowReader {
     /// key, and must read exactly one value per key.
     mutating func model<Model: RowReadable>(_ type: Model.Type, of item: Item) throws -> Model {
         start(item)
+        return try model(type)
+    }
+
+    /// The model of the row the reader is on (see ``start(_:)``): `init(row:)` reads it from its
+    /// first key, and must read exactly one value per key.
+    @inlinable
+    mutating func model<Model: RowReadable>(_ type: Model.Type) throws -> Model {
         let model = try Model(row: &self)
         try finish(model: Model.self)
         return model
