@@ -105,14 +105,17 @@ extension SyncContext {
         var token = try store.lookup(table: SystemTables.config, id: key).flatMap(DeltaToken.init(row:)) ?? .initial
         var skip = 0
         var previousIds: [String] = []
-        while true {
-            try Task.checkCancellation()
+        func pageQuery() -> Query {
             let filter = request.query?.filter.map { FilterExpression.and($0, token.filter) } ?? token.filter
-            let query = Query(
+            return Query(
                 table: request.table, filter: filter,
                 orderBy: [SortKey(SystemProperty.updatedAt.rawValue), SortKey("id")],
                 skip: skip, top: options.pageSize)
-            let page = try await remote.readPage(query, includeDeleted: options.includeDeleted).items
+        }
+        var query = pageQuery()
+        try Task.checkCancellation()
+        var page = try await remote.readPage(query, includeDeleted: options.includeDeleted).items
+        while true {
             result.requests += 1
             try SyncContext.checkPageSize(page, of: query)
             guard let last = page.last, let updatedAt = try SyncContext.checkTimeOrder(page, table: request.table)
@@ -133,17 +136,26 @@ extension SyncContext {
             }
             let next = DeltaToken(updatedAt: updatedAt, itemId: last.id)
             let sameTime = updatedAt == token.updatedAt
+            let pageToken: (key: String, value: DeltaToken)?
             if sameTime && (skip > 0 || !SyncContext.isAfter(next, token)) {
                 // Within the token's millisecond, paged by `$skip` from the unchanged token.
                 previousIds = page.map(\.id)
-                try commit(page, of: request.table, token: nil, into: &result)
+                pageToken = nil
                 skip += page.count
             } else {
-                try commit(page, of: request.table, token: (key, next), into: &result)
+                pageToken = (key, next)
                 skip = 0
                 token = next
             }
+            // The next page is asked for while this one is stored (its query follows from this
+            // page alone); should storing fail, the request is cancelled and its page dropped.
+            try Task.checkCancellation()
+            let nextQuery = pageQuery()
+            query = nextQuery
+            async let following = remote.readPage(nextQuery, includeDeleted: options.includeDeleted)
+            try commit(page, of: request.table, token: pageToken, into: &result)
             options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
+            page = try await following.items
         }
     }
 
@@ -189,17 +201,22 @@ extension SyncContext {
         var remaining = query.top
         var lastId: String?
         var previousIds: Set<String> = []
-        while remaining != 0 {
-            try Task.checkCancellation()
+        func pageQuery() -> Query {
             var pageQuery = query
             pageQuery.top = min(options.pageSize, remaining ?? Int.max)
             if byId, let lastId {
                 let after = FilterExpression.comparison(.column("id"), .gt, .literal(.string(lastId)))
                 pageQuery.filter = filter.map { .and($0, after) } ?? after
             }
-            let page = try await remote.readPage(pageQuery, includeDeleted: options.includeDeleted).items
+            return pageQuery
+        }
+        guard remaining != 0 else { return }
+        try Task.checkCancellation()
+        var asked = pageQuery()
+        var page = try await remote.readPage(asked, includeDeleted: options.includeDeleted).items
+        while true {
             result.requests += 1
-            try SyncContext.checkPageSize(page, of: pageQuery)
+            try SyncContext.checkPageSize(page, of: asked)
             guard let last = page.last else { break }
             if byId, let lastId, let repeated = page.first(where: { previousIds.contains($0.id) }) {
                 // Keyset paging only moves on when each page holds records after the one before
@@ -209,7 +226,6 @@ extension SyncContext {
                     table: request.table, asked: "records after id '\(lastId)'",
                     answered: "a page holding item '\(repeated.id)' of the previous page again")
             }
-            try commit(page, of: request.table, token: nil, into: &result)
             if byId {
                 lastId = last.id
                 previousIds = Set(page.map(\.id))
@@ -217,7 +233,20 @@ extension SyncContext {
                 query.skip += page.count
             }
             remaining = remaining.map { max(0, $0 - page.count) }
+            guard remaining != 0 else {
+                try commit(page, of: request.table, token: nil, into: &result)
+                options.progress?(
+                    SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
+                break
+            }
+            // The next page is asked for while this one is stored (see `pullIncrementally`).
+            try Task.checkCancellation()
+            let nextQuery = pageQuery()
+            asked = nextQuery
+            async let following = remote.readPage(nextQuery, includeDeleted: options.includeDeleted)
+            try commit(page, of: request.table, token: nil, into: &result)
             options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
+            page = try await following.items
         }
     }
 

@@ -13,8 +13,12 @@ extension SyncContext {
     ///
     /// Operations go out in chunks of up to 64: one transaction marks a chunk attempted and
     /// in flight and reads its items (an edit made from then on waits in the follow-up slot),
-    /// the operations are sent one by one in order, and one transaction commits their outcomes.
-    /// A crash before that commit loses nothing: the chunk's operations are still queued and
+    /// the operations are sent in order, and one transaction commits their outcomes. With the
+    /// default handler a chunk goes to the remote at once (``RemoteService/send(_:)``, one
+    /// `$batch` request to a server that takes it), and while it is on its way the previous
+    /// chunk's outcomes are committed and the next chunk begun, so the store and the network
+    /// work side by side; another handler sees the operations one by one, each chunk committed
+    /// before the next begins. A crash before that commit loses nothing: the chunk's operations are still queued and
     /// attempted, and the next push sends again the ones whose remote call had succeeded, as
     /// the one-transaction-per-operation design did for its single operation in flight (a
     /// re-sent insert is answered 409 and a re-sent update 412 carrying the server's copy, which
@@ -35,7 +39,7 @@ extension SyncContext {
     }
 
     /// The outcome of one sent operation, committed with the rest of its chunk.
-    private enum Settlement {
+    private enum Settlement: Sendable {
         /// The handler returned an outcome (a 404 answer to a delete is `.pushed(nil)`).
         case finished(QueuedOperation, PushOutcome)
         /// The remote refused the operation (or its item was missing): an operation error.
@@ -85,17 +89,53 @@ extension SyncContext {
             }
             guard let last = batch.last else { break }
             after = last.sequence
-            for start in stride(from: 0, to: batch.count, by: SyncContext.pushChunk) {
-                let chunk: [(operation: QueuedOperation, item: Item?)]
-                do {
-                    chunk = try begin(
-                        batch[start..<min(batch.count, start + SyncContext.pushChunk)], readAt: generation)
-                } catch { throw abort(.abortedByStore, error) }
-                let sent = await send(chunk, through: handler) { operation in
-                    handled += 1
-                    progress?(
-                        SyncProgress(
-                            phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+            let chunks = stride(from: 0, to: batch.count, by: SyncContext.pushChunk).map {
+                batch[$0..<min(batch.count, $0 + SyncContext.pushChunk)]
+            }
+            // With the default handler a chunk goes to the remote at once, and the store work
+            // around it (committing the previous chunk's outcomes, beginning the next chunk) is
+            // done while it is on its way: chunks touch different items (the queue holds one
+            // primary operation per item), so that work does not depend on its answers. Another
+            // handler sees each chunk begun and the previous one committed, one after the other.
+            let atOnce = handler is DefaultPushHandler
+            var next: [(operation: QueuedOperation, item: Item?)]?
+            do { next = try begin(chunks[0], readAt: generation) } catch { throw abort(.abortedByStore, error) }
+            var following = 1
+            var uncommitted: [Settlement] = []
+            while let chunk = next {
+                next = nil
+                var storeError: (any Error)?
+                /// Commits the outcomes answered so far and begins the next chunk.
+                func advance() {
+                    do {
+                        try commit(uncommitted, erroredIds: erroredIds, into: &result)
+                        uncommitted = []
+                        if following < chunks.count {
+                            next = try begin(chunks[following], readAt: generation)
+                            following += 1
+                        }
+                    } catch {
+                        storeError = error
+                    }
+                }
+                let sent: [Sent]
+                if atOnce {
+                    async let answers = Self.sendAtOnce(chunk, to: remote, schema: queue.schema)
+                    advance()
+                    sent = await answers
+                    for (operation, _) in chunk {
+                        handled += 1
+                        progress?(
+                            SyncProgress(
+                                phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+                    }
+                } else {
+                    sent = await send(chunk, through: handler) { operation in
+                        handled += 1
+                        progress?(
+                            SyncProgress(
+                                phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+                    }
                 }
                 var settlements: [Settlement] = []
                 var unsettled: [QueuedOperation] = []
@@ -109,17 +149,23 @@ extension SyncContext {
                     case .unsent: unsettled.append(chunk[position].operation)
                     }
                 }
-                if let stop {
-                    // What was answered is committed; the rest stays queued (attempted).
-                    defer { try? release(unsettled) }
-                    do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch {
-                        throw abort(.abortedByStore, error)
-                    }
-                    throw abort(stop.status, stop.error)
+                if stop == nil, storeError == nil {
+                    uncommitted = settlements
+                    if !atOnce { advance() }
+                    guard let storeError else { continue }
+                    throw abort(.abortedByStore, storeError)
                 }
+                // What was answered is committed; the rest, and the chunk begun after it, stay
+                // queued (attempted).
+                defer { try? release(unsettled + (next ?? []).map(\.operation)) }
                 do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch {
                     throw abort(.abortedByStore, error)
                 }
+                if let storeError { throw abort(.abortedByStore, storeError) }
+                if let stop { throw abort(stop.status, stop.error) }
+            }
+            do { try commit(uncommitted, erroredIds: erroredIds, into: &result) } catch {
+                throw abort(.abortedByStore, error)
             }
         }
         return result
@@ -129,7 +175,7 @@ extension SyncContext {
     static let pushChunk = 64
 
     /// What became of one operation of a chunk.
-    private enum Sent {
+    private enum Sent: Sendable {
         /// Its outcome, to commit.
         case settled(Settlement)
         /// It stopped the push (``RemoteError/abortsPush``, cancellation, the handler); nothing to
@@ -139,70 +185,76 @@ extension SyncContext {
         case unsent
     }
 
-    /// Sends a chunk's operations through the handler in queue order and returns what became of
-    /// each, in chunk order; `answered` is called as each one is answered.
-    ///
-    /// With ``DefaultPushHandler``, the chunk goes to the remote at once
-    /// (``RemoteService/send(_:)``), which may send it in one request. With another handler, each
-    /// operation goes through the handler after the answer to the previous one. After an
-    /// operation stops the push, no further one is sent.
+    /// Sends a chunk's operations through `handler` in queue order and returns what became of
+    /// each, in chunk order; `answered` is called as each one is answered. Each operation goes
+    /// through the handler after the answer to the previous one; after an operation stops the
+    /// push, no further one is sent.
     private func send(
         _ chunk: [(operation: QueuedOperation, item: Item?)], through handler: any PushHandler,
         answered: (QueuedOperation) -> Void
     ) async -> [Sent] {
         var sent = [Sent](repeating: .unsent, count: chunk.count)
-        let schema = queue.schema
-        func record(_ position: Int, _ outcome: Result<PushOutcome, any Error>) {
-            let (operation, item) = chunk[position]
-            sent[position] = Self.classify(outcome, of: operation, item: item, schema: schema)
-            answered(operation)
-        }
-        /// `nil` when the operation can be sent; otherwise what became of it without sending.
-        func unsendable(_ position: Int) -> Sent? {
-            if Task.isCancelled { return .stopped(.cancelled, CancellationError()) }
-            let (operation, item) = chunk[position]
-            guard operation.kind != .delete && item == nil else { return nil }
-            let missing = RemoteError(
-                .server,
-                message:
-                    "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item"
-            )
-            return .settled(.failed(operation, missing, reason: "localItemMissing", item: nil))
-        }
-        func pushOperation(_ position: Int) -> PushOperation {
-            let (operation, item) = chunk[position]
-            return PushOperation(
-                kind: operation.kind, table: operation.table, itemId: operation.itemId, item: item,
-                sequence: operation.sequence, remote: remote)
-        }
-        if handler is DefaultPushHandler {
-            if Task.isCancelled { return chunk.map { _ in .stopped(.cancelled, CancellationError()) } }
-            var positions: [Int] = []
-            for position in chunk.indices {
-                if let settled = unsendable(position) {
-                    sent[position] = settled
-                    answered(chunk[position].operation)
-                } else {
-                    positions.append(position)
-                }
-            }
-            let answers = await remote.send(positions.map { pushOperation($0).write() })
-            for (position, answer) in zip(positions, answers) {
-                record(position, answer.map { PushOutcome.pushed($0) })
-            }
-            return sent
-        }
-        for position in chunk.indices {
-            if let settled = unsendable(position) {
+        for (position, (operation, item)) in chunk.enumerated() {
+            if let settled = Self.unsendable(operation, item: item) {
                 sent[position] = settled
                 if case .stopped = settled { break }
-                answered(chunk[position].operation)
+                answered(operation)
                 continue
             }
-            record(position, await Self.outcome { try await handler.push(pushOperation(position)) })
+            let outcome = await Self.outcome {
+                try await handler.push(Self.pushOperation(operation, item: item, remote: remote))
+            }
+            sent[position] = Self.classify(outcome, of: operation, item: item, schema: queue.schema)
+            answered(operation)
             if case .stopped = sent[position] { break }
         }
         return sent
+    }
+
+    /// Sends a chunk's operations to `remote` at once (``RemoteService/send(_:)``, which may send
+    /// them in one request), as ``DefaultPushHandler`` would one by one, and returns what became
+    /// of each, in chunk order.
+    private static func sendAtOnce(
+        _ chunk: [(operation: QueuedOperation, item: Item?)], to remote: any RemoteService, schema: StoreSchema
+    ) async -> [Sent] {
+        if Task.isCancelled { return chunk.map { _ in .stopped(.cancelled, CancellationError()) } }
+        var sent = [Sent](repeating: .unsent, count: chunk.count)
+        var positions: [Int] = []
+        for (position, (operation, item)) in chunk.enumerated() {
+            if let settled = unsendable(operation, item: item) {
+                sent[position] = settled
+            } else {
+                positions.append(position)
+            }
+        }
+        let answers = await remote.send(
+            positions.map { pushOperation(chunk[$0].operation, item: chunk[$0].item, remote: remote).write() })
+        for (position, answer) in zip(positions, answers) {
+            let (operation, item) = chunk[position]
+            sent[position] = classify(answer.map { PushOutcome.pushed($0) }, of: operation, item: item, schema: schema)
+        }
+        return sent
+    }
+
+    /// `nil` when the operation can be sent; otherwise what became of it without sending
+    /// (cancelled, or its local item missing).
+    private static func unsendable(_ operation: QueuedOperation, item: Item?) -> Sent? {
+        if Task.isCancelled { return .stopped(.cancelled, CancellationError()) }
+        guard operation.kind != .delete && item == nil else { return nil }
+        let missing = RemoteError(
+            .server,
+            message:
+                "the queue holds a \(operation.kind.rawValue) of '\(operation.itemId)' but table '\(operation.table)' has no such item"
+        )
+        return .settled(.failed(operation, missing, reason: "localItemMissing", item: nil))
+    }
+
+    private static func pushOperation(_ operation: QueuedOperation, item: Item?, remote: any RemoteService)
+        -> PushOperation
+    {
+        PushOperation(
+            kind: operation.kind, table: operation.table, itemId: operation.itemId, item: item,
+            sequence: operation.sequence, remote: remote)
     }
 
     private static func outcome(_ push: () async throws -> PushOutcome) async -> Result<PushOutcome, any Error> {
