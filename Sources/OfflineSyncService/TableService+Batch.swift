@@ -135,17 +135,22 @@ extension TableService {
     /// checks a write makes before it writes throw `RemoteError` and fail only that write; any
     /// other error may come from a half-done write, so it rolls the whole transaction back.
     private func applyTogether(_ writes: [Write]) throws -> [Result<Item, any Error>] {
-        try serialized { stamp in
+        try serialized(probing: { stamp in
             try write { transaction in
-                try writes.map { write -> Result<Item, any Error> in
+                // The newest stamp of a table is probed at its first write in the transaction.
+                var probed: Set<String> = []
+                return try writes.map { write -> Result<Item, any Error> in
                     do {
-                        return .success(try applyInTransaction(write, transaction, stamp))
+                        return .success(
+                            try applyInTransaction(write, transaction) { transaction, table in
+                                try stamp(transaction, table, probed.insert(table).inserted)
+                            })
                     } catch let error as RemoteError {
                         return .failure(error)
                     }
                 }
             }
-        }
+        })
     }
 
     /// One write inside a shared transaction, with the checks of the method of its kind.

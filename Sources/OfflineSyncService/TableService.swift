@@ -349,10 +349,24 @@ public final class TableService: Sendable {
     func serialized<Result>(
         _ body: (_ stamp: (any StoreTransaction, String) throws -> Timestamp) throws -> Result
     ) throws -> Result {
+        try serialized(probing: { stamp in
+            try withoutActuallyEscaping(stamp) { stamp in
+                try body { transaction, table in try stamp(transaction, table, true) }
+            }
+        })
+    }
+
+    /// ``serialized(_:)`` whose `stamp` probes the table's newest `updatedAt` only when its third
+    /// argument is `true`. Within one write transaction only the first stamp of a table needs the
+    /// probe: the transaction holds the store's writer lock, so what was added since are its own
+    /// writes, stamped no later than the last stamp given. Pass `false` only then.
+    func serialized<Result>(
+        probing body: (_ stamp: (any StoreTransaction, String, _ probe: Bool) throws -> Timestamp) throws -> Result
+    ) throws -> Result {
         let confined = store.isConfinedToInstance
         return try lastStamp.withLock { last in
-            try body { transaction, table in
-                let stored = confined ? Int64.min : try Self.newestStamp(of: table, transaction)
+            try body { transaction, table, probe in
+                let stored = confined || !probe ? Int64.min : try Self.newestStamp(of: table, transaction)
                 last = max(Timestamp.now().millisecondsSince1970, last &+ 1, stored &+ 1)
                 return Timestamp(millisecondsSince1970: last)
             }

@@ -5,7 +5,7 @@ import OfflineSync
 /// records, whose later records may carry columns (or first non-null values) the sample did not.
 ///
 /// Everything else is passed to the wrapped remote unchanged (its batched pushes too).
-final class ColumnWatchingRemote: RemoteService {
+final class ColumnWatchingRemote: ForwardingRemote {
     let base: any RemoteService
     let table: String
     private let state: Locked<State>
@@ -39,26 +39,6 @@ final class ColumnWatchingRemote: RemoteService {
             state.withLock { $0.columns.note(page.items) }
         }
         return page
-    }
-
-    func insert(_ item: Item, into table: String) async throws -> Item {
-        try await base.insert(item, into: table)
-    }
-
-    func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
-        try await base.update(item, in: table, ifMatch: version)
-    }
-
-    func delete(id: String, from table: String, ifMatch version: String?) async throws {
-        try await base.delete(id: id, from: table, ifMatch: version)
-    }
-
-    func lookup(id: String, in table: String) async throws -> Item? {
-        try await base.lookup(id: id, in: table)
-    }
-
-    func send(_ writes: [RemoteWrite]) async -> [Result<Item?, any Error>] {
-        await base.send(writes)
     }
 }
 

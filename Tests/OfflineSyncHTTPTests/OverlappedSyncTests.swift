@@ -18,8 +18,9 @@ import Testing
 
     /// A remote that forwards to an `InMemoryRemote`, and holds one call until `ready` is true
     /// (or 20 s have passed, when it gives up and records it).
-    final class WaitingRemote: RemoteService {
+    final class WaitingRemote: ForwardingRemote {
         let remote: InMemoryRemote
+        var base: any RemoteService { remote }
         private let state = Mutex<(sends: Int, reads: Int, gaveUp: Bool)>((0, 0, false))
         private let heldSend: Int?
         private let heldRead: Int?
@@ -59,22 +60,6 @@ import Testing
             }
             if call == heldRead { await wait() }
             return try await remote.readPage(query, includeDeleted: includeDeleted)
-        }
-
-        func insert(_ item: Item, into table: String) async throws -> Item {
-            try await remote.insert(item, into: table)
-        }
-
-        func update(_ item: Item, in table: String, ifMatch version: String?) async throws -> Item {
-            try await remote.update(item, in: table, ifMatch: version)
-        }
-
-        func delete(id: String, from table: String, ifMatch version: String?) async throws {
-            try await remote.delete(id: id, from: table, ifMatch: version)
-        }
-
-        func lookup(id: String, in table: String) async throws -> Item? {
-            try await remote.lookup(id: id, in: table)
         }
     }
 
