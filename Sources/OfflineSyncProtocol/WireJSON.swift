@@ -17,7 +17,7 @@ package enum WireJSON {
     package static func encodeForWrite(_ item: Item) throws(WireFormatError) -> [UInt8] {
         var members: [String: Value] = [:]
         item.forEachValue { name, value in
-            if SystemProperty(rawValue: name) == nil && !value.isNull { members[name] = value }
+            if SystemProperty(columnName: name) == nil && !value.isNull { members[name] = value }
         }
         if !item.id.isEmpty { members["id"] = .string(item.id) }
         return try encodeObject(members, first: "id")

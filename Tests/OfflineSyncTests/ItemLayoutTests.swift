@@ -151,6 +151,28 @@ import Testing
         #expect(item["c40"] == .null)
     }
 
+    /// Setting a column the item lacks appends it to a new layout, which keeps the positions the
+    /// old one found (system properties, the name table of a wide layout) and adds the new one's.
+    @Test func columnsSetOneByOneAreFoundAcrossTheLinearSearchLimit() {
+        var item = Item(id: "grown")
+        let stamp = Timestamp(millisecondsSince1970: 1_700_000_000_000)
+        var names: [String] = []
+        for index in 0..<(RowLayout.linearSearchLimit + 8) {
+            let name = "column\(index)"
+            item[name] = .int(Int64(index))
+            names.append(name)
+            if index == 3 { item[SystemProperty.updatedAt.rawValue] = .date(stamp) }
+            if index == RowLayout.linearSearchLimit + 2 { item[SystemProperty.deleted.rawValue] = .bool(true) }
+            for (position, name) in names.enumerated() { #expect(item[name] == .int(Int64(position))) }
+        }
+        #expect(item.updatedAt == stamp)
+        #expect(item.isDeleted)
+        #expect(item.version == nil && item["version"] == .null)
+        item["version"] = "v1"
+        #expect(item.version == "v1")
+        #expect(item["column0"] == .int(0) && item["column23"] == .int(23))
+    }
+
     @Test func jsonPageItemsWithTheSameMembersShareOneLayout() throws {
         let page = try JSONCodec.decodeItems(
             Array(#"[{"id":"1","a":1,"b":2},{"id":"2","a":3,"b":4},{"id":"3","b":5}]"#.utf8))

@@ -204,6 +204,14 @@ public enum SystemProperty: String, Sendable, CaseIterable {
         }
     }
 
+    /// The property a column of this name holds, if any: ``init(rawValue:)`` after a length
+    /// check, which most column names fail (layouts are built for every item a server writes).
+    package init?(columnName name: String) {
+        let length = name.utf8.count
+        guard length == 7 || length == 9 else { return nil }
+        self.init(rawValue: name)
+    }
+
     /// The property's position in ``allCases``.
     var ordinal: Int {
         switch self {

@@ -32,10 +32,16 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
             ? Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }) : nil
         var systemPositions = [Int](repeating: -1, count: SystemProperty.allCases.count)
         for (position, name) in names.enumerated() {
-            if let property = SystemProperty(rawValue: name), systemPositions[property.ordinal] < 0 {
+            if let property = SystemProperty(columnName: name), systemPositions[property.ordinal] < 0 {
                 systemPositions[property.ordinal] = position
             }
         }
+        self.systemPositions = systemPositions
+    }
+
+    private init(names: [String], positions: [String: Int]?, systemPositions: [Int]) {
+        self.names = names
+        self.positions = positions
         self.systemPositions = systemPositions
     }
 
@@ -73,7 +79,20 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
 
     /// This layout with `name` appended (a new layout; this one is shared and never changes).
     func appending(_ name: String) -> RowLayout {
-        RowLayout(uniqueNames: names + [name])
+        let appended = names + [name]
+        var systemPositions = self.systemPositions
+        if let property = SystemProperty(columnName: name), systemPositions[property.ordinal] < 0 {
+            systemPositions[property.ordinal] = names.count
+        }
+        var positions = self.positions
+        if appended.count > RowLayout.linearSearchLimit {
+            if positions == nil {
+                positions = Dictionary(appended.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            } else if positions?[name] == nil {
+                positions?[name] = names.count
+            }
+        }
+        return RowLayout(names: appended, positions: positions, systemPositions: systemPositions)
     }
 
     /// Two layouts are equal when they list the same names in the same order.
