@@ -21,7 +21,9 @@ package struct Device {
     ) throws -> Device {
         var configuration = HTTPRemote.Configuration(baseURL: "http://127.0.0.1:\(port)")
         configuration.batchWrites = batchWrites
-        configuration.connectTimeout = .milliseconds(500)
+        // Connecting to a stopped server on loopback is refused at once; the limit only has to
+        // outlast a machine busy with other tests.
+        configuration.connectTimeout = .seconds(5)
         configuration.readRetries = 1
         configuration.retryDelay = .milliseconds(10)
         configuration.clientVersion = "ZUMO/2.0 (lang=Swift; os=--; os_version=--; arch=--; version=\(name))"
