@@ -18,8 +18,8 @@ extension SyncContext {
     /// `$batch` request to a server that takes it), and while it is on its way the previous
     /// chunk's outcomes are committed and the next chunk begun, so the store and the network
     /// work side by side; another handler sees the operations one by one, each chunk committed
-    /// before the next begins. A crash before that commit loses nothing: the chunk's operations are still queued and
-    /// attempted, and the next push sends again the ones whose remote call had succeeded, as
+    /// before the next begins. A crash before that commit loses nothing: the chunk's operations
+    /// are still queued and attempted, and the next push sends again the ones whose remote call had succeeded, as
     /// the one-transaction-per-operation design did for its single operation in flight (a
     /// re-sent insert is answered 409 and a re-sent update 412 carrying the server's copy, which
     /// counts as done when it holds the item as sent, as it does after such a crash (otherwise
@@ -123,7 +123,8 @@ extension SyncContext {
                     async let answers = Self.sendAtOnce(chunk, to: remote, schema: queue.schema)
                     advance()
                     sent = await answers
-                    for (operation, _) in chunk {
+                    for ((operation, _), outcome) in zip(chunk, sent) {
+                        if case .unsent = outcome { continue }
                         handled += 1
                         progress?(
                             SyncProgress(
