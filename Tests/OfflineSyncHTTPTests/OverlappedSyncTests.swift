@@ -89,6 +89,20 @@ import Testing
         try context.close()
     }
 
+    @Test("a push reports each operation once, counting up to the queue's length")
+    func pushProgressCountsEveryOperationOnce() async throws {
+        let memory = try InMemoryRemote(tables: [Self.todo])
+        let context = try SyncContext(store: InMemoryStore(), remote: memory, tables: [Self.todo])
+        _ = try context.table("todo").insert((0..<150).map(Self.todo))
+        let reports = Mutex<[SyncProgress]>([])
+        let result = try await context.push(progress: { progress in reports.withLock { $0.append(progress) } })
+        #expect(result.completedCount == 150)
+        let seen = reports.withLock { $0 }
+        #expect(seen.map(\.completed) == Array(1...150))
+        #expect(seen.allSatisfy { $0.phase == .push && $0.total == 150 && $0.table == "todo" })
+        try context.close()
+    }
+
     @Test("a push stopped by the network leaves the chunk begun behind it queued and free to edit")
     func stoppedPushReleasesTheNextChunk() async throws {
         let memory = try InMemoryRemote(tables: [Self.todo])
