@@ -41,6 +41,7 @@ extension TableProtocol {
         var answers: [Answer?] = Array(repeating: nil, count: parts.count)
         var position: [String: Int] = [:]
         var pending: [(index: Int, write: TableService.Write, status: Int)] = []
+        var targets: [String: TableRequestTarget] = [:]
         func applyPending() {
             guard !pending.isEmpty else { return }
             let outcomes = service.apply(pending.map(\.write))
@@ -61,7 +62,7 @@ extension TableProtocol {
                 )
                 continue
             }
-            switch prepare(part, in: request) {
+            switch prepare(part, in: request, targets: &targets) {
             case .answered(let answer):
                 answers[index] = answer
             case .read(let read):
@@ -95,7 +96,9 @@ extension TableProtocol {
 
     /// One request of a batch as a request of its own: the batch's headers (but its token)
     /// under the request's, the batch's credential.
-    private func prepare(_ part: JSONBatch.Request, in batch: Request) -> Prepared {
+    private func prepare(
+        _ part: JSONBatch.Request, in batch: Request, targets: inout [String: TableRequestTarget]
+    ) -> Prepared {
         let target = Self.batchTarget(part.url)
         guard target.hasPrefix("/tables/") else {
             return .answered(
@@ -120,7 +123,7 @@ extension TableProtocol {
             },
             body: part.body)
         request.credential = batch.credential
-        return prepare(request)
+        return prepare(request, parsed: &targets)
     }
 
     /// The path and query of a batched request's URL: an absolute URL loses its scheme and

@@ -182,10 +182,24 @@ final class TableProtocol: Sendable {
     /// Parses and checks a table request (route, token, table access, API version, body), as far
     /// as it can without the store.
     func prepare(_ request: Request) -> Prepared {
+        var parsed: [String: TableRequestTarget] = [:]
+        return prepare(request, parsed: &parsed)
+    }
+
+    /// ``prepare(_:)`` that takes the request's target from `parsed` when an earlier request had
+    /// the same one (the inserts of a batch share theirs), and adds it there otherwise.
+    func prepare(_ request: Request, parsed: inout [String: TableRequestTarget]) -> Prepared {
         do {
-            guard let target = try TableRequestTarget(request.target) else {
-                return .answered(
-                    Self.error(404, "no route for \(Self.shown(request.target)); tables are under /tables/{table}"))
+            let target: TableRequestTarget
+            if let known = parsed[request.target] {
+                target = known
+            } else {
+                guard let found = try TableRequestTarget(request.target) else {
+                    return .answered(
+                        Self.error(404, "no route for \(Self.shown(request.target)); tables are under /tables/{table}"))
+                }
+                parsed[request.target] = found
+                target = found
             }
             return try route(request, target)
         } catch {
