@@ -580,7 +580,7 @@ final class TableProtocol: Sendable {
     /// `updatedAt`, `version` and `deleted` itself, so a body's values for them are ignored,
     /// whatever their type (a PATCH body's `version` is read before, as its condition).
     static func withoutSystemProperties(_ values: [String: Value]) -> [String: Value] {
-        values.filter { SystemProperty(rawValue: $0.key) == nil && $0.key != "id" }
+        values.filter { SystemProperty(columnName: $0.key) == nil && $0.key != "id" }
     }
 }
 
