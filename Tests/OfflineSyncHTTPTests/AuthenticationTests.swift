@@ -485,7 +485,7 @@ struct AuthenticationTests {
         }
         let count = 200
         _ = try alice.todo.insert((0..<count).map { Device.todo(String(format: "t%03d", $0), "todo \($0)") })
-        // The token is fetched per write, or per chunk of 64 writes of a pipelined push: the
+        // The token is fetched per write, or per `$batch` of 64 writes of a batched push: the
         // second fetch gets the expired one, after the first write or chunk was applied.
         source.expire(after: 2, with: try await Tokens.hs256(Tokens.claims("alice", lifetime: -3600)))
         let pushed = try await alice.context.push()

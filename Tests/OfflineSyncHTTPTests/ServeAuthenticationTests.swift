@@ -251,7 +251,7 @@ struct ServeAuthenticationTests {
         let bobCount = 40
         _ = try alice.todo.insert((0..<aliceCount).map { Device.todo(String(format: "alice-%03d", $0), "a\($0)") })
         _ = try bob.todo.insert((0..<bobCount).map { Device.todo(String(format: "bob-%03d", $0), "b\($0)") })
-        // From the second token fetch on (after the first write, or first chunk of a pipelined
+        // From the second token fetch on (after the first write, or first batch of a batched
         // push, was applied), Alice's hook hands out a token that expired an hour ago, until the
         // client asks it to refresh after the server's 401.
         source.expire(after: 2, with: try await Tokens.hs256(Tokens.claims("alice", lifetime: -3600)))
