@@ -147,16 +147,33 @@ extension SyncContext {
                 skip = 0
                 token = next
             }
-            // The next page is asked for while this one is stored (its query follows from this
-            // page alone); should storing fail, the request is cancelled and its page dropped.
-            try Task.checkCancellation()
-            let nextQuery = pageQuery()
-            query = nextQuery
-            async let following = remote.readPage(nextQuery, includeDeleted: options.includeDeleted)
-            try commit(page, of: request.table, token: pageToken, into: &result)
-            options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
-            page = try await following.items
+            query = pageQuery()
+            page = try await store(
+                page, of: request.table, token: pageToken, whileReading: query, options, into: &result)
         }
+    }
+
+    /// Stores `page` (see ``commit(_:of:token:into:)``) and reports the progress.
+    private func store(
+        _ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, _ options: PullOptions,
+        into result: inout PullResult
+    ) throws {
+        try commit(page, of: table, token: token, into: &result)
+        options.progress?(SyncProgress(phase: .pull, table: table, completed: result.received, total: nil))
+    }
+
+    /// Stores `page` as ``store(_:of:token:_:into:)`` does while the page `next` is asked for,
+    /// and returns that page. Its query follows from the pages before alone, so the network and
+    /// the store work side by side; should storing fail, the request is cancelled and its page
+    /// dropped.
+    private func store(
+        _ page: [Item], of table: String, token: (key: String, value: DeltaToken)?, whileReading next: Query,
+        _ options: PullOptions, into result: inout PullResult
+    ) async throws -> [Item] {
+        try Task.checkCancellation()
+        async let following = remote.readPage(next, includeDeleted: options.includeDeleted)
+        try store(page, of: table, token: token, options, into: &result)
+        return try await following.items
     }
 
     /// `true` when `next` comes after `token` in pull order, ids compared byte for byte.
@@ -234,19 +251,11 @@ extension SyncContext {
             }
             remaining = remaining.map { max(0, $0 - page.count) }
             guard remaining != 0 else {
-                try commit(page, of: request.table, token: nil, into: &result)
-                options.progress?(
-                    SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
+                try store(page, of: request.table, token: nil, options, into: &result)
                 break
             }
-            // The next page is asked for while this one is stored (see `pullIncrementally`).
-            try Task.checkCancellation()
-            let nextQuery = pageQuery()
-            asked = nextQuery
-            async let following = remote.readPage(nextQuery, includeDeleted: options.includeDeleted)
-            try commit(page, of: request.table, token: nil, into: &result)
-            options.progress?(SyncProgress(phase: .pull, table: request.table, completed: result.received, total: nil))
-            page = try await following.items
+            asked = pageQuery()
+            page = try await store(page, of: request.table, token: nil, whileReading: asked, options, into: &result)
         }
     }
 
