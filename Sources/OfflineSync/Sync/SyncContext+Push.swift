@@ -102,6 +102,11 @@ extension SyncContext {
             do { next = try begin(chunks[0], readAt: generation) } catch { throw abort(.abortedByStore, error) }
             var following = 1
             var uncommitted: [Settlement] = []
+            func report(_ operation: QueuedOperation) {
+                handled += 1
+                progress?(
+                    SyncProgress(phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+            }
             while let chunk = next {
                 next = nil
                 var storeError: (any Error)?
@@ -125,18 +130,10 @@ extension SyncContext {
                     sent = await answers
                     for ((operation, _), outcome) in zip(chunk, sent) {
                         if case .unsent = outcome { continue }
-                        handled += 1
-                        progress?(
-                            SyncProgress(
-                                phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
+                        report(operation)
                     }
                 } else {
-                    sent = await send(chunk, through: handler) { operation in
-                        handled += 1
-                        progress?(
-                            SyncProgress(
-                                phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
-                    }
+                    sent = await send(chunk, through: handler, answered: report)
                 }
                 var settlements: [Settlement] = []
                 var unsettled: [QueuedOperation] = []

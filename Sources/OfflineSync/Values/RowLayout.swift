@@ -27,9 +27,7 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
     /// position only).
     package init(uniqueNames names: [String]) {
         self.names = names
-        positions =
-            names.count > RowLayout.linearSearchLimit
-            ? Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }) : nil
+        positions = names.count > RowLayout.linearSearchLimit ? RowLayout.positionTable(names) : nil
         var systemPositions = [Int](repeating: -1, count: SystemProperty.allCases.count)
         for (position, name) in names.enumerated() {
             if let property = SystemProperty(columnName: name), systemPositions[property.ordinal] < 0 {
@@ -37,6 +35,11 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
             }
         }
         self.systemPositions = systemPositions
+    }
+
+    /// Name → position of `names`, a repeated name at its first position.
+    private static func positionTable(_ names: [String]) -> [String: Int] {
+        Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     private init(names: [String], positions: [String: Int]?, systemPositions: [Int]) {
@@ -87,7 +90,7 @@ public final class RowLayout: Sendable, Hashable, CustomStringConvertible {
         var positions = self.positions
         if appended.count > RowLayout.linearSearchLimit {
             if positions == nil {
-                positions = Dictionary(appended.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+                positions = RowLayout.positionTable(appended)
             } else if positions?[name] == nil {
                 positions?[name] = names.count
             }
