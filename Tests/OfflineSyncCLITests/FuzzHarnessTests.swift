@@ -7,7 +7,7 @@ import Testing
 /// A harness is compiled as one module with the core's sources and a few of a backend's or the
 /// tool's files, outside the package build, so nothing else notices when one of those files moves
 /// or when two of them declare the same name (the `lmdb-record` and `schema` harnesses
-/// were once found broken that way). Type-checking takes about ten seconds per harness; running them
+/// were once found broken that way). Type-checking takes under a second per harness; running them
 /// stays a manual step (`scripts/fuzz TARGET SECONDS`).
 @Suite("fuzz harnesses", .tags(.slow), .skippedInFastRuns)
 struct FuzzHarnessTests {

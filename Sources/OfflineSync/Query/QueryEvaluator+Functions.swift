@@ -27,15 +27,19 @@ extension QueryEvaluator {
         }
         switch function {
         case .startsWith:
-            return .bool(Array(text(0).utf8).starts(with: text(1).utf8))
+            return .bool(UTF8Bytes.hasPrefix(text(0), text(1)))
         case .endsWith:
-            return .bool(Array(text(0).utf8).reversed().starts(with: Array(text(1).utf8).reversed()))
+            return .bool(UTF8Bytes.hasSuffix(text(0), text(1)))
         case .contains:
-            return .bool(firstByteOffset(of: Array(text(1).utf8), in: Array(text(0).utf8)) != nil)
+            return .bool(firstByteOffset(of: text(1), in: text(0)) != nil)
         case .indexOf:
-            let haystack = Array(text(0).utf8)
-            guard let offset = firstByteOffset(of: Array(text(1).utf8), in: haystack) else { return .int(-1) }
-            return .int(Int64(haystack[..<offset].count(where: { $0 & 0xC0 != 0x80 })))
+            return UTF8Bytes.withBytes(of: text(0)) { haystack in
+                guard let offset = UTF8Bytes.withBytes(of: text(1), { UTF8Bytes.firstOffset(of: $0, in: haystack) })
+                else { return .int(-1) }
+                var scalars = 0
+                for byte in UnsafeBufferPointer(rebasing: haystack[..<offset]) where byte & 0xC0 != 0x80 { scalars += 1 }
+                return .int(Int64(scalars))
+            }
         case .toLower:
             return .string(mapASCII(text(0), from: 65...90, offset: 32))
         case .toUpper:
@@ -59,7 +63,7 @@ extension QueryEvaluator {
         case .concat:
             return .string(text(0) + text(1))
         case .replace:
-            return .string(replacing(Array(text(1).utf8), with: Array(text(2).utf8), in: Array(text(0).utf8)))
+            return .string(replacing(text(1), with: text(2), in: text(0)))
         case .year, .month, .day, .hour, .minute, .second:
             guard case .date(let date) = arguments[0] else { return .null }
             let parts = date.components
@@ -99,33 +103,31 @@ extension QueryEvaluator {
     }
 
     /// The byte offset of the first occurrence of `needle` in `haystack` (0 for an empty needle).
-    private static func firstByteOffset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        if needle.isEmpty { return 0 }
-        if needle.count > haystack.count { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if haystack[start..<start + needle.count].elementsEqual(needle) { return start }
+    private static func firstByteOffset(of needle: String, in haystack: String) -> Int? {
+        UTF8Bytes.withBytes(of: haystack) { haystack in
+            UTF8Bytes.withBytes(of: needle) { UTF8Bytes.firstOffset(of: $0, in: haystack) }
         }
-        return nil
     }
 
     /// `text` with every non-overlapping occurrence of `find` (left to right) replaced.
-    private static func replacing(_ find: [UInt8], with replacement: [UInt8], in text: [UInt8]) -> String {
-        guard !find.isEmpty, find.count <= text.count else { return String(decoding: text, as: UTF8.self) }
-        var result: [UInt8] = []
-        result.reserveCapacity(text.count)
-        var position = 0
-        while position < text.count {
-            if text[position] == find[0], position + find.count <= text.count,
-                text[position..<position + find.count].elementsEqual(find)
-            {
-                result.append(contentsOf: replacement)
-                position += find.count
-            } else {
-                result.append(text[position])
-                position += 1
+    private static func replacing(_ find: String, with replacement: String, in text: String) -> String {
+        UTF8Bytes.withBytes(of: text) { text in
+            UTF8Bytes.withBytes(of: find) { find in
+                guard !find.isEmpty, find.count <= text.count else { return String(decoding: text, as: UTF8.self) }
+                var result: [UInt8] = []
+                result.reserveCapacity(text.count)
+                var position = 0
+                while let found = UTF8Bytes.firstOffset(
+                    of: find, in: UnsafeBufferPointer(rebasing: text[position...]))
+                {
+                    result.append(contentsOf: UnsafeBufferPointer(rebasing: text[position..<position + found]))
+                    result.append(contentsOf: replacement.utf8)
+                    position += found + find.count
+                }
+                result.append(contentsOf: UnsafeBufferPointer(rebasing: text[position...]))
+                return String(decoding: result, as: UTF8.self)
             }
         }
-        return String(decoding: result, as: UTF8.self)
     }
 
     private static func mapASCII(_ text: String, from range: ClosedRange<UInt8>, offset: Int) -> String {

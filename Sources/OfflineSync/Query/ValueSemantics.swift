@@ -66,10 +66,8 @@ public enum ValueSemantics {
     /// Byte-wise comparison of the UTF-8 encodings (what a SQL `BINARY` collation and a key-value
     /// store's default key order do).
     public static func compareBytes(_ a: String, _ b: String) -> Int {
-        var left = a
-        var right = b
-        return left.withUTF8 { x in
-            right.withUTF8 { y in
+        UTF8Bytes.withBytes(of: a) { x in
+            UTF8Bytes.withBytes(of: b) { y in
                 let common = min(x.count, y.count)
                 if common > 0 {
                     let result = memcmp(x.baseAddress!, y.baseAddress!, common)

@@ -153,7 +153,7 @@ public struct Item: Sendable, Hashable, CustomStringConvertible {
     /// Two items are equal when their ids are byte-equal and their non-null values are equal
     /// (absent and null columns are the same thing).
     public static func == (lhs: Item, rhs: Item) -> Bool {
-        guard lhs.id.utf8.elementsEqual(rhs.id.utf8) else { return false }
+        guard UTF8Bytes.equal(lhs.id, rhs.id) else { return false }
         if lhs.layout === rhs.layout {
             for position in lhs.slots.indices {
                 let left = lhs.slots[position] ?? .null

@@ -100,9 +100,9 @@ extension Value: Hashable {
         case (.bool(let a), .bool(let b)): return a == b
         case (.int(let a), .int(let b)): return a == b
         case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return UTF8Bytes.equal(a, b)
         case (.date(let a), .date(let b)): return a == b
-        case (.json(let a), .json(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.json(let a), .json(let b)): return UTF8Bytes.equal(a, b)
         default: return false
         }
     }
