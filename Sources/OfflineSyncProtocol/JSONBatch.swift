@@ -126,7 +126,7 @@ package enum JSONBatch {
             if !response.headers.isEmpty { bytes += Array(#","headers":"#.utf8) + (try headers(response.headers)) }
             if !response.body.isEmpty {
                 bytes += Array(#","body":"#.utf8)
-                if (try? JSONCodec.decodeValue(response.body)) != nil {
+                if (try? JSONCodec.validate(response.body)) != nil {
                     bytes += response.body
                 } else {
                     bytes += try string(String(decoding: response.body, as: UTF8.self))
@@ -289,7 +289,7 @@ package enum JSONBatch {
         init(validating bytes: [UInt8], what: String) throws(WireFormatError) {
             guard !bytes.isEmpty else { throw WireFormatError("\(what) is empty; expected a JSON object") }
             do {
-                _ = try JSONCodec.decodeValue(bytes)
+                try JSONCodec.validate(bytes)
             } catch let error as OfflineSyncError {
                 throw WireFormatError("\(what) is not valid JSON: \(error.message)")
             } catch {

@@ -15,12 +15,9 @@ package enum WireJSON {
 
     /// The body of a client write.
     package static func encodeForWrite(_ item: Item) throws(WireFormatError) -> [UInt8] {
-        var members: [String: Value] = [:]
-        item.forEachValue { name, value in
-            if SystemProperty(columnName: name) == nil && !value.isNull { members[name] = value }
+        try codec("item '\(item.id)'") {
+            try JSONCodec.encode(item, nonNullMembersWhere: { SystemProperty(columnName: $0) == nil })
         }
-        if !item.id.isEmpty { members["id"] = .string(item.id) }
-        return try encodeObject(members, first: "id")
     }
 
     /// A JSON object of the given members, `first` (when present) then the others by name.
@@ -136,15 +133,15 @@ package enum WireJSON {
     }
 
     /// Runs a codec call, turning its error into a ``WireFormatError`` that says what was read.
-    private static func codec<Result>(_ what: String, _ body: () throws -> Result) throws(WireFormatError) -> Result {
+    private static func codec<Result>(_ what: @autoclosure () -> String, _ body: () throws -> Result) throws(WireFormatError) -> Result {
         do {
             return try body()
         } catch let error as OfflineSyncError {
             let truncated = error.code == .syntax || error.message.contains("end of the input")
             let hint = truncated ? " (the body may have been truncated or is not JSON)" : ""
-            throw WireFormatError("\(what): \(error.message)\(hint)")
+            throw WireFormatError("\(what()): \(error.message)\(hint)")
         } catch {
-            throw WireFormatError("\(what): \(error)")
+            throw WireFormatError("\(what()): \(error)")
         }
     }
 

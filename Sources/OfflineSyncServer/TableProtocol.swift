@@ -419,6 +419,11 @@ final class TableProtocol: Sendable {
     private func insert(_ request: Request, _ target: TableRequestTarget, _ owner: RowOwner?) throws
         -> TableService.Write
     {
+        // The common body, an object with a string id, is read straight into an item.
+        if !request.body.isEmpty, var item = try? JSONCodec.decodeItem(request.body) {
+            for property in SystemProperty.allCases { item.removeValue(forColumn: property.rawValue) }
+            return TableService.Write(.insert(creatingTable: createsTables), table: target.table, item: item, owner: owner)
+        }
         var values = try WireJSON.decodeObject(request.body)
         let id: String
         switch values.removeValue(forKey: "id") {

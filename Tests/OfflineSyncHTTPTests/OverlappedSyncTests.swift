@@ -34,6 +34,7 @@ import Testing
 
         var gaveUp: Bool { state.withLock { $0.gaveUp } }
         var reads: Int { state.withLock { $0.reads } }
+        var sends: Int { state.withLock { $0.sends } }
 
         private func wait() async {
             let deadline = ContinuousClock.now + .seconds(20)
@@ -89,6 +90,27 @@ import Testing
         try context.close()
     }
 
+    @Test("after the first chunk's answer, two chunks are on their way at once")
+    func pushKeepsTwoChunksOnTheirWay() async throws {
+        let remote = WaitingRemote(try InMemoryRemote(tables: [Self.todo]), holdingSend: 2)
+        let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [Self.todo])
+        let table = try context.table("todo")
+        _ = try table.insert((0..<300).map(Self.todo))
+        // The second chunk's send waits until the third chunk's has been made.
+        remote.ready.withLock { $0 = { remote.sends >= 3 } }
+        let result = try await context.push()
+        #expect(!remote.gaveUp, "the third chunk was sent while the second was on its way")
+        #expect(result.succeeded && result.completedCount == 300, "\(result)")
+        #expect(remote.sends == 5)
+        #expect(try context.pendingOperationCount() == 0)
+        let server = try remote.remote.items(in: "todo", includeDeleted: true)
+        #expect(server.count == 300)
+        for item in server {
+            #expect(try table.lookup(id: item.id)?.version == item.version, "'\(item.id)' at the server's version")
+        }
+        try context.close()
+    }
+
     @Test("a push reports each operation once, counting up to the queue's length")
     func pushProgressCountsEveryOperationOnce() async throws {
         let memory = try InMemoryRemote(tables: [Self.todo])
@@ -103,15 +125,15 @@ import Testing
         try context.close()
     }
 
-    @Test("a push stopped by the network leaves the chunk begun behind it queued and free to edit")
+    @Test("a push stopped by the network leaves the chunk on its way beside it queued and free to edit")
     func stoppedPushReleasesTheNextChunk() async throws {
         let memory = try InMemoryRemote(tables: [Self.todo])
         let context = try SyncContext(store: InMemoryStore(), remote: memory, tables: [Self.todo])
         let table = try context.table("todo")
         _ = try table.insert((0..<200).map(Self.todo))
-        // The third chunk (128–191) stops at its 23rd write; the fourth (192–199) was begun while
-        // the third was on its way.
-        memory.inject(RemoteFault(.network) { $0.itemId == "t0150" })
+        // The network goes down at the third chunk's (128–191) 23rd write; the fourth (192–199)
+        // was sent while the third was on its way, and gets no answer either.
+        memory.inject(RemoteFault(.network, times: nil) { ($0.itemId ?? "") >= "t0150" })
         let failure = try await #require(throws: PushFailure.self) { try await context.push() }
         #expect(failure.result.status == .abortedByNetwork)
         #expect(failure.result.completedCount == 150)
@@ -125,6 +147,7 @@ import Testing
         }
         #expect(try context.pendingOperationCount() == 50, "each edit folded into its queued insert")
 
+        memory.clearFaults()
         let resumed = try await context.push()
         #expect(resumed.succeeded && resumed.completedCount == 50, "\(resumed)")
         #expect(try context.pendingOperationCount() == 0)

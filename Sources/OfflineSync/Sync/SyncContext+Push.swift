@@ -15,10 +15,12 @@ extension SyncContext {
     /// in flight and reads its items (an edit made from then on waits in the follow-up slot),
     /// the operations are sent in order, and one transaction commits their outcomes. With the
     /// default handler a chunk goes to the remote at once (``RemoteService/send(_:)``, one
-    /// `$batch` request to a server that takes it), and while it is on its way the previous
-    /// chunk's outcomes are committed and the next chunk begun, so the store and the network
-    /// work side by side; another handler sees the operations one by one, each chunk committed
-    /// before the next begins. A crash before that commit loses nothing: the chunk's operations
+    /// `$batch` request to a server that takes it); after the first chunk's answer, two chunks
+    /// are on their way at a time, and while they are, the outcomes of the one answered before
+    /// are committed, so the store, the client and the server work side by side. Chunks hold
+    /// different items, so the order in which the server applies two of them changes nothing.
+    /// Another handler sees the operations one by one, each chunk committed before the next
+    /// begins. A crash before that commit loses nothing: the chunk's operations
     /// are still queued and attempted, and the next push sends again the ones whose remote call had succeeded, as
     /// the one-transaction-per-operation design did for its single operation in flight (a
     /// re-sent insert is answered 409 and a re-sent update 412 carrying the server's copy, which
@@ -29,8 +31,8 @@ extension SyncContext {
     /// - Returns: the operations completed and the errors recorded.
     /// - Throws: ``PushFailure`` when the network, a 401, a server unavailable for now (429, 502,
     ///   503, 504: ``PushFailure/retryAfter`` says when to try again, if it did), the store,
-    ///   cancellation or the handler stopped the push; the outcomes of the operations sent before
-    ///   the stop are committed, the rest of the queue is intact (the operations of the current
+    ///   cancellation or the handler stopped the push; the outcomes of the operations answered
+    ///   before the stop (and of the chunk on its way beside the one that stopped) are committed, the rest of the queue is intact (the operations of the current
     ///   chunk are marked attempted).
     @discardableResult
     public func push(handler: (any PushHandler)? = nil, progress: SyncProgressHandler? = nil) async throws -> PushResult
@@ -92,81 +94,132 @@ extension SyncContext {
             let chunks = stride(from: 0, to: batch.count, by: SyncContext.pushChunk).map {
                 batch[$0..<min(batch.count, $0 + SyncContext.pushChunk)]
             }
-            // With the default handler a chunk goes to the remote at once, and the store work
-            // around it (committing the previous chunk's outcomes, beginning the next chunk) is
-            // done while it is on its way: chunks touch different items (the queue holds one
-            // primary operation per item), so that work does not depend on its answers. Another
-            // handler sees each chunk begun and the previous one committed, one after the other.
-            let atOnce = handler is DefaultPushHandler
-            var next: [(operation: QueuedOperation, item: Item?)]?
-            do { next = try begin(chunks[0], readAt: generation) } catch { throw abort(.abortedByStore, error) }
-            var following = 1
-            var uncommitted: [Settlement] = []
             func report(_ operation: QueuedOperation) {
                 handled += 1
                 progress?(
                     SyncProgress(phase: .push, table: operation.table, completed: handled, total: max(total, handled)))
             }
-            while let chunk = next {
-                next = nil
-                var storeError: (any Error)?
-                /// Commits the outcomes answered so far and begins the next chunk.
-                func advance() {
-                    do {
-                        try commit(uncommitted, erroredIds: erroredIds, into: &result)
-                        uncommitted = []
-                        if following < chunks.count {
-                            next = try begin(chunks[following], readAt: generation)
-                            following += 1
-                        }
-                    } catch {
-                        storeError = error
-                    }
-                }
-                let sent: [Sent]
-                if atOnce {
-                    async let answers = Self.sendAtOnce(chunk, to: remote, schema: queue.schema)
-                    advance()
-                    sent = await answers
-                    for ((operation, _), outcome) in zip(chunk, sent) {
-                        if case .unsent = outcome { continue }
-                        report(operation)
-                    }
-                } else {
-                    sent = await send(chunk, through: handler, answered: report)
-                }
-                var settlements: [Settlement] = []
-                var unsettled: [QueuedOperation] = []
-                var stop: (status: PushStatus, error: any Error)?
-                for (position, outcome) in sent.enumerated() {
-                    switch outcome {
-                    case .settled(let settlement): settlements.append(settlement)
-                    case .stopped(let status, let error):
-                        stop = stop ?? (status, error)
-                        unsettled.append(chunk[position].operation)
-                    case .unsent: unsettled.append(chunk[position].operation)
-                    }
-                }
-                if stop == nil, storeError == nil {
-                    uncommitted = settlements
-                    if !atOnce { advance() }
-                    guard let storeError else { continue }
-                    throw abort(.abortedByStore, storeError)
-                }
-                // What was answered is committed; the rest, and the chunk begun after it, stay
-                // queued (attempted).
-                defer { try? release(unsettled + (next ?? []).map(\.operation)) }
-                do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch {
-                    throw abort(.abortedByStore, error)
-                }
-                if let storeError { throw abort(.abortedByStore, storeError) }
-                if let stop { throw abort(stop.status, stop.error) }
+            let stop: Stop?
+            if handler is DefaultPushHandler {
+                stop = await sendAtOnce(chunks, readAt: generation, erroredIds: erroredIds, into: &result, report: report)
+            } else {
+                stop = await send(
+                    chunks, through: handler, readAt: generation, erroredIds: erroredIds, into: &result, report: report)
             }
-            do { try commit(uncommitted, erroredIds: erroredIds, into: &result) } catch {
-                throw abort(.abortedByStore, error)
-            }
+            if let stop { throw abort(stop.status, stop.error) }
         }
         return result
+    }
+
+    /// Why a push stopped: the status it ends with and the error behind it.
+    private struct Stop {
+        var status: PushStatus
+        var error: any Error
+    }
+
+    /// How many chunks the default handler keeps on their way to the remote at once.
+    ///
+    /// Two: while one chunk's answers are committed and the chunk after the next begun and sent,
+    /// the next chunk is already with the server, so the client's encoding, decoding and store
+    /// work run beside the server's. Chunks touch different items (the queue holds one primary
+    /// operation per item, and follow-ups wait for the next push), so the order in which the
+    /// server applies two chunks changes no outcome; each chunk's operations are applied in order.
+    static let chunksInFlight = 2
+
+    /// Pushes the chunks of one read of the queue with the default handler: each chunk is begun
+    /// and goes to the remote at once (``RemoteService/send(_:)``), the first one alone and then
+    /// up to ``chunksInFlight`` of them on their way together, and their outcomes are committed
+    /// in queue order as they are answered. After a stop (or a store failure) nothing more is
+    /// begun; the chunks on their way are still answered and their outcomes committed, and what
+    /// was begun but not answered is released (queued, attempted, not in flight).
+    private func sendAtOnce(
+        _ chunks: [ArraySlice<QueuedOperation>], readAt generation: UInt64, erroredIds: Set<String>,
+        into result: inout PushResult, report: (QueuedOperation) -> Void
+    ) async -> Stop? {
+        let remote = self.remote
+        let schema = queue.schema
+        return await withTaskGroup(of: (Int, [Sent]).self) { group -> Stop? in
+            var stop: Stop?
+            var begun: [Int: [(operation: QueuedOperation, item: Item?)]] = [:]
+            var answers: [Int: [Sent]] = [:]
+            var launched = 0
+            func launch() {
+                guard stop == nil, launched < chunks.count else { return }
+                let index = launched
+                let chunk: [(operation: QueuedOperation, item: Item?)]
+                do {
+                    chunk = try begin(chunks[index], readAt: generation)
+                } catch {
+                    stop = Stop(status: .abortedByStore, error: error)
+                    return
+                }
+                begun[index] = chunk
+                launched += 1
+                group.addTask { (index, await Self.send(chunk, to: remote, schema: schema)) }
+            }
+            // The first chunk goes alone: its answer tells whether the remote takes the push at
+            // all (a refused credential, a server that is down) before a second one is sent.
+            launch()
+            var settled = 0
+            while settled < launched {
+                while answers[settled] == nil, let (index, sent) = await group.next() { answers[index] = sent }
+                guard let chunk = begun.removeValue(forKey: settled), let sent = answers.removeValue(forKey: settled)
+                else { break }
+                settled += 1
+                for ((operation, _), outcome) in zip(chunk, sent) {
+                    if case .unsent = outcome { continue }
+                    report(operation)
+                }
+                if let failure = settle(chunk, sent, erroredIds: erroredIds, into: &result) {
+                    stop = stop ?? failure
+                }
+                while launched - settled < Self.chunksInFlight, launched < chunks.count, stop == nil { launch() }
+            }
+            return stop
+        }
+    }
+
+    /// Pushes the chunks of one read of the queue through a handler other than the default: each
+    /// chunk is begun, sent operation by operation and committed before the next one begins.
+    private func send(
+        _ chunks: [ArraySlice<QueuedOperation>], through handler: any PushHandler, readAt generation: UInt64,
+        erroredIds: Set<String>, into result: inout PushResult, report: (QueuedOperation) -> Void
+    ) async -> Stop? {
+        for operations in chunks {
+            let chunk: [(operation: QueuedOperation, item: Item?)]
+            do { chunk = try begin(operations, readAt: generation) } catch {
+                return Stop(status: .abortedByStore, error: error)
+            }
+            let sent = await send(chunk, through: handler, answered: report)
+            if let stop = settle(chunk, sent, erroredIds: erroredIds, into: &result) { return stop }
+        }
+        return nil
+    }
+
+    /// Commits the outcomes of a chunk's answered operations and releases the ones not answered
+    /// (queued, attempted, not in flight); returns the stop the chunk ran into, if any: the first
+    /// operation that stopped the push, or the store failing to commit.
+    private func settle(
+        _ chunk: [(operation: QueuedOperation, item: Item?)], _ sent: [Sent], erroredIds: Set<String>,
+        into result: inout PushResult
+    ) -> Stop? {
+        var settlements: [Settlement] = []
+        var unsettled: [QueuedOperation] = []
+        var stop: Stop?
+        for (position, outcome) in sent.enumerated() {
+            switch outcome {
+            case .settled(let settlement): settlements.append(settlement)
+            case .stopped(let status, let error):
+                stop = stop ?? Stop(status: status, error: error)
+                unsettled.append(chunk[position].operation)
+            case .unsent: unsettled.append(chunk[position].operation)
+            }
+        }
+        defer { try? release(unsettled) }
+        do { try commit(settlements, erroredIds: erroredIds, into: &result) } catch {
+            return Stop(status: .abortedByStore, error: error)
+        }
+        return stop
     }
 
     /// How many operations are begun, sent and committed together.
@@ -212,7 +265,7 @@ extension SyncContext {
     /// Sends a chunk's operations to `remote` at once (``RemoteService/send(_:)``, which may send
     /// them in one request), as ``DefaultPushHandler`` would one by one, and returns what became
     /// of each, in chunk order.
-    private static func sendAtOnce(
+    private static func send(
         _ chunk: [(operation: QueuedOperation, item: Item?)], to remote: any RemoteService, schema: StoreSchema
     ) async -> [Sent] {
         if Task.isCancelled { return chunk.map { _ in .stopped(.cancelled, CancellationError()) } }

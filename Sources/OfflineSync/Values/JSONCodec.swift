@@ -51,6 +51,12 @@ public enum JSONCodec {
         try read(bytes) { try $0.readResult() }
     }
 
+    /// Checks that `bytes` are one JSON value, building nothing; throws what the decoding
+    /// methods would for text that is not JSON (the message names the byte offset).
+    package static func validate(_ bytes: some Collection<UInt8>) throws {
+        try read(bytes) { try $0.skipValue() }
+    }
+
     // MARK: - Writing
 
     /// Writes one value; an array or object in ``Value/json(_:)`` is written as its compact text.
@@ -65,6 +71,15 @@ public enum JSONCodec {
         var writer = JSONWriter()
         writer.bytes.reserveCapacity(64 + item.slots.count * 24)
         try writer.write(item)
+        return writer.bytes
+    }
+
+    /// Writes one item as a JSON object with only the non-null members `includes` accepts (in
+    /// ascending name order after the id), and no `id` member when the id is empty.
+    package static func encode(_ item: Item, nonNullMembersWhere includes: (String) -> Bool) throws -> [UInt8] {
+        var writer = JSONWriter()
+        writer.bytes.reserveCapacity(64 + item.slots.count * 24)
+        try writer.write(item, nonNullMembersWhere: includes)
         return writer.bytes
     }
 

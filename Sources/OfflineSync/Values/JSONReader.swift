@@ -124,6 +124,40 @@ struct JSONReader {
         }
     }
 
+    /// Checks the value at the current position and moves past it, building nothing: what
+    /// ``readValue()`` accepts inside an array or object (numbers are scanned, not converted).
+    mutating func skipValue(depth: Int = 0) throws {
+        guard depth < JSONReader.maximumDepth else {
+            throw syntaxError("arrays and objects nested deeper than \(JSONReader.maximumDepth) levels", at: index)
+        }
+        guard let byte = peek() else { throw expected("a JSON value") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            index += 1
+            if consumeIf(UInt8(ascii: "}")) { return }
+            repeat {
+                guard peek() == UInt8(ascii: "\"") else { throw expected("a member name in double quotes") }
+                _ = try scanString()
+                try consume(UInt8(ascii: ":"), "':' after a member name")
+                try skipValue(depth: depth + 1)
+            } while consumeIf(UInt8(ascii: ","))
+            try consume(UInt8(ascii: "}"), "',' or '}' after an object member")
+        case UInt8(ascii: "["):
+            index += 1
+            if consumeIf(UInt8(ascii: "]")) { return }
+            repeat {
+                try skipValue(depth: depth + 1)
+            } while consumeIf(UInt8(ascii: ","))
+            try consume(UInt8(ascii: "]"), "',' or ']' after an array element")
+        case UInt8(ascii: "\""): _ = try scanString()
+        case UInt8(ascii: "-"), 48...57: _ = try scanNumber()
+        case UInt8(ascii: "t"): try readWord("true")
+        case UInt8(ascii: "f"): try readWord("false")
+        case UInt8(ascii: "n"): try readWord("null")
+        default: throw expected("a JSON value")
+        }
+    }
+
     mutating func readWord(_ word: StaticString) throws {
         let start = index
         let count = word.utf8CodeUnitCount

@@ -23,6 +23,26 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// Writes `{"id":…,…}` with the non-null members `includes` accepts in ascending name order;
+    /// without an `id` member when the id is empty.
+    mutating func write(_ item: Item, nonNullMembersWhere includes: (String) -> Bool) throws {
+        bytes.append(UInt8(ascii: "{"))
+        var first = item.id.isEmpty
+        if !first {
+            JSONWriter.appendString("id", to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            JSONWriter.appendString(item.id, to: &bytes)
+        }
+        for (key, value) in JSONWriter.members(of: item) where key != "id" && !value.isNull && includes(key) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.appendString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            try write(value, context: "column '\(key)' of item '\(item.id)'")
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// The item's members in ascending name order: the layout's order sorted once per layout
     /// (consecutive items of a page share theirs), not a dictionary per item.
     static func members(of item: Item) -> [(name: String, value: Value)] {
