@@ -75,13 +75,7 @@ extension HTTPRemote {
                 },
                 body: entry.request.body ?? [])
         }
-        let request: TableRequest
-        do {
-            request = TableRequest.batch(try JSONBatch.encode(requests: parts), clientVersion: configuration.clientVersion)
-        } catch {
-            let failure = RemoteError(.server, message: "the batch of \(batch.count) writes cannot be written: \(error)")
-            return batch.map { _ in .failure(failure) }
-        }
+        let request = TableRequest.batch(JSONBatch.encode(requests: parts), clientVersion: configuration.clientVersion)
         let response: WireResponse
         do {
             response = try await send(request)

@@ -92,68 +92,78 @@ package enum JSONBatch {
     // MARK: Writing
 
     /// The body of a batch request.
-    package static func encode(requests: [Request]) throws(WireFormatError) -> [UInt8] {
-        var bytes = Array(#"{"requests":["#.utf8)
+    package static func encode(requests: [Request]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 + requests.reduce(0) { $0 + $1.body.count + $1.url.utf8.count + 96 })
+        bytes += #"{"requests":["#.utf8
         for (index, request) in requests.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes += Array(#"{"id":"#.utf8) + (try string(request.id))
-            bytes += Array(#","method":"#.utf8) + (try string(request.method))
-            bytes += Array(#","url":"#.utf8) + (try string(request.url))
-            if !request.headers.isEmpty { bytes += Array(#","headers":"#.utf8) + (try headers(request.headers)) }
+            bytes += #"{"id":"#.utf8
+            JSONCodec.appendString(request.id, to: &bytes)
+            bytes += #","method":"#.utf8
+            JSONCodec.appendString(request.method, to: &bytes)
+            bytes += #","url":"#.utf8
+            JSONCodec.appendString(request.url, to: &bytes)
+            if !request.headers.isEmpty {
+                bytes += #","headers":"#.utf8
+                append(request.headers, to: &bytes)
+            }
             if !request.dependsOn.isEmpty {
-                bytes += Array(#","dependsOn":["#.utf8)
+                bytes += #","dependsOn":["#.utf8
                 for (position, id) in request.dependsOn.enumerated() {
                     if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                    bytes += try string(id)
+                    JSONCodec.appendString(id, to: &bytes)
                 }
                 bytes.append(UInt8(ascii: "]"))
             }
-            if !request.body.isEmpty { bytes += Array(#","body":"#.utf8) + request.body }
+            if !request.body.isEmpty {
+                bytes += #","body":"#.utf8
+                bytes += request.body
+            }
             bytes.append(UInt8(ascii: "}"))
         }
-        bytes += Array("]}".utf8)
+        bytes += "]}".utf8
         return bytes
     }
 
     /// The body of a batch answer. A response body that is not JSON text (none of the table
     /// protocol's are) would break the envelope, so it is sent as a JSON string instead.
-    package static func encode(responses: [Response]) throws(WireFormatError) -> [UInt8] {
-        var bytes = Array(#"{"responses":["#.utf8)
+    package static func encode(responses: [Response]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 + responses.reduce(0) { $0 + $1.body.count + 160 })
+        bytes += #"{"responses":["#.utf8
         for (index, response) in responses.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes += Array(#"{"id":"#.utf8) + (try string(response.id))
-            bytes += Array(#","status":\#(response.status)"#.utf8)
-            if !response.headers.isEmpty { bytes += Array(#","headers":"#.utf8) + (try headers(response.headers)) }
+            bytes += #"{"id":"#.utf8
+            JSONCodec.appendString(response.id, to: &bytes)
+            bytes += #","status":\#(response.status)"#.utf8
+            if !response.headers.isEmpty {
+                bytes += #","headers":"#.utf8
+                append(response.headers, to: &bytes)
+            }
             if !response.body.isEmpty {
-                bytes += Array(#","body":"#.utf8)
+                bytes += #","body":"#.utf8
                 if (try? JSONCodec.validate(response.body)) != nil {
                     bytes += response.body
                 } else {
-                    bytes += try string(String(decoding: response.body, as: UTF8.self))
+                    JSONCodec.appendString(String(decoding: response.body, as: UTF8.self), to: &bytes)
                 }
             }
             bytes.append(UInt8(ascii: "}"))
         }
-        bytes += Array("]}".utf8)
+        bytes += "]}".utf8
         return bytes
     }
 
-    private static func string(_ text: String) throws(WireFormatError) -> [UInt8] {
-        do {
-            return try JSONCodec.encode(.string(text))
-        } catch {
-            throw WireFormatError("the batch could not be written: \(error)")
-        }
-    }
-
-    private static func headers(_ headers: [Header]) throws(WireFormatError) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private static func append(_ headers: [Header], to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
         for (index, header) in headers.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes += try string(header.name) + [UInt8(ascii: ":")] + string(header.value)
+            JSONCodec.appendString(header.name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            JSONCodec.appendString(header.value, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
-        return bytes
     }
 
     // MARK: Reading

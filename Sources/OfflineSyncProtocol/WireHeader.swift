@@ -17,6 +17,7 @@ package enum WireHeader {
     /// `true` when a request's ``apiVersion`` value names a protocol version this package
     /// speaks: `2.0.x`, with a numeric patch version.
     package static func isSupportedAPIVersion(_ value: String) -> Bool {
+        if value == "2.0.0" { return true }
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 3 && parts[0] == "2" && parts[1] == "0" && !parts[2].isEmpty
             && parts[2].allSatisfy { $0.isASCII && $0.isNumber }

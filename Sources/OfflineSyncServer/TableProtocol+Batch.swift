@@ -85,13 +85,9 @@ extension TableProtocol {
                 id: part.id, status: answer.status, headers: answer.headers.map { JSONBatch.Header($0.0, $0.1) },
                 body: answer.body)
         }
-        do {
-            var answer = Self.json(200, try JSONBatch.encode(responses: responses))
-            answer.logDetail = details.isEmpty ? nil : details.joined(separator: "; ")
-            return answer
-        } catch {
-            return Self.error(500, "the batch answer could not be written as JSON; see the server log", detail: "\(error)")
-        }
+        var batchAnswer = Self.json(200, JSONBatch.encode(responses: responses))
+        batchAnswer.logDetail = details.isEmpty ? nil : details.joined(separator: "; ")
+        return batchAnswer
     }
 
     /// One request of a batch as a request of its own: the batch's headers (but its token)
@@ -129,10 +125,17 @@ extension TableProtocol {
     /// The path and query of a batched request's URL: an absolute URL loses its scheme and
     /// host, a path relative to the service root gets its leading `/`.
     static func batchTarget(_ url: String) -> String {
-        if let scheme = url.range(of: "://") {
-            let afterHost = url[scheme.upperBound...].drop { $0 != "/" && $0 != "?" }
-            return afterHost.hasPrefix("/") ? String(afterHost) : "/" + afterHost
+        if url.utf8.first == UInt8(ascii: "/") { return url }
+        let utf8 = url.utf8
+        var index = utf8.startIndex
+        while index < utf8.endIndex, utf8[index] != UInt8(ascii: "/") {
+            if utf8[index] == UInt8(ascii: ":"), utf8[index...].starts(with: "://".utf8) {
+                let host = utf8.index(index, offsetBy: 3)
+                let afterHost = url[host...].drop { $0 != "/" && $0 != "?" }
+                return afterHost.hasPrefix("/") ? String(afterHost) : "/" + afterHost
+            }
+            index = utf8.index(after: index)
         }
-        return url.hasPrefix("/") ? url : "/" + url
+        return "/" + url
     }
 }

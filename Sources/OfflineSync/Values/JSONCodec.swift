@@ -83,6 +83,11 @@ public enum JSONCodec {
         return writer.bytes
     }
 
+    /// Appends `text` as a JSON string (in double quotes, escaped as ``encode(_:)-(Value)`` escapes it).
+    package static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        JSONWriter.appendString(text, to: &bytes)
+    }
+
     /// Writes items as a JSON array.
     public static func encode(_ items: [Item]) throws -> [UInt8] {
         var writer = JSONWriter()
