@@ -90,16 +90,16 @@ import Testing
         try context.close()
     }
 
-    @Test("after the first chunk's answer, two chunks are on their way at once")
-    func pushKeepsTwoChunksOnTheirWay() async throws {
+    @Test("after the first chunk's answer, four chunks are on their way at once")
+    func pushKeepsFourChunksOnTheirWay() async throws {
         let remote = WaitingRemote(try InMemoryRemote(tables: [Self.todo]), holdingSend: 2)
         let context = try SyncContext(store: InMemoryStore(), remote: remote, tables: [Self.todo])
         let table = try context.table("todo")
         _ = try table.insert((0..<300).map(Self.todo))
-        // The second chunk's send waits until the third chunk's has been made.
-        remote.ready.withLock { $0 = { remote.sends >= 3 } }
+        // The second chunk's send waits until the fifth chunk's has been made.
+        remote.ready.withLock { $0 = { remote.sends >= 5 } }
         let result = try await context.push()
-        #expect(!remote.gaveUp, "the third chunk was sent while the second was on its way")
+        #expect(!remote.gaveUp, "the third, fourth and fifth chunks were sent while the second was on its way")
         #expect(result.succeeded && result.completedCount == 300, "\(result)")
         #expect(remote.sends == 5)
         #expect(try context.pendingOperationCount() == 0)
