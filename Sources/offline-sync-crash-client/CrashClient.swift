@@ -97,7 +97,19 @@ struct CrashClient: AsyncParsableCommand {
         var known = Set(try device.localItems().keys)
         while true {
             let roll = random.next() % 100
-            if roll < 70 {
+            if roll < 2 {
+                // A burst of inserts, so that the next push spans several chunks on their way
+                // at once.
+                for _ in 0..<(100 + Int(random.next() % 200)) {
+                    let id = "item-\(seed)-\(sequence)"
+                    let text = "insert-\(sequence)"
+                    journal.append("E \(sequence) insert \(id) \(text)")
+                    _ = try items.insert(Item(id: id, values: ["text": .string(text)]))
+                    known.insert(id)
+                    journal.append("A \(sequence)")
+                    sequence += 1
+                }
+            } else if roll < 70 {
                 let id: String
                 let kind: CrashJournal.Kind
                 if known.isEmpty || roll < 30 {

@@ -64,6 +64,19 @@ import Testing
         }
     }
 
+    /// Expects an empty queue, `count` items on the server and each at the server's version in
+    /// the context's store, then closes the context.
+    static func expectPushed(_ count: Int, context: SyncContext, remote: InMemoryRemote) throws {
+        #expect(try context.pendingOperationCount() == 0)
+        let server = try remote.items(in: "todo", includeDeleted: true)
+        #expect(server.count == count)
+        let table = try context.table("todo")
+        for item in server {
+            #expect(try table.lookup(id: item.id)?.version == item.version, "'\(item.id)' at the server's version")
+        }
+        try context.close()
+    }
+
     @Test("a push commits a chunk's outcomes and begins the next chunk while a chunk is on its way")
     func pushOverlapsStoreWorkAndSend() async throws {
         let remote = WaitingRemote(try InMemoryRemote(tables: [Self.todo]), holdingSend: 2)
@@ -81,13 +94,7 @@ import Testing
         let result = try await context.push()
         #expect(!remote.gaveUp, "the first chunk was committed and the third begun while the second was on its way")
         #expect(result.succeeded && result.completedCount == 150, "\(result)")
-        #expect(try context.pendingOperationCount() == 0)
-        let server = try remote.remote.items(in: "todo", includeDeleted: true)
-        #expect(server.count == 150)
-        for item in server {
-            #expect(try table.lookup(id: item.id)?.version == item.version, "'\(item.id)' at the server's version")
-        }
-        try context.close()
+        try Self.expectPushed(150, context: context, remote: remote.remote)
     }
 
     @Test("after the first chunk's answer, four chunks are on their way at once")
@@ -102,13 +109,7 @@ import Testing
         #expect(!remote.gaveUp, "the third, fourth and fifth chunks were sent while the second was on its way")
         #expect(result.succeeded && result.completedCount == 300, "\(result)")
         #expect(remote.sends == 5)
-        #expect(try context.pendingOperationCount() == 0)
-        let server = try remote.remote.items(in: "todo", includeDeleted: true)
-        #expect(server.count == 300)
-        for item in server {
-            #expect(try table.lookup(id: item.id)?.version == item.version, "'\(item.id)' at the server's version")
-        }
-        try context.close()
+        try Self.expectPushed(300, context: context, remote: remote.remote)
     }
 
     @Test("a push reports each operation once, counting up to the queue's length")
