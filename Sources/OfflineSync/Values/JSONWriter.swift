@@ -1,6 +1,10 @@
 /// Writes values and items as compact UTF-8 JSON (the rules are on ``JSONCodec``).
 struct JSONWriter {
     var bytes: [UInt8] = []
+    /// The layout of the last item written and its positions in ascending name order: the items
+    /// of a page share one layout, so its names are sorted once, not once per item.
+    private var orderedLayout: RowLayout?
+    private var orderedPositions: [Int] = []
 
     // MARK: - Items
 
@@ -10,7 +14,10 @@ struct JSONWriter {
         JSONWriter.appendString("id", to: &bytes)
         bytes.append(UInt8(ascii: ":"))
         JSONWriter.appendString(item.id, to: &bytes)
-        for (key, value) in JSONWriter.members(of: item) {
+        let names = item.layout.names
+        for position in positionsByName(of: item) {
+            guard position < item.slots.count, let value = item.slots[position] else { continue }
+            let key = names[position]
             guard key != "id" else {
                 throw OfflineSyncError(
                     .invalidValue, "item '\(item.id)' holds a value named 'id' besides its id; set Item.id instead")
@@ -33,7 +40,11 @@ struct JSONWriter {
             bytes.append(UInt8(ascii: ":"))
             JSONWriter.appendString(item.id, to: &bytes)
         }
-        for (key, value) in JSONWriter.members(of: item) where key != "id" && !value.isNull && includes(key) {
+        let names = item.layout.names
+        for position in positionsByName(of: item) {
+            guard position < item.slots.count, let value = item.slots[position], !value.isNull else { continue }
+            let key = names[position]
+            guard key != "id", includes(key) else { continue }
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
             JSONWriter.appendString(key, to: &bytes)
@@ -43,14 +54,13 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// The item's members in ascending name order: the layout's order sorted once per layout
-    /// (consecutive items of a page share theirs), not a dictionary per item.
-    static func members(of item: Item) -> [(name: String, value: Value)] {
-        var members: [(name: String, value: Value)] = []
-        members.reserveCapacity(item.slots.count)
-        item.forEachValue { members.append(($0, $1)) }
-        members.sort { $0.name < $1.name }
-        return members
+    /// The positions of the item's layout in ascending name order, sorted once per layout.
+    private mutating func positionsByName(of item: Item) -> [Int] {
+        if let orderedLayout, orderedLayout === item.layout { return orderedPositions }
+        let names = item.layout.names
+        orderedPositions = names.indices.sorted { names[$0] < names[$1] }
+        orderedLayout = item.layout
+        return orderedPositions
     }
 
     mutating func write(_ items: [Item]) throws {

@@ -72,6 +72,34 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
     /// Appends ``iso8601`` as UTF-8 without building a string.
     func appendISO8601(to bytes: inout [UInt8]) {
         let c = components
+        if (0...9999).contains(c.year) {
+            // The usual case, `YYYY-MM-DDTHH:MM:SS.fffZ`, written in one piece.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
+                func put(_ value: Int, _ width: Int, at offset: Int) {
+                    var rest = value
+                    for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                        text[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                        rest /= 10
+                    }
+                }
+                put(c.year, 4, at: 0)
+                text[4] = UInt8(ascii: "-")
+                put(c.month, 2, at: 5)
+                text[7] = UInt8(ascii: "-")
+                put(c.day, 2, at: 8)
+                text[10] = UInt8(ascii: "T")
+                put(c.hour, 2, at: 11)
+                text[13] = UInt8(ascii: ":")
+                put(c.minute, 2, at: 14)
+                text[16] = UInt8(ascii: ":")
+                put(c.second, 2, at: 17)
+                text[19] = UInt8(ascii: ".")
+                put(c.millisecond, 3, at: 20)
+                text[23] = UInt8(ascii: "Z")
+                bytes.append(contentsOf: UnsafeBufferPointer(text))
+            }
+            return
+        }
         func append(_ value: Int, width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
