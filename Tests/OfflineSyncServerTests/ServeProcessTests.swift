@@ -19,7 +19,7 @@ struct ServeProcessTests {
         var server = try ServeProcess(store: serverStore, port: 0)
         let port = server.port
         let device = try Device.make("device", store: SQLiteStore(path: directory.path("device.sqlite")), port: port)
-        let count = 400
+        let count = 2_000
         _ = try device.todo.insert((0..<count).map { Device.todo(String(format: "k%04d", $0), "kept \($0)") })
 
         let push = Task { try await device.context.push() }
