@@ -9,6 +9,25 @@ import Testing
                 == "2026-01-02T03:04:05.678Z")
     }
 
+    @Test func writesEveryFieldZeroPaddedFromYearOneTo9999() {
+        #expect(Timestamp(year: 1, month: 1, day: 1)!.iso8601 == "0001-01-01T00:00:00.000Z")
+        #expect(
+            Timestamp(year: 9999, month: 12, day: 31, hour: 23, minute: 59, second: 59, millisecond: 999)!.iso8601
+                == "9999-12-31T23:59:59.999Z")
+        #expect(
+            Timestamp(year: 987, month: 6, day: 5, hour: 4, minute: 3, second: 2, millisecond: 10)!.iso8601
+                == "0987-06-05T04:03:02.010Z")
+        var random = SeededRandom(seed: 8601)
+        let first = Timestamp(year: 1, month: 1, day: 1)!.millisecondsSince1970
+        let last = Timestamp(year: 9999, month: 12, day: 31)!.millisecondsSince1970
+        for _ in 0..<2_000 {
+            let date = Timestamp(millisecondsSince1970: first + Int64(random.next() % UInt64(last - first)))
+            let text = date.iso8601
+            #expect(text.utf8.count == 24 && text.hasSuffix("Z"), "\(text)")
+            #expect(Timestamp(iso8601: text) == date, "\(text)")
+        }
+    }
+
     @Test func roundTripsBefore1970() {
         let date = Timestamp(millisecondsSince1970: -1)
         #expect(date.iso8601 == "1969-12-31T23:59:59.999Z")

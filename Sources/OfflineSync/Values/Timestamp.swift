@@ -69,33 +69,30 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The digits and the separator after each field of `YYYY-MM-DDTHH:MM:SS.fffZ`.
+    private static let iso8601Fields: [(width: Int, separator: UInt8)] = [
+        (4, UInt8(ascii: "-")), (2, UInt8(ascii: "-")), (2, UInt8(ascii: "T")), (2, UInt8(ascii: ":")),
+        (2, UInt8(ascii: ":")), (2, UInt8(ascii: ".")), (3, UInt8(ascii: "Z")),
+    ]
+
     /// Appends ``iso8601`` as UTF-8 without building a string.
     func appendISO8601(to bytes: inout [UInt8]) {
         let c = components
         if (0...9999).contains(c.year) {
             // The usual case, `YYYY-MM-DDTHH:MM:SS.fffZ`, written in one piece.
             withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
-                func put(_ value: Int, _ width: Int, at offset: Int) {
+                var end = 0
+                for (value, (width, separator)) in zip(
+                    [c.year, c.month, c.day, c.hour, c.minute, c.second, c.millisecond], Timestamp.iso8601Fields)
+                {
                     var rest = value
-                    for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    for index in stride(from: end + width - 1, through: end, by: -1) {
                         text[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
                         rest /= 10
                     }
+                    text[end + width] = separator
+                    end += width + 1
                 }
-                put(c.year, 4, at: 0)
-                text[4] = UInt8(ascii: "-")
-                put(c.month, 2, at: 5)
-                text[7] = UInt8(ascii: "-")
-                put(c.day, 2, at: 8)
-                text[10] = UInt8(ascii: "T")
-                put(c.hour, 2, at: 11)
-                text[13] = UInt8(ascii: ":")
-                put(c.minute, 2, at: 14)
-                text[16] = UInt8(ascii: ":")
-                put(c.second, 2, at: 17)
-                text[19] = UInt8(ascii: ".")
-                put(c.millisecond, 3, at: 20)
-                text[23] = UInt8(ascii: "Z")
                 bytes.append(contentsOf: UnsafeBufferPointer(text))
             }
             return
