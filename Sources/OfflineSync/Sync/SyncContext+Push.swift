@@ -20,8 +20,8 @@ extension SyncContext {
     /// before are committed, so the store, the client and the server work side by side. Chunks
     /// hold different items, so the order in which the server applies them changes nothing.
     /// Another handler sees the operations one by one, each chunk committed before the next
-    /// begins. A crash before that commit loses nothing: the chunk's operations
-    /// are still queued and attempted, and the next push sends again the ones whose remote call had succeeded, as
+    /// begins. A crash before that commit loses nothing: the chunk's operations are still queued
+    /// and attempted, and the next push sends again the ones whose remote call had succeeded, as
     /// the one-transaction-per-operation design did for its single operation in flight (a
     /// re-sent insert is answered 409 and a re-sent update 412 carrying the server's copy, which
     /// counts as done when it holds the item as sent, as it does after such a crash (otherwise
@@ -142,10 +142,10 @@ extension SyncContext {
     ) async -> Stop? {
         let remote = self.remote
         let schema = queue.schema
-        return await withTaskGroup(of: (Int, [Sent]).self) { group -> Stop? in
+        typealias Answered = (chunk: [(operation: QueuedOperation, item: Item?)], sent: [Sent])
+        return await withTaskGroup(of: (Int, Answered).self) { group -> Stop? in
             var stop: Stop?
-            var begun: [Int: [(operation: QueuedOperation, item: Item?)]] = [:]
-            var answers: [Int: [Sent]] = [:]
+            var answers: [Int: Answered] = [:]
             var launched = 0
             func launch() {
                 guard stop == nil, launched < chunks.count else { return }
@@ -157,18 +157,16 @@ extension SyncContext {
                     stop = Stop(status: .abortedByStore, error: error)
                     return
                 }
-                begun[index] = chunk
                 launched += 1
-                group.addTask { (index, await Self.send(chunk, to: remote, schema: schema)) }
+                group.addTask { (index, (chunk, await Self.send(chunk, to: remote, schema: schema))) }
             }
             // The first chunk goes alone: its answer tells whether the remote takes the push at
             // all (a refused credential, a server that is down) before a second one is sent.
             launch()
             var settled = 0
             while settled < launched {
-                while answers[settled] == nil, let (index, sent) = await group.next() { answers[index] = sent }
-                guard let chunk = begun.removeValue(forKey: settled), let sent = answers.removeValue(forKey: settled)
-                else { break }
+                while answers[settled] == nil, let (index, answered) = await group.next() { answers[index] = answered }
+                guard let (chunk, sent) = answers.removeValue(forKey: settled) else { break }
                 settled += 1
                 for ((operation, _), outcome) in zip(chunk, sent) {
                     if case .unsent = outcome { continue }
