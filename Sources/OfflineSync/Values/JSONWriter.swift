@@ -10,45 +10,46 @@ struct JSONWriter {
 
     /// Writes `{"id":…,…}` with the other members in ascending name order.
     mutating func write(_ item: Item) throws {
-        bytes.append(UInt8(ascii: "{"))
-        JSONWriter.appendString("id", to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        JSONWriter.appendString(item.id, to: &bytes)
-        let names = item.layout.names
-        for position in positionsByName(of: item) {
-            guard position < item.slots.count, let value = item.slots[position] else { continue }
-            let key = names[position]
+        try writeObject(item, writingId: true) { key, _ in
             guard key != "id" else {
                 throw OfflineSyncError(
                     .invalidValue, "item '\(item.id)' holds a value named 'id' besides its id; set Item.id instead")
             }
-            bytes.append(UInt8(ascii: ","))
-            JSONWriter.appendString(key, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            try write(value, context: "column '\(key)' of item '\(item.id)'")
+            return true
         }
-        bytes.append(UInt8(ascii: "}"))
     }
 
     /// Writes `{"id":…,…}` with the non-null members `includes` accepts in ascending name order;
     /// without an `id` member when the id is empty.
     mutating func write(_ item: Item, nonNullMembersWhere includes: (String) -> Bool) throws {
+        try writeObject(item, writingId: !item.id.isEmpty) { key, value in
+            !value.isNull && key != "id" && includes(key)
+        }
+    }
+
+    /// Writes the item as an object: `"id"` first when `writingId`, then the members `includes`
+    /// accepts (it may throw to refuse the item), in ascending name order.
+    private mutating func writeObject(
+        _ item: Item, writingId: Bool, _ includes: (_ name: String, _ value: Value) throws -> Bool
+    ) throws {
         bytes.append(UInt8(ascii: "{"))
-        var first = item.id.isEmpty
-        if !first {
-            JSONWriter.appendString("id", to: &bytes)
+        var first = true
+        func name(_ name: String) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            JSONWriter.appendString(name, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
+        }
+        if writingId {
+            name("id")
             JSONWriter.appendString(item.id, to: &bytes)
         }
         let names = item.layout.names
         for position in positionsByName(of: item) {
-            guard position < item.slots.count, let value = item.slots[position], !value.isNull else { continue }
+            guard position < item.slots.count, let value = item.slots[position] else { continue }
             let key = names[position]
-            guard key != "id", includes(key) else { continue }
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            JSONWriter.appendString(key, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
+            guard try includes(key, value) else { continue }
+            name(key)
             try write(value, context: "column '\(key)' of item '\(item.id)'")
         }
         bytes.append(UInt8(ascii: "}"))
