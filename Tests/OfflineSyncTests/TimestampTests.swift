@@ -28,6 +28,18 @@ import Testing
         }
     }
 
+    @Test func writesYearsOutsideOneTo9999InTheExpandedForm() {
+        let top = Timestamp(year: 9999, month: 12, day: 31, hour: 23, minute: 59, second: 59, millisecond: 999)!
+        let bottom = Timestamp(year: 1, month: 1, day: 1)!
+        #expect(Timestamp(millisecondsSince1970: .max).iso8601 == "+292278994-08-17T07:12:55.807Z")
+        #expect(Timestamp(millisecondsSince1970: .min).iso8601 == "-292275055-05-16T16:47:04.192Z")
+        #expect(Timestamp(millisecondsSince1970: top.millisecondsSince1970 + 1).iso8601 == "+10000-01-01T00:00:00.000Z")
+        #expect(Timestamp(millisecondsSince1970: bottom.millisecondsSince1970 - 1).iso8601 == "0000-12-31T23:59:59.999Z")
+        #expect(
+            Timestamp(millisecondsSince1970: bottom.millisecondsSince1970 - 366 * 86_400_000 - 1).iso8601
+                == "-0001-12-31T23:59:59.999Z")
+    }
+
     @Test func roundTripsBefore1970() {
         let date = Timestamp(millisecondsSince1970: -1)
         #expect(date.iso8601 == "1969-12-31T23:59:59.999Z")

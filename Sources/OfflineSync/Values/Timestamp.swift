@@ -69,61 +69,44 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The digits and the separator after each field of `YYYY-MM-DDTHH:MM:SS.fffZ`.
+    /// The digits and the separator after each field of `YYYY-MM-DDTHH:MM:SS.fffZ` (the year
+    /// takes more digits when it has them).
     private static let iso8601Fields: [(width: Int, separator: UInt8)] = [
         (4, UInt8(ascii: "-")), (2, UInt8(ascii: "-")), (2, UInt8(ascii: "T")), (2, UInt8(ascii: ":")),
         (2, UInt8(ascii: ":")), (2, UInt8(ascii: ".")), (3, UInt8(ascii: "Z")),
     ]
 
-    /// Appends ``iso8601`` as UTF-8 without building a string.
+    /// Appends ``iso8601`` as UTF-8 without building a string, in one piece.
     func appendISO8601(to bytes: inout [UInt8]) {
         let c = components
-        if (0...9999).contains(c.year) {
-            // The usual case, `YYYY-MM-DDTHH:MM:SS.fffZ`, written in one piece.
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { text in
-                var end = 0
-                for (value, (width, separator)) in zip(
-                    [c.year, c.month, c.day, c.hour, c.minute, c.second, c.millisecond], Timestamp.iso8601Fields)
-                {
-                    var rest = value
-                    for index in stride(from: end + width - 1, through: end, by: -1) {
-                        text[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
-                        rest /= 10
-                    }
-                    text[end + width] = separator
-                    end += width + 1
+        let year = Int(c.year.magnitude)
+        var yearWidth = 4
+        var limit = 10_000
+        while year >= limit {
+            yearWidth += 1
+            limit *= 10
+        }
+        // A sign, at most 10 year digits (Int64 milliseconds reach year 292,278,994) and 20 more.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
+            var end = 0
+            if c.year > 9999 || c.year < 0 {
+                text[0] = UInt8(ascii: c.year < 0 ? "-" : "+")
+                end = 1
+            }
+            for (field, (value, (width, separator))) in zip(
+                [year, c.month, c.day, c.hour, c.minute, c.second, c.millisecond], Timestamp.iso8601Fields
+            ).enumerated() {
+                let digits = field == 0 ? yearWidth : width
+                var rest = value
+                for index in stride(from: end + digits - 1, through: end, by: -1) {
+                    text[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                    rest /= 10
                 }
-                bytes.append(contentsOf: UnsafeBufferPointer(text))
+                text[end + digits] = separator
+                end += digits + 1
             }
-            return
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<end]))
         }
-        func append(_ value: Int, width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            while divisor > 1, value / divisor >= 10 { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(48 + rest / divisor))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        if c.year > 9999 { bytes.append(UInt8(ascii: "+")) }
-        if c.year < 0 { bytes.append(UInt8(ascii: "-")) }
-        append(abs(c.year), width: 4)
-        bytes.append(UInt8(ascii: "-"))
-        append(c.month, width: 2)
-        bytes.append(UInt8(ascii: "-"))
-        append(c.day, width: 2)
-        bytes.append(UInt8(ascii: "T"))
-        append(c.hour, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        append(c.minute, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        append(c.second, width: 2)
-        bytes.append(UInt8(ascii: "."))
-        append(c.millisecond, width: 3)
-        bytes.append(UInt8(ascii: "Z"))
     }
 
     public var description: String { iso8601 }
